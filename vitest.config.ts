@@ -1,0 +1,64 @@
+import { defineConfig } from "vitest/config";
+
+/**
+ * Two projects:
+ *  - unit: pure code (contracts, domain). No broker needed: `npm run test:unit`.
+ *  - integration: everything else, against the real Kafka and RabbitMQ that the global
+ *    setup brings up through infra/ (never a fake).
+ */
+const unitFiles = [
+  "contracts/test/**/*.test.ts",
+  "**/src/domain/**/*.test.ts",
+  "**/test/unit/**/*.test.ts",
+];
+
+export default defineConfig({
+  test: {
+    reporters: ["default", "./test/summary-reporter.ts"],
+    projects: [
+      {
+        test: {
+          name: "unit",
+          include: unitFiles,
+          sequence: { groupOrder: 0 },
+          exclude: ["**/node_modules/**"],
+        },
+      },
+      {
+        extends: "./web/vite.config.ts",
+        test: {
+          name: "web",
+          sequence: { groupOrder: 0 },
+          environment: "jsdom",
+          include: ["web/test/unit/**/*.test.tsx"],
+        },
+      },
+      {
+        test: {
+          name: "integration",
+          sequence: { groupOrder: 1 },
+          include: ["**/test/**/*.test.ts"],
+          exclude: ["**/node_modules/**", "test/faults/**", ...unitFiles],
+          globalSetup: ["./test/global-setup.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          // Two cores: keep broker-heavy files from starving each other.
+          maxWorkers: 2,
+        },
+      },
+      {
+        // Kills and restarts brokers and services: runs alone, after everything else.
+        test: {
+          name: "faults",
+          sequence: { groupOrder: 2 },
+          include: ["test/faults/**/*.test.ts"],
+          globalSetup: ["./test/global-setup.ts"],
+          testTimeout: 240_000,
+          hookTimeout: 120_000,
+          maxWorkers: 1,
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
