@@ -1,0 +1,119 @@
+import { z } from "zod";
+import { valorPositivo } from "./money.ts";
+import { defineMessage } from "./versao.ts";
+
+/** Contracts of the broker (RabbitMQ) edition. */
+
+const uuid = z.uuid({ error: "must be a UUID" });
+const textoNaoVazio = z
+  .string({ error: "must be a string" })
+  .trim()
+  .min(1, { error: "must not be blank" });
+
+export const CENARIOS = ["APROVAR", "RECUSAR"] as const;
+export const CenarioSchema = z.enum(CENARIOS, { error: "must be APROVAR or RECUSAR" });
+export type Cenario = z.output<typeof CenarioSchema>;
+
+export const STATUS_PEDIDO_BROKER = ["ABERTO", "EM_PAGAMENTO", "PAGO"] as const;
+export type StatusPedidoBroker = (typeof STATUS_PEDIDO_BROKER)[number];
+
+// --- HTTP ---------------------------------------------------------------------------
+
+export const ItemSchema = z.strictObject({
+  sku: textoNaoVazio,
+  quantidade: z
+    .number({ error: "must be a number" })
+    .int({ error: "must be an integer" })
+    .min(1, { error: "must be at least 1" })
+    .max(1_000_000, { error: "is too large" }),
+  precoUnitario: valorPositivo,
+});
+export type Item = z.output<typeof ItemSchema>;
+
+/** POST /pedidos body. */
+export const NovoPedidoBrokerSchema = z.strictObject({
+  clienteId: textoNaoVazio,
+  itens: z.array(ItemSchema, { error: "must be a list of items" }).min(1, {
+    error: "must have at least one item",
+  }),
+});
+export type NovoPedidoBroker = z.output<typeof NovoPedidoBrokerSchema>;
+
+/** POST /pedidos/{pedidoId}/pagamentos body. No amount: it is read from the order. */
+export const PedidoDePagamentoSchema = z.strictObject({
+  solicitacaoId: uuid,
+  cenario: CenarioSchema,
+});
+export type PedidoDePagamento = z.output<typeof PedidoDePagamentoSchema>;
+
+/** An order as the orders service returns it. */
+export const PedidoBrokerSchema = z.object({
+  id: uuid,
+  clienteId: z.string(),
+  status: z.enum(STATUS_PEDIDO_BROKER),
+  total: valorPositivo,
+  itens: z.array(
+    z.object({ sku: z.string(), quantidade: z.number().int(), precoUnitario: valorPositivo }),
+  ),
+});
+
+/** 202: the request is stored and its message confirmed by the broker; not paid yet. */
+export const PagamentoAceiteSchema = z.object({
+  solicitacaoId: uuid,
+  pedidoId: uuid,
+  valor: valorPositivo,
+  estado: z.literal("PENDENTE"),
+});
+
+/** 200: a concluded request repeated; its stored result. */
+export const PagamentoConcluidoSchema = z.object({
+  solicitacaoId: uuid,
+  pedidoId: uuid,
+  valor: valorPositivo,
+  aprovado: z.boolean(),
+  motivo: z.string().nullable(),
+});
+
+/** GET /saude of the broker edition's payments service. */
+export const SaudeDoBrokerSchema = z.object({
+  status: z.literal("ok"),
+  rabbitmq: z.enum(["connected", "disconnected"]),
+});
+
+/** One stored decision of the broker edition's payments service (GET /decisoes). */
+export const DecisaoBrokerSchema = z.object({
+  solicitacaoId: uuid,
+  pedidoId: uuid,
+  valor: valorPositivo,
+  cenario: CenarioSchema,
+  aprovado: z.boolean(),
+  motivo: z.string(),
+  decididaEm: z.string(),
+});
+
+// --- Messages -----------------------------------------------------------------------
+
+export const SolicitacaoPagamentoV1 = z.object({
+  versao: z.literal(1),
+  solicitacaoId: uuid,
+  pedidoId: uuid,
+  valor: valorPositivo,
+  cenario: CenarioSchema,
+});
+export type SolicitacaoPagamento = z.output<typeof SolicitacaoPagamentoV1>;
+export const SolicitacaoPagamento = defineMessage("SolicitacaoPagamento", {
+  1: SolicitacaoPagamentoV1,
+});
+
+export const PagamentoProcessadoV1 = z.object({
+  versao: z.literal(1),
+  solicitacaoId: uuid,
+  pedidoId: uuid,
+  valor: valorPositivo,
+  aprovado: z.boolean({ error: "must be true or false" }),
+  motivo: textoNaoVazio,
+});
+export type PagamentoProcessado = z.output<typeof PagamentoProcessadoV1>;
+export const PagamentoProcessado = defineMessage("PagamentoProcessado", {
+  1: PagamentoProcessadoV1,
+});

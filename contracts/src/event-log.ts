@@ -1,0 +1,177 @@
+import { z } from "zod";
+import { valorPositivo } from "./money.ts";
+import { defineMessage } from "./versao.ts";
+
+/** Contracts of the event-log (Kafka) edition. */
+
+const textoNaoVazio = z
+  .string({ error: "must be a string" })
+  .trim()
+  .min(1, { error: "must not be blank" });
+const instanteUtc = z.iso.datetime({ offset: false, error: "must be an ISO 8601 UTC timestamp" });
+export const pedidoIdNumerico = z
+  .number({ error: "must be a number" })
+  .int({ error: "must be an integer" })
+  .positive({ error: "must be positive" });
+export const quantidadePedido = z
+  .number({ error: "must be a number" })
+  .int({ error: "must be an integer" })
+  .min(1, { error: "must be at least 1" })
+  .max(50, { error: "must be at most 50" });
+
+export const STATUS_PEDIDO = ["AGUARDANDO_PAGAMENTO", "PAGO", "RECUSADO"] as const;
+export type StatusPedido = (typeof STATUS_PEDIDO)[number];
+
+export const STATUS_PAGAMENTO = ["APROVADO", "RECUSADO"] as const;
+export type StatusPagamento = (typeof STATUS_PAGAMENTO)[number];
+
+/** The refusal reason the payments component gives above the limit. */
+export const MOTIVO_LIMITE = "limite do cartão de teste";
+
+// --- HTTP ---------------------------------------------------------------------------
+
+/** POST /pedidos body. The client never sends the total. */
+export const NovoPedidoSchema = z.strictObject({
+  cliente: textoNaoVazio,
+  item: textoNaoVazio,
+  quantidade: quantidadePedido,
+  precoUnitario: valorPositivo,
+});
+export type NovoPedido = z.output<typeof NovoPedidoSchema>;
+
+/** An order as the orders API returns it. */
+export const PedidoSchema = z.object({
+  id: pedidoIdNumerico,
+  cliente: z.string(),
+  item: z.string(),
+  quantidade: quantidadePedido,
+  valor: valorPositivo,
+  status: z.enum(STATUS_PEDIDO),
+  motivo: z.string().nullable(),
+  processadoPor: z.string().nullable(),
+  criadoEm: instanteUtc,
+});
+export type Pedido = z.output<typeof PedidoSchema>;
+
+/** POST /pagamentos body, synchronous configuration only. */
+export const PagamentoSincronoSchema = z.strictObject({
+  pedidoId: pedidoIdNumerico,
+  valor: valorPositivo,
+});
+export type PagamentoSincrono = z.output<typeof PagamentoSincronoSchema>;
+
+/** POST /pagamentos answer, synchronous configuration only. */
+export const DecisaoSincronaSchema = z.object({
+  status: z.enum(STATUS_PAGAMENTO),
+  motivo: z.string().nullable(),
+  instancia: textoNaoVazio,
+});
+export type DecisaoSincrona = z.output<typeof DecisaoSincronaSchema>;
+
+// --- Events -------------------------------------------------------------------------
+
+export const PedidoCriadoV1 = z.object({
+  versao: z.literal(1),
+  pedidoId: pedidoIdNumerico,
+  cliente: textoNaoVazio,
+  item: textoNaoVazio,
+  quantidade: quantidadePedido,
+  valor: valorPositivo,
+  criadoEm: instanteUtc,
+});
+export type PedidoCriado = z.output<typeof PedidoCriadoV1>;
+export const PedidoCriado = defineMessage("PedidoCriado", { 1: PedidoCriadoV1 });
+
+export const ResultadoPagamentoV1 = z.object({
+  versao: z.literal(1),
+  pedidoId: pedidoIdNumerico,
+  status: z.enum(STATUS_PAGAMENTO),
+  motivo: z.string().nullable(),
+  instancia: textoNaoVazio,
+  processadoEm: instanteUtc,
+});
+export type ResultadoPagamento = z.output<typeof ResultadoPagamentoV1>;
+export const ResultadoPagamento = defineMessage("ResultadoPagamento", { 1: ResultadoPagamentoV1 });
+
+/** Record key on both topics: the pedidoId as text. */
+export function chaveDoPedido(pedidoId: number): string {
+  return String(pedidoId);
+}
+
+// --- GET /plataforma (orders API, for the web panel) ----------------------------------
+
+export const ParticaoDoTopicoSchema = z.object({
+  partition: z.number().int(),
+  endOffset: z.number().int(),
+  /** Each reading group's committed offset (null: none yet) and lag on this partition. */
+  grupos: z.array(
+    z.object({
+      grupo: z.string(),
+      committedOffset: z.number().int().nullable(),
+      lag: z.number().int(),
+    }),
+  ),
+});
+export type ParticaoDoTopico = z.output<typeof ParticaoDoTopicoSchema>;
+
+const ParticoesSchema = z.record(z.string(), z.array(z.number().int()));
+
+export const MembroDoGrupoSchema = z.object({
+  memberId: z.string(),
+  clientId: z.string(),
+  host: z.string(),
+  particoes: ParticoesSchema,
+});
+export type MembroDoGrupo = z.output<typeof MembroDoGrupoSchema>;
+
+/** The orders API's outbox: events saved with their order and not yet acknowledged by Kafka. */
+export const EstadoOutboxSchema = z.object({
+  pendentes: z.number().int(),
+  maisAntigoEm: z.string().nullable(),
+  idadeMaisAntigoMs: z.number(),
+});
+export type EstadoOutbox = z.output<typeof EstadoOutboxSchema>;
+
+export const PlataformaSchema = z.object({
+  topicos: z.array(z.object({ topic: z.string(), particoes: z.array(ParticaoDoTopicoSchema) })),
+  grupos: z.array(
+    z.object({ grupo: z.string(), estado: z.string(), membros: z.array(MembroDoGrupoSchema) }),
+  ),
+  /** Null when the outbox is off. */
+  outbox: EstadoOutboxSchema.nullable().optional(),
+  lidoEm: z.string(),
+});
+export type Plataforma = z.output<typeof PlataformaSchema>;
+
+const MODOS = ["eventos", "sincrono"] as const;
+
+/** GET /saude of the orders API. */
+export const SaudeDoPedidosSchema = z.object({
+  status: z.literal("ok"),
+  modo: z.enum(MODOS),
+  outbox: EstadoOutboxSchema.nullable(),
+});
+
+/** GET /saude of a payments instance. */
+export const SaudeDoPagamentosSchema = z.object({
+  status: z.literal("ok"),
+  instancia: z.string(),
+  modo: z.enum(MODOS),
+  consumidor: z
+    .object({ conectado: z.boolean(), grupo: z.string(), particoes: ParticoesSchema })
+    .nullable(),
+});
+
+/** One decision a payments instance took, for GET /pagamentos. */
+export const ProcessadoSchema = z.object({
+  pedidoId: pedidoIdNumerico,
+  valor: valorPositivo,
+  status: z.enum(STATUS_PAGAMENTO),
+  motivo: z.string().nullable(),
+  instancia: z.string(),
+  processadoEm: z.string(),
+  origem: z.enum(["kafka", "http"]),
+  particao: z.number().int().optional(),
+  offset: z.string().optional(),
+});
+export type Processado = z.output<typeof ProcessadoSchema>;

@@ -1,0 +1,16 @@
+import type { z } from "zod";
+
+/** The JSON body of every 4xx/5xx answer: a message, and for 400 the failing fields. */
+export interface ErroHttp {
+  erro: string;
+  campos?: Record<string, string>;
+}
+
+export function erroDeValidacao(issues: readonly z.core.$ZodIssue[]): ErroHttp {
+  const campos: Record<string, string> = {};
+  for (const issue of issues) {
+    const campo = issue.path.length > 0 ? issue.path.join(".") : "(body)";
+    campos[campo] ??= issue.message;
+  }
+  return { erro: "invalid input", campos };
+}

@@ -1,0 +1,107 @@
+/** Every topic, group, exchange, queue and routing-key name, in one place. */
+
+export const TOPICOS = {
+  pedidosCriados: "pedidos-criados",
+  pagamentosResultados: "pagamentos-resultados",
+} as const;
+
+/** Where a record that fails its contract is copied, with the reason in headers. */
+export const TOPICOS_DLQ = {
+  pedidosCriados: topicoDlq(TOPICOS.pedidosCriados),
+  pagamentosResultados: topicoDlq(TOPICOS.pagamentosResultados),
+} as const;
+
+export function topicoDlq(topico: string): string {
+  return `${topico}.dlq`;
+}
+
+export const GRUPOS = {
+  pagamentos: "pagamentos",
+  pedidosApi: "pedidos-api",
+  analytics: "analytics",
+} as const;
+
+/**
+ * The event-log names with an optional prefix. Production uses none; a test or a demo
+ * gives each run its own prefix so that it owns its topics and groups.
+ */
+export function nomesKafka(prefixo = "") {
+  const topicos = {
+    pedidosCriados: `${prefixo}${TOPICOS.pedidosCriados}`,
+    pagamentosResultados: `${prefixo}${TOPICOS.pagamentosResultados}`,
+  };
+  return {
+    topicos,
+    dlq: {
+      pedidosCriados: topicoDlq(topicos.pedidosCriados),
+      pagamentosResultados: topicoDlq(topicos.pagamentosResultados),
+    },
+    grupos: {
+      pagamentos: `${prefixo}${GRUPOS.pagamentos}`,
+      pedidosApi: `${prefixo}${GRUPOS.pedidosApi}`,
+      analytics: `${prefixo}${GRUPOS.analytics}`,
+    },
+  };
+}
+export type NomesKafka = ReturnType<typeof nomesKafka>;
+
+/** Every topic of the event-log edition with its partitions: 3 each, 1 for a dead-letter topic. */
+export function topicosDoPedido(nomes: NomesKafka): { topic: string; numPartitions: number }[] {
+  return [
+    { topic: nomes.topicos.pedidosCriados, numPartitions: PARTICOES_POR_TOPICO },
+    { topic: nomes.topicos.pagamentosResultados, numPartitions: PARTICOES_POR_TOPICO },
+    { topic: nomes.dlq.pedidosCriados, numPartitions: 1 },
+    { topic: nomes.dlq.pagamentosResultados, numPartitions: 1 },
+  ];
+}
+
+export const PARTICOES_POR_TOPICO = 3;
+export const FATOR_DE_REPLICACAO = 1;
+
+export const EXCHANGES = {
+  comandos: "pagamentos.comandos",
+  eventos: "pagamentos.eventos",
+} as const;
+
+export const ROUTING_KEYS = {
+  solicitar: "pagamento.solicitar",
+  resultado: "pagamento.resultado",
+} as const;
+
+export const FILAS = {
+  solicitacoes: "pagamentos.solicitacoes",
+  resultados: "pedidos.resultados",
+} as const;
+
+export const FILAS_ERROS = {
+  solicitacoes: `${FILAS.solicitacoes}.erros`,
+  resultados: `${FILAS.resultados}.erros`,
+} as const;
+
+export interface Ligacao {
+  exchange: string;
+  /** pagamentos.eventos is a topic exchange so that later readers can bind by pattern. */
+  exchangeType: "direct" | "topic";
+  routingKey: string;
+  queue: string;
+  /** Dead letters go through the default exchange ("") with this routing key. */
+  deadLetterQueue: string;
+}
+
+/** The broker edition's topology, declared by both services at start-up when absent. */
+export const TOPOLOGIA: readonly Ligacao[] = [
+  {
+    exchange: EXCHANGES.comandos,
+    exchangeType: "direct",
+    routingKey: ROUTING_KEYS.solicitar,
+    queue: FILAS.solicitacoes,
+    deadLetterQueue: FILAS_ERROS.solicitacoes,
+  },
+  {
+    exchange: EXCHANGES.eventos,
+    exchangeType: "topic",
+    routingKey: ROUTING_KEYS.resultado,
+    queue: FILAS.resultados,
+    deadLetterQueue: FILAS_ERROS.resultados,
+  },
+];

@@ -1,0 +1,87 @@
+import type { z } from "zod";
+
+/**
+ * Every message carries `versao`. A consumer decodes it through one of these, which
+ * refuses a version it does not know instead of interpreting it.
+ */
+export type DecodeFailure =
+  | { kind: "json"; reason: string }
+  | { kind: "versao"; reason: string; versao: unknown }
+  | { kind: "schema"; reason: string; issues: z.core.$ZodIssue[] };
+
+export type Decoded<T> = { ok: true; value: T } | { ok: false; error: DecodeFailure };
+
+export interface MessageContract<T> {
+  readonly name: string;
+  readonly versions: readonly number[];
+  readonly current: number;
+  decode(raw: string | Buffer | Uint8Array | null | undefined): Decoded<T>;
+  /** Validates an object built by our own code and returns the JSON text to send. */
+  encode(message: T): string;
+}
+
+export function defineMessage<S extends z.ZodType>(
+  name: string,
+  schemasByVersion: Record<number, S>,
+): MessageContract<z.output<S>> {
+  const versions = Object.keys(schemasByVersion)
+    .map(Number)
+    .sort((a, b) => a - b);
+  const current = versions[versions.length - 1] as number;
+
+  function decode(raw: string | Buffer | Uint8Array | null | undefined): Decoded<z.output<S>> {
+    if (raw === null || raw === undefined) {
+      return { ok: false, error: { kind: "json", reason: `${name}: empty message` } };
+    }
+    const text = typeof raw === "string" ? raw : Buffer.from(raw).toString("utf8");
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (e) {
+      return {
+        ok: false,
+        error: { kind: "json", reason: `${name}: not JSON (${(e as Error).message})` },
+      };
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+      return { ok: false, error: { kind: "json", reason: `${name}: not a JSON object` } };
+    }
+    const versao = (parsed as { versao?: unknown }).versao;
+    const schema = typeof versao === "number" ? schemasByVersion[versao] : undefined;
+    if (schema === undefined) {
+      return {
+        ok: false,
+        error: {
+          kind: "versao",
+          versao,
+          reason: `${name}: unknown versao ${JSON.stringify(versao)}; this reader knows ${versions.join(", ")}`,
+        },
+      };
+    }
+    const result = schema.safeParse(parsed);
+    if (!result.success) {
+      return {
+        ok: false,
+        error: {
+          kind: "schema",
+          issues: result.error.issues,
+          reason: `${name}: ${describeIssues(result.error.issues)}`,
+        },
+      };
+    }
+    return { ok: true, value: result.data };
+  }
+
+  function encode(message: z.output<S>): string {
+    const schema = schemasByVersion[current] as S;
+    return JSON.stringify(schema.parse(message));
+  }
+
+  return { name, versions, current, decode, encode };
+}
+
+export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
+  return issues
+    .map((i) => `${i.path.length > 0 ? i.path.join(".") : "(body)"} ${i.message}`)
+    .join("; ");
+}
