@@ -1,0 +1,97 @@
+import { ensureChromium } from "./browser.ts";
+import { ensureEnvFile, loadEnvFile, readInfraConfig } from "./config.ts";
+import {
+  ensureJars,
+  kafkaAnswers,
+  kafkaStartedByInfra,
+  startKafka,
+  stopKafka,
+} from "./kafka/kafka.ts";
+import { amqpAnswers, panelUrl, startRabbit, stopRabbit } from "./rabbitmq/rabbitmq.ts";
+import { runServices, SHOPS } from "./services.ts";
+
+/**
+ * npm run infra -- <command>
+ *   setup                       .env, the Kafka jars, RabbitMQ and the test browser (used by CI)
+ *   up | down                   both brokers
+ *   kafka start|stop|status     the Kafka broker alone
+ *   rabbitmq start|stop|status  RabbitMQ alone
+ *   start | start:broker        brokers, then the services of one edition (npm start)
+ */
+const log = (line: string) => console.log(line);
+
+async function main(argv: string[]): Promise<number> {
+  const [command, sub] = argv;
+  const env = ensureEnvFile();
+  if (env.created) log(`setup: wrote ${env.path} with a generated broker password`);
+  loadEnvFile();
+  const config = readInfraConfig();
+
+  switch (`${command ?? ""} ${sub ?? ""}`.trim()) {
+    case "setup": {
+      ensureJars(log);
+      ensureChromium(log);
+      await startRabbit(config.rabbit, log);
+      log("setup: done");
+      return 0;
+    }
+    case "up":
+    case "kafka start":
+    case "rabbitmq start": {
+      if (command !== "rabbitmq") {
+        const k = await startKafka(config.kafka, log);
+        log(`kafka: ready in ${k.ms} ms (${k.reused ? "reused" : "started"})`);
+      }
+      if (command !== "kafka") {
+        const r = await startRabbit(config.rabbit, log);
+        log(`rabbitmq: ready in ${r.ms} ms (${r.reused ? "reused" : "started"})`);
+      }
+      return 0;
+    }
+    case "down":
+    case "kafka stop":
+    case "rabbitmq stop": {
+      if (command !== "rabbitmq") await stopKafka(log);
+      if (command !== "kafka") stopRabbit(log);
+      return 0;
+    }
+    case "kafka status": {
+      const up = await kafkaAnswers(config.kafka);
+      log(
+        `kafka: ${up ? "answering" : "not answering"} on ${config.kafka.brokers.join(",")}` +
+          (kafkaStartedByInfra() ? " (started by infra)" : ""),
+      );
+      return up ? 0 : 1;
+    }
+    case "rabbitmq status": {
+      const up = await amqpAnswers(config.rabbit.host, config.rabbit.port);
+      log(
+        `rabbitmq: ${up ? "answering" : "not answering"} on ${config.rabbit.host}:${config.rabbit.port}, panel ${panelUrl(config.rabbit)}`,
+      );
+      return up ? 0 : 1;
+    }
+    case "start":
+    case "start:broker": {
+      const shop = command === "start" ? SHOPS.eventLog : SHOPS.broker;
+      if (shop.needsKafka) await startKafka(config.kafka, log);
+      await startRabbit(config.rabbit, log);
+      return runServices(shop, config, log);
+    }
+    default:
+      console.error(
+        `unknown command: ${argv.join(" ") || "(none)"}\n` +
+          "use: setup | up | down | start | start:broker | kafka start|stop|status | rabbitmq start|stop|status",
+      );
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exitCode = 1;
+  },
+);

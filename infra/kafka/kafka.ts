@@ -1,0 +1,303 @@
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import {
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { connect } from "node:net";
+import { join } from "node:path";
+import { Kafka, logLevel } from "kafkajs";
+import { type InfraConfig, type Log, ROOT } from "../config.ts";
+
+/**
+ * The real Apache Kafka broker, single node in KRaft mode, run from the jars that Maven
+ * fetches from Maven Central (infra/kafka/pom.xml). Everything it writes lives under
+ * infra/kafka/.work, which git ignores.
+ */
+export const KAFKA_DIR = join(ROOT, "infra", "kafka");
+const WORK = join(KAFKA_DIR, ".work");
+export const KAFKA_LIB = join(WORK, "lib");
+
+/**
+ * Where one broker keeps its data, config, log and pid. The default broker lives in
+ * .work/; a named one (a test's own broker that it may stop and kill) in .work/<name>/.
+ */
+function paths(instance: string) {
+  const dir = instance === "default" ? WORK : join(WORK, instance);
+  return {
+    dir,
+    data: join(dir, "data"),
+    conf: join(dir, "server.properties"),
+    log: join(dir, "kafka.log"),
+    pid: join(dir, "kafka.pid"),
+  };
+}
+type Paths = ReturnType<typeof paths>;
+
+/** Classpath of the broker, its tools and the Java client. */
+export const KAFKA_CLASSPATH = join(KAFKA_LIB, "*");
+
+type KafkaSettings = InfraConfig["kafka"];
+
+export async function kafkaAnswers(kafka: KafkaSettings, timeoutMs = 3000): Promise<boolean> {
+  const admin = new Kafka({
+    clientId: "infra-probe",
+    brokers: kafka.brokers,
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: Math.min(timeoutMs, 1000),
+    requestTimeout: timeoutMs,
+    retry: { retries: 0 },
+  }).admin();
+  try {
+    await admin.connect();
+    const cluster = await admin.describeCluster();
+    return cluster.brokers.length > 0 && cluster.controller !== null;
+  } catch {
+    return false;
+  } finally {
+    await admin.disconnect().catch(() => {});
+  }
+}
+
+function portOpen(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    const done = (open: boolean) => {
+      socket.destroy();
+      resolve(open);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.once("connect", () => done(true));
+    socket.once("error", () => done(false));
+  });
+}
+
+export function jarsPresent(): boolean {
+  return (
+    existsSync(KAFKA_LIB) && readdirSync(KAFKA_LIB).some((f) => /^kafka_2\.13-.*\.jar$/.test(f))
+  );
+}
+
+/** The first run downloads the jars; later runs copy them from Maven's local cache. */
+export function ensureJars(log: Log): void {
+  if (jarsPresent()) return;
+  log("kafka: fetching the Apache Kafka jars from Maven Central (first run only)...");
+  const result = spawnSync(
+    "mvn",
+    [
+      "-q",
+      "-B",
+      "-f",
+      join(KAFKA_DIR, "pom.xml"),
+      "dependency:copy-dependencies",
+      `-DoutputDirectory=${KAFKA_LIB}`,
+      "-DincludeScope=runtime",
+    ],
+    { stdio: "inherit" },
+  );
+  if (result.error) throw new Error(`kafka: cannot run Maven (mvn): ${result.error.message}`);
+  if (result.status !== 0 || !jarsPresent()) {
+    throw new Error(`kafka: Maven could not fetch the Kafka jars (exit ${result.status})`);
+  }
+}
+
+function serverProperties(kafka: KafkaSettings, p: Paths): string {
+  return `# Written by infra/kafka/kafka.ts at every start; edit that file, not this one.
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@${kafka.host}:${kafka.controllerPort}
+listeners=PLAINTEXT://${kafka.host}:${kafka.port},CONTROLLER://${kafka.host}:${kafka.controllerPort}
+advertised.listeners=PLAINTEXT://${kafka.host}:${kafka.port}
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=${p.data}
+num.partitions=3
+default.replication.factor=1
+min.insync.replicas=1
+# A single node: the internal topics can only have one replica.
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=10
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+# Tests and demos join groups often: do not wait before the first rebalance.
+group.initial.rebalance.delay.ms=0
+auto.create.topics.enable=true
+delete.topic.enable=true
+log.retention.hours=168
+`;
+}
+
+function readPid(p: Paths): number | null {
+  if (!existsSync(p.pid)) return null;
+  const pid = Number(readFileSync(p.pid, "utf8").trim());
+  return Number.isInteger(pid) && pid > 0 ? pid : null;
+}
+
+/** True when pid is alive and is the broker we started (not a recycled pid). */
+function isOurBroker(pid: number, p: Paths): boolean {
+  try {
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+    return cmdline.includes("kafka.Kafka") && cmdline.includes(p.conf);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What the broker logged since byte `from`: its ERROR and FATAL lines first (a broker that
+ * fails to start logs the cause once, then pages of orderly shutdown), then the last lines.
+ */
+export function kafkaLogTail(p: Paths, from = 0, lines = 15): string {
+  if (!existsSync(p.log)) return "(no log)";
+  const all = readFileSync(p.log).subarray(from).toString("utf8").split("\n");
+  const errors = all.filter((l) => /\] (ERROR|FATAL) /.test(l)).slice(0, 10);
+  const tail = all.slice(-lines).join("\n");
+  return errors.length > 0 ? `${errors.join("\n")}\n...\n${tail}` : tail;
+}
+
+function formatStorageOnce(p: Paths, log: Log): void {
+  if (existsSync(join(p.data, "meta.properties"))) return;
+  // A Kafka cluster id is 16 random bytes in URL-safe base64; one that starts with "-"
+  // would be read by StorageTool's argument parser as an option.
+  let clusterId = randomBytes(16).toString("base64url");
+  while (clusterId.startsWith("-")) clusterId = randomBytes(16).toString("base64url");
+  log(`kafka: formatting storage in ${p.data} (cluster ${clusterId})`);
+  const result = spawnSync(
+    "java",
+    ["-cp", KAFKA_CLASSPATH, "kafka.tools.StorageTool", "format", "-t", clusterId, "-c", p.conf],
+    { encoding: "utf8", env: { ...process.env, KAFKA_LOG4J_OPTS: "" } },
+  );
+  if (result.status !== 0) {
+    throw new Error(`kafka: storage format failed:\n${result.stdout}\n${result.stderr}`);
+  }
+}
+
+export interface StartResult {
+  reused: boolean;
+  ms: number;
+}
+
+/**
+ * Idempotent: reuses a broker that already answers; otherwise formats storage once,
+ * starts the broker in the background and waits until it answers.
+ */
+export async function startKafka(
+  kafka: KafkaSettings,
+  log: Log,
+  { instance = "default", timeoutMs = 90_000 } = {},
+): Promise<StartResult> {
+  const started = Date.now();
+  const p = paths(instance);
+  if (await kafkaAnswers(kafka)) {
+    log(`kafka: reusing the broker that answers on ${kafka.brokers.join(",")}`);
+    return { reused: true, ms: Date.now() - started };
+  }
+  if (await portOpen(kafka.host, kafka.port)) {
+    // Something listens there: a broker that is slow to answer (a busy machine), not a
+    // reason to start a second one on the same port.
+    log(`kafka: ${kafka.host}:${kafka.port} is open but did not answer yet; waiting for it`);
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      if (await kafkaAnswers(kafka, 5000)) return { reused: true, ms: Date.now() - started };
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    throw new Error(
+      `kafka: something listens on ${kafka.host}:${kafka.port} but does not answer as Kafka`,
+    );
+  }
+  const existing = readPid(p);
+  if (existing !== null && isOurBroker(existing, p)) {
+    log(`kafka: our broker (pid ${existing}) is running but not answering yet; waiting`);
+    await waitUntilAnswers(kafka, existing, p, started + timeoutMs, 0);
+    return { reused: true, ms: Date.now() - started };
+  }
+  ensureJars(log);
+  mkdirSync(p.data, { recursive: true });
+  writeFileSync(p.conf, serverProperties(kafka, p));
+  formatStorageOnce(p, log);
+
+  const logFrom = existsSync(p.log) ? statSync(p.log).size : 0;
+  const out = openSync(p.log, "a");
+  const child = spawn(
+    "java",
+    [
+      "-Xms256m",
+      "-Xmx1g",
+      "-XX:+UseG1GC",
+      "-XX:MaxGCPauseMillis=20",
+      "-Djava.awt.headless=true",
+      `-Dlog4j.configuration=file:${join(KAFKA_DIR, "log4j.properties")}`,
+      "-cp",
+      KAFKA_CLASSPATH,
+      "kafka.Kafka",
+      p.conf,
+    ],
+    { detached: true, stdio: ["ignore", out, out] },
+  );
+  child.unref();
+  if (child.pid === undefined) throw new Error("kafka: the JVM did not start (is java installed?)");
+  writeFileSync(p.pid, String(child.pid));
+  log(`kafka: started pid ${child.pid}, log in ${p.log}`);
+  await waitUntilAnswers(kafka, child.pid, p, started + timeoutMs, logFrom);
+  log(`kafka: answering on ${kafka.brokers.join(",")} after ${Date.now() - started} ms`);
+  return { reused: false, ms: Date.now() - started };
+}
+
+async function waitUntilAnswers(
+  kafka: KafkaSettings,
+  pid: number,
+  p: Paths,
+  deadline: number,
+  logFrom: number,
+) {
+  while (Date.now() < deadline) {
+    if (!isOurBroker(pid, p)) {
+      throw new Error(
+        `kafka: the broker exited during start-up (log: ${p.log}):\n${kafkaLogTail(p, logFrom)}`,
+      );
+    }
+    if (await kafkaAnswers(kafka, 2000)) return;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error(
+    `kafka: no answer on ${kafka.brokers.join(",")} in time:\n${kafkaLogTail(p, logFrom)}`,
+  );
+}
+
+/** Stops the broker this script started, and nothing else. */
+export async function stopKafka(
+  log: Log,
+  { instance = "default", signal = "SIGTERM" as "SIGTERM" | "SIGKILL" } = {},
+) {
+  const p = paths(instance);
+  const pid = readPid(p);
+  if (pid === null || !isOurBroker(pid, p)) {
+    log("kafka: no broker started by infra is running; nothing to stop");
+    if (pid !== null) rmSync(p.pid, { force: true });
+    return { stopped: false };
+  }
+  process.kill(pid, signal);
+  const deadline = Date.now() + 30_000;
+  while (isOurBroker(pid, p) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  if (isOurBroker(pid, p)) {
+    log(`kafka: pid ${pid} did not stop in 30 s; killing it`);
+    process.kill(pid, "SIGKILL");
+    while (isOurBroker(pid, p)) await new Promise((r) => setTimeout(r, 100));
+  }
+  rmSync(p.pid, { force: true });
+  log(`kafka: stopped pid ${pid}${signal === "SIGKILL" ? " (killed)" : ""}`);
+  return { stopped: true };
+}
+
+export function kafkaStartedByInfra(instance = "default"): boolean {
+  const p = paths(instance);
+  const pid = readPid(p);
+  return pid !== null && isOurBroker(pid, p);
+}

@@ -1,0 +1,197 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { connect as tcpConnect } from "node:net";
+import { join } from "node:path";
+import { amqpUrl as buildAmqpUrl } from "@shop/amqp";
+import amqp from "amqplib";
+import { type InfraConfig, type Log, ROOT } from "../config.ts";
+
+/**
+ * Makes sure a real RabbitMQ answers with the management plugin on the loopback only.
+ * Reuses one that is running; otherwise starts Debian's rabbitmq-server, installing it
+ * with apt-get when it is absent and we are root. Creates BROKER_USER.
+ */
+type RabbitSettings = InfraConfig["rabbit"];
+
+const MARKER = join(ROOT, "infra", "rabbitmq", ".started-by-infra");
+const RABBIT_CONF = "/etc/rabbitmq/rabbitmq.conf";
+
+/** True when something on host:port speaks AMQP 0-9-1 (answers the protocol header). */
+export function amqpAnswers(host: string, port: number, timeoutMs = 2000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = tcpConnect({ host, port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once("error", () => done(false));
+    socket.once("connect", () => socket.write(Buffer.from([65, 77, 81, 80, 0, 0, 9, 1])));
+    // A method frame (type 1) carrying connection.start.
+    socket.once("data", (chunk) => done(chunk[0] === 1));
+  });
+}
+
+export function amqpUrl(r: RabbitSettings, vhost = r.vhost): string {
+  return buildAmqpUrl({ ...r, vhost });
+}
+
+export function panelUrl(r: RabbitSettings): string {
+  return `http://${r.host}:${r.panelPort}`;
+}
+
+/** Calls the management HTTP API with the configured credentials. */
+export async function managementApi(
+  r: RabbitSettings,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<Response> {
+  const auth = Buffer.from(`${r.user}:${r.password}`).toString("base64");
+  return fetch(`${panelUrl(r)}/api${path}`, {
+    method,
+    headers: { authorization: `Basic ${auth}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    signal: AbortSignal.timeout(10_000),
+  });
+}
+
+function run(cmd: string, args: string[], log?: Log) {
+  const result = spawnSync(cmd, args, { encoding: "utf8", timeout: 120_000 });
+  if (log && result.status !== 0)
+    log(`rabbitmq: ${cmd} ${args.join(" ")} failed: ${result.stderr}`);
+  return result;
+}
+
+function hasCommand(name: string): boolean {
+  return spawnSync("sh", ["-c", `command -v ${name}`], { encoding: "utf8" }).status === 0;
+}
+
+const isRoot = () => process.getuid?.() === 0;
+
+function installServer(log: Log): void {
+  if (!isRoot()) {
+    throw new Error(
+      "rabbitmq: rabbitmq-server is not installed and this is not root. Install it with " +
+        "`sudo apt-get install rabbitmq-server` or run the Docker alternative (README).",
+    );
+  }
+  log("rabbitmq: installing Debian's rabbitmq-server with apt-get...");
+  for (const args of [
+    ["update"],
+    ["install", "-y", "--no-install-recommends", "rabbitmq-server"],
+  ]) {
+    const r = spawnSync("apt-get", args, {
+      stdio: "inherit",
+      env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+    });
+    if (r.status !== 0) throw new Error(`rabbitmq: apt-get ${args.join(" ")} failed`);
+  }
+}
+
+/** The panel listens on 127.0.0.1 only, also after a later restart of the server. */
+function pinPanelToLoopbackInConfig(log: Log): void {
+  if (!isRoot()) return;
+  const current = existsSync(RABBIT_CONF) ? readFileSync(RABBIT_CONF, "utf8") : "";
+  if (/^management\.tcp\.ip\s*=/m.test(current)) return;
+  const sep = current === "" || current.endsWith("\n") ? "" : "\n";
+  writeFileSync(RABBIT_CONF, `${current}${sep}management.tcp.ip = 127.0.0.1\n`);
+  log(`rabbitmq: pinned the management panel to 127.0.0.1 in ${RABBIT_CONF}`);
+}
+
+function managementEnabled(): boolean {
+  const r = run("rabbitmq-plugins", ["is_enabled", "rabbitmq_management"]);
+  return r.status === 0;
+}
+
+function enableManagement(r: RabbitSettings, log: Log): void {
+  if (managementEnabled()) return;
+  // Set the listener before the plugin starts, so that no restart is needed.
+  run(
+    "rabbitmqctl",
+    [
+      "eval",
+      `application:set_env(rabbitmq_management, tcp_config, [{ip, "127.0.0.1"}, {port, ${r.panelPort}}]).`,
+    ],
+    log,
+  );
+  const result = run("rabbitmq-plugins", ["enable", "rabbitmq_management"], log);
+  if (result.status !== 0) throw new Error("rabbitmq: could not enable rabbitmq_management");
+  log("rabbitmq: enabled the management plugin on 127.0.0.1");
+}
+
+function ensureUser(r: RabbitSettings, log: Log): void {
+  const auth = run("rabbitmqctl", ["authenticate_user", r.user, r.password]);
+  if (auth.status !== 0) {
+    const users = run("rabbitmqctl", ["list_users", "--quiet", "--no-table-headers"]).stdout;
+    const exists = users.split("\n").some((line) => line.split(/\s+/)[0] === r.user);
+    const result = exists
+      ? run("rabbitmqctl", ["change_password", r.user, r.password], log)
+      : run("rabbitmqctl", ["add_user", r.user, r.password], log);
+    if (result.status !== 0) throw new Error(`rabbitmq: could not set up user ${r.user}`);
+    log(`rabbitmq: ${exists ? "updated the password of" : "created"} user ${r.user}`);
+  }
+  run("rabbitmqctl", ["set_user_tags", r.user, "administrator"], log);
+  run("rabbitmqctl", ["set_permissions", "-p", r.vhost, r.user, ".*", ".*", ".*"], log);
+}
+
+async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((res) => setTimeout(res, 300));
+  }
+  throw new Error(`rabbitmq: ${what} did not happen within ${timeoutMs / 1000} s`);
+}
+
+async function panelAnswers(r: RabbitSettings): Promise<boolean> {
+  try {
+    return (await managementApi(r, "GET", "/overview")).ok;
+  } catch {
+    return false;
+  }
+}
+
+export async function startRabbit(
+  r: RabbitSettings,
+  log: Log,
+): Promise<{ reused: boolean; ms: number }> {
+  const started = Date.now();
+  const local = r.host === "127.0.0.1" || r.host === "localhost";
+  let reused = true;
+  if (!(await amqpAnswers(r.host, r.port))) {
+    if (!local) throw new Error(`rabbitmq: nothing answers on ${r.host}:${r.port}`);
+    if (!hasCommand("rabbitmq-server")) installServer(log);
+    pinPanelToLoopbackInConfig(log);
+    log("rabbitmq: starting rabbitmq-server...");
+    const s = run("rabbitmq-server", ["-detached"], log);
+    if (s.status !== 0) throw new Error("rabbitmq: rabbitmq-server -detached failed");
+    writeFileSync(MARKER, new Date().toISOString());
+    reused = false;
+    await waitFor("AMQP start-up", () => amqpAnswers(r.host, r.port), 120_000);
+    run("rabbitmqctl", ["await_startup", "--timeout", "120"], log);
+  } else {
+    log(`rabbitmq: reusing the server that answers on ${r.host}:${r.port}`);
+  }
+  if (local && hasCommand("rabbitmqctl")) {
+    pinPanelToLoopbackInConfig(log);
+    enableManagement(r, log);
+    ensureUser(r, log);
+  }
+  await waitFor("the management panel answering", () => panelAnswers(r), 60_000);
+  const connection = await amqp.connect(amqpUrl(r));
+  await connection.close();
+  return { reused, ms: Date.now() - started };
+}
+
+/** Stops the server only if this script started it. */
+export function stopRabbit(log: Log): { stopped: boolean } {
+  if (!existsSync(MARKER)) {
+    log("rabbitmq: not started by infra; leaving it running");
+    return { stopped: false };
+  }
+  run("rabbitmqctl", ["stop"], log);
+  rmSync(MARKER, { force: true });
+  log("rabbitmq: stopped");
+  return { stopped: true };
+}

@@ -1,0 +1,101 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { type InfraConfig, type Log, ROOT } from "./config.ts";
+import { panelUrl } from "./rabbitmq/rabbitmq.ts";
+
+/** One deployable of an edition, run by `npm start` / `npm run start:broker`. */
+interface Service {
+  name: string;
+  /** Workspace folder; the service runs there. */
+  dir: string;
+  /** What node runs, relative to dir: `src/main.ts` through tsx unless given. */
+  args?: string[];
+  env?: Record<string, string>;
+  url?: string;
+}
+
+interface Shop {
+  title: string;
+  needsKafka: boolean;
+  services: Service[];
+  urls: (config: InfraConfig) => Record<string, string>;
+}
+
+export const SHOPS = {
+  eventLog: {
+    title: "event-log edition (Kafka)",
+    needsKafka: true,
+    services: [
+      { name: "orders-api", dir: "orders-api", url: "http://127.0.0.1:8080/pedidos" },
+      { name: "payments", dir: "payments", url: "http://127.0.0.1:5001/saude" },
+      {
+        name: "web",
+        dir: "web",
+        args: [join(ROOT, "node_modules/vite/bin/vite.js"), "--port", "5173", "--strictPort"],
+        url: "http://localhost:5173",
+      },
+    ],
+    urls: (c) => ({ kafka: c.kafka.brokers.join(","), "rabbitmq panel": panelUrl(c.rabbit) }),
+  },
+  broker: {
+    title: "broker edition (RabbitMQ)",
+    needsKafka: false,
+    services: [
+      { name: "orders", dir: "broker/orders", url: "http://127.0.0.1:8080" },
+      { name: "payments", dir: "broker/payments" },
+    ],
+    urls: (c) => ({
+      amqp: `amqp://${c.rabbit.host}:${c.rabbit.port}`,
+      "rabbitmq panel": panelUrl(c.rabbit),
+    }),
+  },
+} satisfies Record<string, Shop>;
+
+const built = (s: Service) =>
+  existsSync(join(ROOT, s.dir, s.args ? "package.json" : join("src", "main.ts")));
+const nodeArgs = (s: Service) => s.args ?? ["--import", "tsx", join(ROOT, s.dir, "src", "main.ts")];
+
+/** Starts the built services of a shop, prints its URLs, and stops them on Ctrl-C. */
+export async function runServices(shop: Shop, config: InfraConfig, log: Log): Promise<number> {
+  const ready = shop.services.filter(built);
+  const missing = shop.services.filter((s) => !built(s));
+  const children: ChildProcess[] = ready.map((s) => {
+    const child = spawn(process.execPath, nodeArgs(s), {
+      cwd: join(ROOT, s.dir),
+      env: { ...process.env, ...s.env },
+      stdio: ["ignore", "pipe", "pipe"],
+      // Its own process group: Ctrl-C reaches only us, and we pass on one SIGTERM.
+      detached: true,
+    });
+    const prefix = `[${s.name}] `;
+    for (const stream of [child.stdout, child.stderr]) {
+      stream?.setEncoding("utf8");
+      stream?.on("data", (chunk: string) => {
+        for (const line of chunk.split("\n")) if (line !== "") log(prefix + line);
+      });
+    }
+    return child;
+  });
+
+  log(`\nThe ${shop.title} is up:`);
+  for (const [name, url] of Object.entries(shop.urls(config))) log(`  ${name.padEnd(16)} ${url}`);
+  for (const s of ready) if (s.url) log(`  ${s.name.padEnd(16)} ${s.url}`);
+  if (missing.length > 0) {
+    log(`  not built yet:   ${missing.map((s) => s.dir).join(", ")}`);
+  }
+  if (children.length === 0) return 0;
+  log(
+    "Press Ctrl-C to stop the services (the brokers keep running; `npm run infra -- down` stops them).",
+  );
+
+  const stop = () => {
+    for (const child of children) child.kill("SIGTERM");
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  const codes = await Promise.all(
+    children.map((c) => new Promise<number>((res) => c.once("exit", (code) => res(code ?? 0)))),
+  );
+  return codes.some((c) => c !== 0) ? 1 : 0;
+}
