@@ -1,0 +1,243 @@
+import { randomUUID } from "node:crypto";
+import { TOPOLOGIA } from "@shop/contracts";
+import { type Logger, metricas, traceparentAtual } from "@shop/service";
+import amqp, {
+  type Channel,
+  type ChannelModel,
+  type ConfirmChannel,
+  type ConsumeMessage,
+} from "amqplib";
+import { declararTopologia } from "./topology.ts";
+import { amqpUrl, type BrokerAddress } from "./url.ts";
+
+/** Why a publication was not taken over by the broker. */
+export type MotivoFalha = "sem-rota" | "nack" | "sem-confirmacao" | "broker-inacessivel";
+
+export class PublicacaoFalhou extends Error {
+  constructor(
+    readonly motivo: MotivoFalha,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export interface Consumo {
+  queue: string;
+  prefetch: number;
+  onMessage(ch: Channel, msg: ConsumeMessage): Promise<void>;
+}
+
+export interface AmqpClientOptions {
+  url: string;
+  log: Logger;
+  /** Declares exchanges, queues and bindings on every (re)connection. */
+  topologia: (ch: Channel) => Promise<void>;
+  connectTimeoutMs?: number;
+}
+
+/**
+ * One AMQP connection with a confirm channel for publishing and one channel per consumer.
+ * Publishing connects on demand, so that a broker that was down is used again as soon as
+ * it is back; consumers are re-established by a reconnect loop.
+ */
+export class AmqpClient {
+  private conn: ChannelModel | null = null;
+  private pub: ConfirmChannel | null = null;
+  private connecting: Promise<ConfirmChannel> | null = null;
+  private readonly returned = new Set<string>();
+  private readonly consumos: Consumo[] = [];
+  private readonly ativos = new Map<Consumo, ChannelModel>();
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private closing = false;
+
+  constructor(private readonly opts: AmqpClientOptions) {}
+
+  get conectado(): boolean {
+    return this.pub !== null;
+  }
+
+  /** The confirm channel, connecting first when there is none. */
+  canal(): Promise<ConfirmChannel> {
+    if (this.pub) return Promise.resolve(this.pub);
+    this.connecting ??= this.connect().finally(() => {
+      this.connecting = null;
+    });
+    return this.connecting;
+  }
+
+  private async connect(): Promise<ConfirmChannel> {
+    const { log } = this.opts;
+    const conn = await amqp.connect(this.opts.url, { timeout: this.opts.connectTimeoutMs ?? 3000 });
+    conn.on("error", (error: Error) => log.warn("AMQP connection error", { error: error.message }));
+    conn.on("close", () => {
+      if (this.conn === conn) this.dropped();
+    });
+    try {
+      const pub = await conn.createConfirmChannel();
+      pub.on("error", (error: Error) => log.warn("AMQP channel error", { error: error.message }));
+      pub.on("close", () => {
+        if (this.pub === pub) this.pub = null;
+      });
+      // The broker sends basic.return before the ack of an unroutable mandatory message.
+      pub.on("return", (msg: { properties: { messageId?: string } }) => {
+        if (msg.properties.messageId) this.returned.add(msg.properties.messageId);
+      });
+      await this.opts.topologia(pub);
+      for (const c of this.consumos) await this.startConsumo(conn, c);
+      this.conn = conn;
+      this.pub = pub;
+      log.info("connected to RabbitMQ");
+      return pub;
+    } catch (error) {
+      await conn.close().catch(() => {});
+      throw error;
+    }
+  }
+
+  private dropped() {
+    this.conn = null;
+    this.pub = null;
+    if (this.closing) return;
+    this.opts.log.warn("lost the connection to RabbitMQ");
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect() {
+    if (this.closing || this.reconnectTimer || this.consumos.length === 0) return;
+    this.reconnectTimer = setTimeout(async () => {
+      this.reconnectTimer = null;
+      try {
+        await this.canal();
+      } catch {
+        this.scheduleReconnect();
+      }
+    }, 1000);
+  }
+
+  /** Starts a consumer on a connection, once per connection. */
+  private async startConsumo(conn: ChannelModel, c: Consumo) {
+    if (this.ativos.get(c) === conn) return;
+    this.ativos.set(c, conn);
+    const ch = await conn.createChannel();
+    ch.on("error", (error: Error) =>
+      this.opts.log.warn("AMQP consumer channel error", { error: error.message }),
+    );
+    await ch.prefetch(c.prefetch);
+    await ch.consume(c.queue, (msg) => {
+      if (msg) void c.onMessage(ch, msg);
+    });
+  }
+
+  /** Registers a consumer now and after every reconnection. */
+  async consumir(c: Consumo): Promise<void> {
+    this.consumos.push(c);
+    try {
+      await this.canal();
+      if (this.conn) await this.startConsumo(this.conn, c);
+    } catch (error) {
+      this.opts.log.warn("RabbitMQ unreachable; the consumer starts when it is back", {
+        queue: c.queue,
+        error: (error as Error).message,
+      });
+      this.scheduleReconnect();
+    }
+  }
+
+  /**
+   * Publishes persistent JSON with the mandatory flag and waits for the broker's confirm.
+   * Fails when the confirm is negative or missing after timeoutMs, when the message came
+   * back unrouted, or when the broker cannot be reached.
+   */
+  async publicar(
+    exchange: string,
+    routingKey: string,
+    body: string,
+    timeoutMs: number,
+    headers?: Record<string, unknown>,
+  ): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new PublicacaoFalhou(
+              "sem-confirmacao",
+              `no publisher confirm from RabbitMQ within ${timeoutMs} ms`,
+            ),
+          ),
+        timeoutMs,
+      );
+    });
+    const destino = `${exchange}/${routingKey}`;
+    metricas.publicadas.inc({ destino });
+    const attempt = (async () => {
+      let ch: ConfirmChannel;
+      try {
+        ch = await this.canal();
+      } catch (error) {
+        throw new PublicacaoFalhou(
+          "broker-inacessivel",
+          `RabbitMQ unreachable: ${(error as Error).message}`,
+          { cause: error },
+        );
+      }
+      const messageId = randomUUID();
+      await new Promise<void>((resolve, reject) => {
+        ch.publish(
+          exchange,
+          routingKey,
+          Buffer.from(body),
+          {
+            mandatory: true,
+            persistent: true,
+            contentType: "application/json",
+            messageId,
+            headers: { traceparent: traceparentAtual(), ...headers },
+          },
+          (err) =>
+            err
+              ? reject(
+                  new PublicacaoFalhou("nack", `RabbitMQ did not take the message: ${String(err)}`),
+                )
+              : resolve(),
+        );
+      });
+      if (this.returned.delete(messageId)) {
+        throw new PublicacaoFalhou(
+          "sem-rota",
+          `no queue is bound to ${exchange} with routing key ${routingKey}`,
+        );
+      }
+    })();
+    attempt.catch(() => {});
+    try {
+      await Promise.race([attempt, timeout]);
+      metricas.confirmadas.inc({ destino });
+    } catch (error) {
+      metricas.falhas.inc({ destino });
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    const conn = this.conn;
+    this.conn = null;
+    this.pub = null;
+    await conn?.close().catch(() => {});
+  }
+}
+
+/** The shop's client: it declares the spec's topology (TOPOLOGIA) on every (re)connection. */
+export function clienteDaLoja(broker: BrokerAddress, log: Logger): AmqpClient {
+  return new AmqpClient({
+    url: amqpUrl(broker),
+    log,
+    topologia: (ch) => declararTopologia(ch, TOPOLOGIA),
+  });
+}

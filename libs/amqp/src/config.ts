@@ -1,0 +1,61 @@
+import { z } from "zod";
+
+const secret = (name: string) =>
+  z
+    .string({ error: `${name} is not set: run \`npm run setup\` (it writes .env) or export it` })
+    .min(1, { error: `${name} is empty` });
+
+/** The broker settings both services of the broker edition read. Secrets have no default. */
+export const brokerEnvShape = {
+  BROKER_HOST: z.string().default("127.0.0.1"),
+  BROKER_PORT: z.coerce.number().int().min(1).max(65535).default(5672),
+  BROKER_VHOST: z.string().default("/"),
+  BROKER_USER: secret("BROKER_USER"),
+  BROKER_PASSWORD: secret("BROKER_PASSWORD"),
+  /** How long a publish waits for the broker's confirm. */
+  CONFIRMACAO_MS: z.coerce.number().int().positive().default(5000),
+  /** Consumers per queue, each with prefetch 1 (see docs/decisions.md). */
+  CONSUMIDORES: z.coerce.number().int().min(1).max(64).default(4),
+};
+
+export function brokerAddress(e: {
+  BROKER_HOST: string;
+  BROKER_PORT: number;
+  BROKER_VHOST: string;
+  BROKER_USER: string;
+  BROKER_PASSWORD: string;
+}) {
+  return {
+    host: e.BROKER_HOST,
+    port: e.BROKER_PORT,
+    vhost: e.BROKER_VHOST,
+    user: e.BROKER_USER,
+    password: e.BROKER_PASSWORD,
+  };
+}
+
+/**
+ * The settings both broker-edition services share, from their parsed environment: HTTP,
+ * SQLite file and broker.
+ */
+export function configDoServico(e: {
+  PORTA: number;
+  HOST: string;
+  DB_PATH: string;
+  BROKER_HOST: string;
+  BROKER_PORT: number;
+  BROKER_VHOST: string;
+  BROKER_USER: string;
+  BROKER_PASSWORD: string;
+  CONFIRMACAO_MS: number;
+  CONSUMIDORES: number;
+}) {
+  return {
+    port: e.PORTA,
+    host: e.HOST,
+    dbPath: e.DB_PATH,
+    broker: brokerAddress(e),
+    confirmacaoMs: e.CONFIRMACAO_MS,
+    consumidores: e.CONSUMIDORES,
+  };
+}

@@ -1,0 +1,93 @@
+import type { MessageContract } from "@shop/contracts";
+import { comContexto, continuar, type Logger, metricas } from "@shop/service";
+import type { ConsumeMessage } from "amqplib";
+import type { AmqpClient } from "./client.ts";
+import { TENTATIVAS } from "./topology.ts";
+
+export interface Entrega {
+  /** 1 for the first delivery; counted by the broker, so it survives a consumer restart. */
+  tentativa: number;
+  redelivered: boolean;
+  /** The message's AMQP headers (metadata outside the body's contract). */
+  headers: Record<string, unknown>;
+}
+
+export interface ConsumidorOptions<T> {
+  client: AmqpClient;
+  queue: string;
+  contract: MessageContract<T>;
+  /** The business handler: returns once the effect is committed, or throws. */
+  handle: (value: T, entrega: Entrega) => Promise<void>;
+  log: Logger;
+  tentativas?: number;
+  /** Wait before a failed message is returned to its queue (attempt × this). */
+  esperaMs?: number;
+  /**
+   * Consumers on the queue, each on its own channel with prefetch 1 (default 1). Messages
+   * of this edition are independent (idempotent by solicitacaoId), so several may be
+   * handled at once while each consumer still holds one unacknowledged message.
+   */
+  consumidores?: number;
+}
+
+/**
+ * The one consumer of the broker edition: prefetch 1 per consumer; decode and validate with the
+ * contract; ack only after the handler finished; a failure (invalid contract, conflict,
+ * exception) is returned to the queue until the third attempt, then rejected without
+ * requeue, so that the broker dead-letters it to `<queue>.erros`. Nothing is swallowed.
+ */
+export async function consumir<T>(opts: ConsumidorOptions<T>): Promise<void> {
+  const tentativas = opts.tentativas ?? TENTATIVAS;
+  for (let i = 0; i < (opts.consumidores ?? 1); i++) await consumirUm(opts, tentativas);
+}
+
+async function consumirUm<T>(opts: ConsumidorOptions<T>, tentativas: number): Promise<void> {
+  const { client, queue, contract, handle, log } = opts;
+  await client.consumir({
+    queue,
+    prefetch: 1,
+    async onMessage(ch, msg: ConsumeMessage) {
+      // The channel may have closed meanwhile: the broker then redelivers the message.
+      const settle = (what: () => void) => {
+        try {
+          what();
+        } catch (error) {
+          log.warn("could not settle a delivery; the broker will redeliver it", {
+            queue,
+            error: String(error),
+          });
+        }
+      };
+      const tentativa = Number(msg.properties.headers?.["x-delivery-count"] ?? 0) + 1;
+      try {
+        const decoded = contract.decode(msg.content);
+        if (!decoded.ok) throw new Error(decoded.error.reason);
+        const headers = msg.properties.headers ?? {};
+        // The message continues the trace of whoever published it.
+        await comContexto(continuar(headers.traceparent), () =>
+          handle(decoded.value, { tentativa, redelivered: msg.fields.redelivered, headers }),
+        );
+        settle(() => ch.ack(msg));
+        metricas.consumidas.inc({ destino: queue });
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        metricas.falhas.inc({ destino: queue });
+        if (tentativa >= tentativas) {
+          log.error(`message failed ${tentativa} times: dead-lettered to ${queue}.erros`, {
+            queue,
+            reason,
+          });
+          settle(() => ch.nack(msg, false, false));
+          metricas.mortas.inc({ destino: queue });
+        } else {
+          log.warn(
+            `message failed (attempt ${tentativa} of ${tentativas}); returned to the queue`,
+            { queue, reason },
+          );
+          await new Promise((r) => setTimeout(r, tentativa * (opts.esperaMs ?? 200)));
+          settle(() => ch.nack(msg, false, true));
+        }
+      }
+    },
+  });
+}

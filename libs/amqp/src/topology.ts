@@ -1,0 +1,29 @@
+import type { Ligacao } from "@shop/contracts";
+import type { Channel } from "amqplib";
+
+/** How many times a message is tried in all before it goes to its .erros queue. */
+export const TENTATIVAS = 3;
+
+/**
+ * Declares the spec's topology when absent. The error queues come first; the main queues
+ * are quorum queues (durable, replicated log) so that the broker itself counts deliveries
+ * (x-delivery-count): the attempt count survives a consumer restart. Their dead-letter
+ * target is the default exchange with `<queue>.erros`, and x-delivery-limit bounds even a
+ * message that crashes its consumer every time.
+ */
+export async function declararTopologia(ch: Channel, ligacoes: readonly Ligacao[]): Promise<void> {
+  for (const l of ligacoes) {
+    await ch.assertExchange(l.exchange, l.exchangeType, { durable: true });
+    await ch.assertQueue(l.deadLetterQueue, { durable: true });
+    await ch.assertQueue(l.queue, {
+      durable: true,
+      arguments: {
+        "x-queue-type": "quorum",
+        "x-dead-letter-exchange": "",
+        "x-dead-letter-routing-key": l.deadLetterQueue,
+        "x-delivery-limit": TENTATIVAS,
+      },
+    });
+    await ch.bindQueue(l.queue, l.exchange, l.routingKey);
+  }
+}

@@ -1,0 +1,244 @@
+import type { MessageContract } from "@shop/contracts";
+import { topicoDlq } from "@shop/contracts";
+import { comContexto, continuar, type Logger, metricas } from "@shop/service";
+import type { Consumer, ConsumerConfig, Kafka, KafkaMessage } from "kafkajs";
+import { medirLag } from "./lag.ts";
+import type { Publicador } from "./publisher.ts";
+
+export interface RecordMeta {
+  topic: string;
+  partition: number;
+  offset: string;
+  key: string | null;
+  /** The platform's write time of the record, ISO 8601. */
+  timestamp: string;
+}
+
+export interface Particoes {
+  [topic: string]: number[];
+}
+
+export interface ConsumerStatus {
+  conectado: boolean;
+  grupo: string;
+  particoes: Particoes;
+}
+
+export interface ConsumerOptions<T> {
+  kafka: Kafka;
+  groupId: string;
+  topics: string[];
+  contract: MessageContract<T>;
+  /** The key the record must carry for this value (the pedidoId as text). */
+  keyOf: (value: T) => string;
+  /**
+   * The business handler: it returns once the effect is durable, or throws. A pipelined
+   * handler may instead return the promise of its last step (a publish): it is called
+   * record after record, in order, without waiting for that step, and the record's offset
+   * is resolved only once that step and every earlier one in the partition succeeded.
+   */
+  handle: (value: T, meta: RecordMeta) => Promise<void | { depois: Promise<void> }>;
+  /** Where records that fail the contract go: `<topic>.dlq`, with the reason in headers. */
+  deadLetters: Publicador;
+  log: Logger;
+  consumer?: Partial<ConsumerConfig>;
+  /** kafkajs autoCommit settings; offsets are only ever resolved after handle returns. */
+  autoCommitInterval?: number;
+}
+
+export interface RunningConsumer {
+  status(): ConsumerStatus;
+  stop(): Promise<void>;
+}
+
+/** Headers of a dead letter. A record redriven from the dead letters carries its count. */
+function dlqHeaders(meta: RecordMeta, reason: string, message: KafkaMessage) {
+  const before = Number(message.headers?.["dlq-tentativas"]?.toString() ?? 0);
+  return {
+    "dlq-motivo": reason,
+    "dlq-tentativas": String(before + 1),
+    "dlq-topico-original": meta.topic,
+    "dlq-particao-original": String(meta.partition),
+    "dlq-offset-original": meta.offset,
+    "dlq-em": new Date().toISOString(),
+  };
+}
+
+/** Each consumer handles this many of its partitions at once (one batch each). */
+const PARTICOES_PARALELAS = 3;
+
+/**
+ * The one consumer of the event-log edition. It owns decode, validation, dead-lettering
+ * and commit; the handler only sees valid values. A record that fails the contract never
+ * blocks its partition and is never lost: it is copied to `<topic>.dlq` (confirmed) before
+ * the consumer moves on. A handler error is not swallowed: kafkajs retries the record.
+ */
+export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<RunningConsumer> {
+  const { kafka, groupId, topics, contract, keyOf, handle, deadLetters, log } = options;
+  const state: ConsumerStatus = { conectado: false, grupo: groupId, particoes: {} };
+  let parando = false;
+
+  // Returns the pipelined step wrapped in an object: awaiting a promise of a promise would
+  // wait for both.
+  function onRecord(
+    topic: string,
+    partition: number,
+    message: KafkaMessage,
+  ): Promise<{ depois?: Promise<void> }> {
+    // The record continues the trace of whoever published it (traceparent header).
+    const contexto = continuar(message.headers?.traceparent?.toString());
+    return comContexto(contexto, () => tratar(topic, partition, message));
+  }
+
+  async function tratar(
+    topic: string,
+    partition: number,
+    message: KafkaMessage,
+  ): Promise<{ depois?: Promise<void> }> {
+    const meta: RecordMeta = {
+      topic,
+      partition,
+      offset: message.offset,
+      key: message.key?.toString("utf8") ?? null,
+      timestamp: new Date(Number(message.timestamp)).toISOString(),
+    };
+    const decoded = contract.decode(message.value);
+    let reason: string | null = null;
+    if (!decoded.ok) reason = decoded.error.reason;
+    else if (meta.key !== keyOf(decoded.value)) {
+      reason = `${contract.name}: key ${JSON.stringify(meta.key)} does not match ${JSON.stringify(keyOf(decoded.value))}`;
+    }
+    if (reason !== null || !decoded.ok) {
+      metricas.mortas.inc({ destino: topic });
+      const dlq = topicoDlq(topic);
+      log.warn("invalid record sent to the dead-letter topic", {
+        topic,
+        partition,
+        offset: meta.offset,
+        dlq,
+        reason,
+      });
+      await deadLetters.publicar(
+        dlq,
+        meta.key ?? "",
+        message.value?.toString("utf8") ?? "",
+        dlqHeaders(meta, reason ?? "", message),
+      );
+      return {};
+    }
+    let r: void | { depois: Promise<void> };
+    try {
+      r = await handle(decoded.value, meta);
+    } catch (error) {
+      metricas.falhas.inc({ destino: topic });
+      throw error;
+    }
+    if (!r) {
+      metricas.consumidas.inc({ destino: topic });
+      return {};
+    }
+    r.depois.then(
+      () => metricas.consumidas.inc({ destino: topic }),
+      () => metricas.falhas.inc({ destino: topic }),
+    );
+    return { depois: r.depois };
+  }
+
+  /** One kafkajs consumer, connected, subscribed and running. */
+  async function iniciar(): Promise<Consumer> {
+    const consumer: Consumer = kafka.consumer({
+      groupId,
+      sessionTimeout: 10_000,
+      heartbeatInterval: 1_000,
+      rebalanceTimeout: 30_000,
+      maxWaitTimeInMs: 1_000,
+      // After a broker outage the consumer restarts; kafkajs's default backoff grows to 30 s
+      // between tries, which left a consumer idle for over a minute after repeated outages.
+      retry: { initialRetryTime: 300, maxRetryTime: 5_000, retries: 10 },
+      ...options.consumer,
+    });
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      state.conectado = true;
+      state.particoes = Object.fromEntries(
+        Object.entries(payload.memberAssignment).map(([t, ps]) => [
+          t,
+          [...ps].sort((a, b) => a - b),
+        ]),
+      );
+      const held = Object.entries(state.particoes)
+        .map(([t, ps]) => `${t}[${ps.join(",")}]`)
+        .join(" ");
+      log.info(`rebalance: group ${groupId} assigned ${held || "no partitions (idle member)"}`);
+    });
+    consumer.on(consumer.events.CONNECT, () => {
+      state.conectado = true;
+    });
+    for (const event of [consumer.events.DISCONNECT, consumer.events.STOP]) {
+      consumer.on(event, () => {
+        state.conectado = false;
+        state.particoes = {};
+      });
+    }
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      state.conectado = false;
+      log.error("consumer crashed", { error: payload.error.message, restart: payload.restart });
+      // kafkajs restarts by itself only after a retriable error. After any other crash (seen
+      // after repeated broker outages) this service would stay out of its group for good:
+      // a fresh consumer takes its place instead.
+      if (!payload.restart && !parando) setTimeout(() => void substituir(consumer), 1_000);
+    });
+
+    await consumer.connect();
+    await consumer.subscribe({ topics, fromBeginning: true });
+    await consumer.run({
+      autoCommit: true,
+      // Partitions are independent: a slow one must not hold the others back (order within
+      // a partition is kept).
+      partitionsConsumedConcurrently: PARTICOES_PARALELAS,
+      ...(options.autoCommitInterval ? { autoCommitInterval: options.autoCommitInterval } : {}),
+      eachBatchAutoResolve: false,
+      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+        const pendentes: { offset: string; depois: Promise<void> | undefined }[] = [];
+        for (const message of batch.messages) {
+          if (!isRunning() || isStale()) break;
+          const { depois } = await onRecord(batch.topic, batch.partition, message);
+          depois?.catch(() => {}); // awaited below, in order
+          pendentes.push({ offset: message.offset, depois });
+          await heartbeat();
+        }
+        // In order: an offset is resolved only when its record and every earlier one are done.
+        for (const p of pendentes) {
+          await p.depois;
+          resolveOffset(p.offset);
+        }
+      },
+    });
+    return consumer;
+  }
+
+  async function substituir(crashed: Consumer): Promise<void> {
+    if (parando || crashed !== atual) return;
+    await crashed.disconnect().catch(() => {});
+    try {
+      atual = await iniciar();
+      log.info("consumer replaced after a crash", { grupo: groupId });
+    } catch (error) {
+      log.error("consumer could not be replaced yet; trying again", {
+        error: (error as Error).message,
+      });
+      setTimeout(() => void substituir(crashed), 2_000);
+    }
+  }
+
+  let atual = await iniciar();
+  const paraDeMedir = medirLag(kafka, groupId, topics);
+
+  return {
+    status: () => ({ ...state, particoes: { ...state.particoes } }),
+    async stop() {
+      parando = true;
+      paraDeMedir();
+      await atual.disconnect();
+    },
+  };
+}

@@ -1,0 +1,44 @@
+import { medidor } from "@shop/service";
+import type { Kafka } from "kafkajs";
+import { lagDosGrupos } from "./platform.ts";
+
+interface Fonte {
+  kafka: Kafka;
+  groupId: string;
+  topics: string[];
+}
+
+const fontes = new Set<Fonte>();
+
+medidor(
+  "shop_consumer_lag",
+  "records not yet committed by the group, per partition (read from Kafka when scraped)",
+  ["group", "topic", "partition"],
+  async (g) => {
+    g.reset();
+    for (const f of fontes) {
+      const admin = f.kafka.admin();
+      try {
+        await admin.connect();
+        const leitores = Object.fromEntries(f.topics.map((t) => [t, [f.groupId]]));
+        for (const { topic, particoes } of await lagDosGrupos(admin, leitores))
+          for (const p of particoes)
+            g.set(
+              { group: f.groupId, topic, partition: String(p.partition) },
+              Math.max(0, p.grupos[0]?.lag ?? 0),
+            );
+      } catch {
+        // Kafka unreachable: no lag figures this scrape rather than a failed /metrics
+      } finally {
+        await admin.disconnect().catch(() => {});
+      }
+    }
+  },
+);
+
+/** Reports this consumer group's lag on /metrics until the returned function is called. */
+export function medirLag(kafka: Kafka, groupId: string, topics: string[]): () => void {
+  const f = { kafka, groupId, topics };
+  fontes.add(f);
+  return () => fontes.delete(f);
+}

@@ -1,0 +1,256 @@
+import { agrupar, cabecalhoDeTrace, type Logger, metricas } from "@shop/service";
+import type { IHeaders, Kafka, PartitionMetadata, Producer } from "kafkajs";
+import { Partitioners } from "kafkajs";
+
+/** The broker did not acknowledge the record in time, or could not be reached. */
+export class PublicacaoNaoConfirmada extends Error {
+  constructor(
+    readonly topic: string,
+    readonly key: string,
+    cause: unknown,
+    readonly timedOut: boolean,
+  ) {
+    super(
+      timedOut
+        ? `no acknowledgement from Kafka for ${topic} (key ${key}) in time`
+        : `Kafka refused or could not take ${topic} (key ${key}): ${cause instanceof Error ? cause.message : cause}`,
+      { cause },
+    );
+  }
+}
+
+export interface Confirmacao {
+  topic: string;
+  partition: number;
+  offset: string;
+}
+
+export interface Registro {
+  topic: string;
+  key: string;
+  value: string;
+  headers?: IHeaders;
+}
+
+export interface Publicador {
+  /**
+   * Publishes one record (key and value as text, no type header) and resolves once every
+   * in-sync replica has it (acks=all); rejects with PublicacaoNaoConfirmada after timeoutMs,
+   * whatever kafkajs's own retries are still doing.
+   */
+  publicar(topic: string, key: string, value: string, headers?: IHeaders): Promise<Confirmacao>;
+  /**
+   * Publishes records in one produce request per broker, in order within each partition,
+   * and resolves once every one is acknowledged (acks=all); same time limit. Gives each
+   * record's partition and offset, in the order of `registros`.
+   */
+  publicarLote(registros: Registro[]): Promise<Confirmacao[]>;
+  /**
+   * Like publicar, but the records handed over in the same turn of the event loop go out
+   * together, in one publicarLote (kafkajs has no linger of its own). Same acks and time
+   * limit; each caller learns of its own record.
+   */
+  publicarJunto(
+    topic: string,
+    key: string,
+    value: string,
+    headers?: IHeaders,
+  ): Promise<Confirmacao>;
+  close(): Promise<void>;
+}
+
+export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): Publicador {
+  const producer: Producer = kafka.producer({
+    // The Java client's murmur2 partitioner (checked by the partitioner parity test).
+    createPartitioner: Partitioners.DefaultPartitioner,
+    allowAutoTopicCreation: false,
+    retry: { retries: 3, initialRetryTime: 200, maxRetryTime: 1500 },
+  });
+  // kafkajs keeps retrying a send in the background after our limit: a record reported
+  // as not confirmed may still be written later (then we log it). The outbox and the
+  // idempotent consumers make that harmless.
+  let connecting: Promise<void> | null = null;
+  const connect = () => {
+    connecting ??= producer.connect().catch((error: unknown) => {
+      connecting = null;
+      throw error;
+    });
+    return connecting;
+  };
+
+  /** Runs send within the time limit; a late failure has already been reported. */
+  async function dentroDoPrazo<T>(topic: string, key: string, send: () => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        timedOut = true;
+        reject(new PublicacaoNaoConfirmada(topic, key, null, true));
+      }, timeoutMs);
+    });
+    const sending = (async () => {
+      await connect();
+      return send();
+    })();
+    // What became of a record after we reported it as not confirmed: people should know.
+    sending.then(
+      () =>
+        timedOut &&
+        log?.warn(
+          "Kafka acknowledged, after the time limit, a record already reported as not confirmed",
+          { topic, key },
+        ),
+      (error: unknown) =>
+        timedOut &&
+        log?.warn("kafkajs gave up on a record reported as not confirmed: it was not written", {
+          topic,
+          key,
+          error: String(error),
+        }),
+    );
+    try {
+      return await Promise.race([sending, timeout]);
+    } catch (error) {
+      if (error instanceof PublicacaoNaoConfirmada) throw error;
+      throw new PublicacaoNaoConfirmada(topic, key, error, false);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  const contarPorTopico = (registros: Registro[]) => {
+    const m = new Map<string, number>();
+    for (const r of registros) m.set(r.topic, (m.get(r.topic) ?? 0) + 1);
+    return m;
+  };
+
+  /** Counts a send in the metrics: handed over, then confirmed or failed. */
+  async function contado<T>(destinos: Map<string, number>, send: () => Promise<T>): Promise<T> {
+    for (const [d, n] of destinos) metricas.publicadas.inc({ destino: d }, n);
+    try {
+      const r = await send();
+      for (const [d, n] of destinos) metricas.confirmadas.inc({ destino: d }, n);
+      return r;
+    } catch (error) {
+      for (const [d, n] of destinos) metricas.falhas.inc({ destino: d }, n);
+      throw error;
+    }
+  }
+
+  function publicar(topic: string, key: string, value: string, headers?: IHeaders) {
+    return contado(new Map([[topic, 1]]), () =>
+      dentroDoPrazo(topic, key, async () => {
+        const [meta] = await producer.send({
+          topic,
+          acks: -1,
+          messages: [{ key, value, headers: { ...cabecalhoDeTrace(), ...headers } }],
+        });
+        if (!meta) throw new Error("Kafka answered without record metadata");
+        return { topic, partition: meta.partition, offset: meta.baseOffset ?? "" };
+      }),
+    );
+  }
+
+  // publicarLote picks each record's partition itself, with kafkajs's own default
+  // partitioner (the Java client's murmur2), so that it knows every record's offset: the
+  // broker answers with one base offset per partition. Partition counts are re-read every
+  // 30 s, so that a topic given more partitions is seen.
+  const particionar = Partitioners.DefaultPartitioner();
+  const contagens = new Map<string, { n: Promise<number>; em: number }>();
+  function particoesDe(topic: string): Promise<number> {
+    const c = contagens.get(topic);
+    if (c && Date.now() - c.em < 30_000) return c.n;
+    const n = (async () => {
+      const admin = kafka.admin();
+      await admin.connect();
+      try {
+        const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+        return topics[0]?.partitions.length ?? 1;
+      } finally {
+        await admin.disconnect();
+      }
+    })();
+    n.catch(() => contagens.delete(topic));
+    contagens.set(topic, { n, em: Date.now() });
+    return n;
+  }
+
+  async function publicarLote(registros: Registro[]): Promise<Confirmacao[]> {
+    if (registros.length === 0) return [];
+    const first = registros[0] as Registro;
+    return contado(contarPorTopico(registros), () =>
+      dentroDoPrazo(first.topic, `${first.key} (+${registros.length - 1})`, async () => {
+        const porTopico = new Map<string, { r: Registro; partition: number; pos: number }[]>();
+        const vistos = new Map<string, number>(); // "topic:partition" -> records so far
+        const saida: { topic: string; partition: number; pos: number }[] = [];
+        // What the partitioner needs of each topic: its partitions (one topic per batch, often).
+        const metadados = new Map<string, PartitionMetadata[]>();
+        for (const topic of new Set(registros.map((r) => r.topic))) {
+          const n = await particoesDe(topic);
+          metadados.set(
+            topic,
+            Array.from({ length: n }, (_, i) => ({
+              partitionErrorCode: 0,
+              partitionId: i,
+              leader: 0,
+              replicas: [0],
+              isr: [0],
+            })),
+          );
+        }
+        for (const r of registros) {
+          const partition = particionar({
+            topic: r.topic,
+            partitionMetadata: metadados.get(r.topic) as PartitionMetadata[],
+            message: { key: r.key, value: r.value },
+          });
+          const k = `${r.topic}:${partition}`;
+          const pos = vistos.get(k) ?? 0;
+          vistos.set(k, pos + 1);
+          const item = { r, partition, pos };
+          const lista = porTopico.get(r.topic);
+          if (lista) lista.push(item);
+          else porTopico.set(r.topic, [item]);
+          saida.push({ topic: r.topic, partition, pos });
+        }
+        const metas = await producer.sendBatch({
+          acks: -1,
+          topicMessages: [...porTopico].map(([topic, items]) => ({
+            topic,
+            messages: items.map(({ r, partition }) => ({
+              key: r.key,
+              value: r.value,
+              partition,
+              ...(r.headers ? { headers: r.headers } : {}),
+            })),
+          })),
+        });
+        const base = new Map(
+          metas.map((m) => [`${m.topicName}:${m.partition}`, BigInt(m.baseOffset ?? "0")]),
+        );
+        return saida.map(({ topic, partition, pos }) => ({
+          topic,
+          partition,
+          offset: String((base.get(`${topic}:${partition}`) ?? 0n) + BigInt(pos)),
+        }));
+      }),
+    );
+  }
+
+  // The records handed over in one turn go out in one publicarLote; a failure of that
+  // produce request is every caller's failure (no record is retried alone).
+  const juntar = agrupar(publicarLote, { separarSeFalhar: false });
+  function publicarJunto(topic: string, key: string, value: string, headers?: IHeaders) {
+    // The caller's trace, taken now: the batch goes out in another turn.
+    return juntar({ topic, key, value, headers: { ...cabecalhoDeTrace(), ...headers } });
+  }
+
+  return {
+    publicar,
+    publicarLote,
+    publicarJunto,
+    async close() {
+      await producer.disconnect();
+    },
+  };
+}

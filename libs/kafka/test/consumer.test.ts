@@ -1,0 +1,58 @@
+import { PedidoCriado } from "@shop/contracts";
+import { afterAll, describe, expect, it } from "vitest";
+import { createTopic, testKafka, uniqueName } from "../../../test/helpers/kafka.ts";
+import { capturingLogger } from "../../../test/helpers/shop.ts";
+import { waitFor } from "../../../test/helpers/wait.ts";
+import { createPublisher, type RunningConsumer, startConsumer } from "../src/index.ts";
+
+const kafka = testKafka();
+const log = capturingLogger("consumer-test");
+const publicador = createPublisher(kafka, 5_000, log);
+let running: RunningConsumer | undefined;
+
+afterAll(async () => {
+  await running?.stop();
+  await publicador.close();
+});
+
+describe("startConsumer", () => {
+  it("When the handler throws an error kafkajs will not restart from, then a fresh consumer takes over and the record is handled", async () => {
+    const topic = uniqueName("crash");
+    await createTopic(kafka, topic, 1);
+    const evento = {
+      versao: 1,
+      pedidoId: 7,
+      cliente: "ana",
+      item: "cafe",
+      quantidade: 1,
+      valor: 10,
+      criadoEm: new Date().toISOString(),
+    };
+    await publicador.publicar(topic, "7", JSON.stringify(evento));
+
+    let chamadas = 0;
+    const handled: number[] = [];
+    running = await startConsumer({
+      kafka,
+      groupId: uniqueName("crash-group"),
+      topics: [topic],
+      contract: PedidoCriado,
+      keyOf: (v) => String(v.pedidoId),
+      deadLetters: publicador,
+      log,
+      handle: async (v) => {
+        chamadas++;
+        // A TypeError is one of the errors kafkajs treats as unrecoverable: CRASH, restart false.
+        if (chamadas === 1) throw new TypeError("a bug met once");
+        handled.push(v.pedidoId);
+      },
+    });
+
+    await waitFor(() => handled.length === 1, { timeoutMs: 30_000, what: "the record handled" });
+    expect(handled).toEqual([7]);
+    expect(
+      log.lines.some((l) => l.includes("consumer crashed") && l.includes('"restart":false')),
+    ).toBe(true);
+    expect(log.lines.some((l) => l.includes("consumer replaced after a crash"))).toBe(true);
+  }, 60_000);
+});

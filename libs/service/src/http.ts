@@ -1,0 +1,37 @@
+import cors from "cors";
+import express, { type Express, type RequestHandler } from "express";
+import helmet from "helmet";
+import { medirHttp } from "./metrics.ts";
+import { rastrearHttp } from "./trace.ts";
+
+/** Bodies larger than this are refused with 413. */
+export const LIMITE_DO_CORPO = "1mb";
+
+/** A request with a body must say it is JSON; anything else is 415. */
+export const exigirJson: RequestHandler = (req, res, next) => {
+  const temCorpo =
+    Number(req.headers["content-length"] ?? 0) > 0 ||
+    req.headers["transfer-encoding"] !== undefined;
+  if (temCorpo && !req.is("application/json")) {
+    res.status(415).json({ erro: "the body must be JSON (Content-Type: application/json)" });
+    return;
+  }
+  next();
+};
+
+/**
+ * The Express app every service starts from: CORS for exactly one origin when given,
+ * security headers (helmet), no x-powered-by, JSON bodies only, at most 1 MB.
+ */
+export function createHttpApp({ corsOrigin }: { corsOrigin?: string } = {}): Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.use(rastrearHttp);
+  app.use(medirHttp);
+  // First, so that every answer (a 415 or 413 too) carries the CORS headers the page needs.
+  if (corsOrigin) app.use(cors({ origin: corsOrigin }));
+  app.use(helmet());
+  app.use(exigirJson);
+  app.use(express.json({ limit: LIMITE_DO_CORPO }));
+  return app;
+}

@@ -1,0 +1,44 @@
+/**
+ * Batches the work handed over in the same turn of the event loop: `executar` runs once
+ * for all of it, and each caller gets its own result, only once that run has finished.
+ * Used for the orders API's group commit (one SQLite transaction for the requests of a
+ * turn) and for Kafka publishes (one produce request for the records of a turn).
+ *
+ * When a batch fails: with `separarSeFalhar` (the default) each item is tried alone, so
+ * that one bad item fails only its own caller; without it, every caller gets the error.
+ */
+export function agrupar<E, R>(
+  executar: (itens: E[]) => R[] | Promise<R[]>,
+  { separarSeFalhar = true } = {},
+): (item: E) => Promise<R> {
+  let fila: { item: E; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
+
+  async function gravar() {
+    const lote = fila;
+    fila = [];
+    try {
+      const resultados = await executar(lote.map((x) => x.item));
+      lote.forEach((x, i) => {
+        x.resolve(resultados[i] as R);
+      });
+    } catch (error) {
+      for (const x of lote) {
+        if (!separarSeFalhar) {
+          x.reject(error);
+          continue;
+        }
+        try {
+          x.resolve(((await executar([x.item])) as R[])[0] as R);
+        } catch (e) {
+          x.reject(e);
+        }
+      }
+    }
+  }
+
+  return (item) =>
+    new Promise<R>((resolve, reject) => {
+      fila.push({ item, resolve, reject });
+      if (fila.length === 1) setImmediate(() => void gravar());
+    });
+}

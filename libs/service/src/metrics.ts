@@ -1,0 +1,86 @@
+import type { Express, RequestHandler } from "express";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, register } from "prom-client";
+
+/**
+ * Prometheus metrics, one registry per process (each service is its own process). The
+ * shared libraries count messages here; each service adds its own gauges and serves
+ * GET /metrics. prom-client is the maintained Node client, with the text format, default
+ * process metrics and collect-on-scrape gauges done right.
+ */
+// This module may be evaluated twice in one process (a test runner's module graphs share
+// prom-client's global registry): each metric is made once and reused.
+function unica<M>(name: string, criar: () => M): M {
+  return (register.getSingleMetric(name) as M | undefined) ?? criar();
+}
+
+if (!register.getSingleMetric("process_cpu_user_seconds_total")) collectDefaultMetrics();
+
+export const httpDuracao = unica(
+  "shop_http_request_duration_seconds",
+  () =>
+    new Histogram({
+      name: "shop_http_request_duration_seconds",
+      help: "HTTP request latency by method, route and status",
+      labelNames: ["method", "route", "status"] as const,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    }),
+);
+
+const mensagens = (name: string, help: string) =>
+  unica(name, () => new Counter({ name, help, labelNames: ["destino"] as const }));
+
+/** Messages, by topic or exchange/queue: published, confirmed, consumed, failed, dead-lettered. */
+export const metricas = {
+  publicadas: mensagens("shop_messages_published_total", "messages handed to the broker"),
+  confirmadas: mensagens(
+    "shop_messages_confirmed_total",
+    "messages the broker acknowledged (Kafka acks=all, RabbitMQ publisher confirm)",
+  ),
+  consumidas: mensagens(
+    "shop_messages_consumed_total",
+    "messages handled successfully by a consumer",
+  ),
+  falhas: mensagens(
+    "shop_messages_failed_total",
+    "publishes not confirmed, and consumer handler failures",
+  ),
+  mortas: mensagens(
+    "shop_messages_dead_lettered_total",
+    "messages sent to a dead-letter destination",
+  ),
+};
+
+/** A gauge whose value is read when Prometheus scrapes. */
+export function medidor(
+  name: string,
+  help: string,
+  labelNames: string[],
+  ler: (g: Gauge) => void | Promise<void>,
+): Gauge {
+  const existing = register.getSingleMetric(name);
+  if (existing) register.removeSingleMetric(name);
+  return new Gauge({
+    name,
+    help,
+    labelNames,
+    async collect() {
+      await ler(this);
+    },
+  });
+}
+
+/** Times every request; the route is Express's pattern (/pedidos/:id), never the raw URL. */
+export const medirHttp: RequestHandler = (req, res, next) => {
+  const end = httpDuracao.startTimer({ method: req.method });
+  res.on("finish", () => {
+    const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : "(no route)";
+    end({ route, status: String(res.statusCode) });
+  });
+  next();
+};
+
+export function servirMetricas(app: Express): void {
+  app.get("/metrics", async (_req, res) => {
+    res.type(register.contentType).send(await register.metrics());
+  });
+}

@@ -1,0 +1,22 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import Database from "better-sqlite3";
+
+/**
+ * A service's own SQLite database: WAL, a busy timeout, foreign keys, and the schema
+ * migrated at start (user_version counts the migrations applied), in one transaction.
+ */
+export function openDatabase(path: string, migrations: readonly string[]): Database.Database {
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  db.pragma("busy_timeout = 5000");
+  db.pragma("foreign_keys = ON");
+  const version = db.pragma("user_version", { simple: true }) as number;
+  db.transaction(() => {
+    for (const sql of migrations.slice(version)) db.exec(sql);
+    db.pragma(`user_version = ${migrations.length}`);
+  })();
+  return db;
+}
