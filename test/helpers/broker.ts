@@ -1,0 +1,108 @@
+import { createServer, type Server, type Socket, connect as tcpConnect } from "node:net";
+import amqp from "amqplib";
+import { testConfig } from "./env.ts";
+import type { TestVhost } from "./rabbit.ts";
+import { tempDb } from "./shop.ts";
+
+/** Environment for a broker-edition service under test, in the test's own vhost. */
+export function brokerEnv(
+  vhost: TestVhost,
+  name: string,
+  extra: Record<string, string> = {},
+): NodeJS.ProcessEnv {
+  const r = testConfig().rabbit;
+  return {
+    PORTA: "0",
+    HOST: "127.0.0.1",
+    DB_PATH: tempDb(name),
+    BROKER_HOST: r.host,
+    BROKER_PORT: String(r.port),
+    BROKER_USER: r.user,
+    BROKER_PASSWORD: r.password,
+    BROKER_VHOST: vhost.vhost,
+    ...extra,
+  };
+}
+
+/** Messages ready in a queue now (queue.declare passive: not the panel's delayed statistics). */
+export async function prontas(vhost: TestVhost, queue: string): Promise<number> {
+  const conn = await amqp.connect(vhost.url);
+  try {
+    const ch = await conn.createChannel();
+    return (await ch.checkQueue(queue)).messageCount;
+  } finally {
+    await conn.close();
+  }
+}
+
+/** Publishes raw bytes to an exchange in the test vhost, as a misbehaving producer would. */
+export async function publicarCru(
+  vhost: TestVhost,
+  exchange: string,
+  routingKey: string,
+  body: string,
+): Promise<void> {
+  const conn = await amqp.connect(vhost.url);
+  try {
+    const ch = await conn.createConfirmChannel();
+    ch.publish(exchange, routingKey, Buffer.from(body), {
+      contentType: "application/json",
+      persistent: true,
+    });
+    await ch.waitForConfirms();
+  } finally {
+    await conn.close();
+  }
+}
+
+/**
+ * A TCP proxy in front of RabbitMQ, so that a test can cut one service's connection to the
+ * broker (and refuse new ones) without stopping the broker every other test uses.
+ */
+export class TcpProxy {
+  private readonly sockets = new Set<Socket>();
+  private cut = false;
+  private constructor(
+    private readonly server: Server,
+    readonly port: number,
+  ) {}
+
+  static async start(targetHost: string, targetPort: number): Promise<TcpProxy> {
+    let proxy: TcpProxy | null = null;
+    const server = createServer((client) => {
+      if (!proxy || proxy.cut) {
+        client.destroy();
+        return;
+      }
+      const upstream = tcpConnect(targetPort, targetHost);
+      for (const s of [client, upstream]) {
+        proxy.sockets.add(s);
+        s.on("close", () => proxy?.sockets.delete(s));
+        s.on("error", () => {
+          client.destroy();
+          upstream.destroy();
+        });
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const address = server.address();
+    proxy = new TcpProxy(server, typeof address === "object" && address ? address.port : 0);
+    return proxy;
+  }
+
+  /** Drops every open connection and refuses new ones: the broker is unreachable. */
+  cutConnections(): void {
+    this.cut = true;
+    for (const s of this.sockets) s.destroy();
+  }
+
+  restore(): void {
+    this.cut = false;
+  }
+
+  close(): Promise<void> {
+    this.cutConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}

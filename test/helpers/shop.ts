@@ -1,0 +1,178 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createLogger, type Logger } from "@shop/service";
+import { ROOT } from "../../infra/config.ts";
+import { testConfig } from "./env.ts";
+import { uniqueName } from "./kafka.ts";
+import { validarResposta } from "./openapi.ts";
+import { waitFor } from "./wait.ts";
+
+/** A fresh database path in a temporary folder. */
+export function tempDb(name = "test"): string {
+  return join(mkdtempSync(join(tmpdir(), `${name}-`)), `${name}.db`);
+}
+
+/** A logger that keeps its lines, for asserting on what a service printed. */
+export function capturingLogger(component: string): Logger & { lines: string[] } {
+  const lines: string[] = [];
+  const write = (line: string) => {
+    lines.push(line);
+    if (process.env.SHOP_TEST_LOGS) console.log(line);
+  };
+  return Object.assign(createLogger(component, write), { lines });
+}
+
+/** Environment for a service under test: its own topic/group prefix, port 0, loopback. */
+export function serviceEnv(prefix: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    PORTA: "0",
+    HOST: "127.0.0.1",
+    KAFKA_BROKERS: testConfig().kafka.brokers.join(","),
+    KAFKA_PREFIXO: prefix,
+    ...extra,
+  };
+}
+
+export const testPrefix = (name: string) => `${uniqueName(name)}.`;
+
+export interface JsonResponse<T = unknown> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export async function http<T = unknown>(
+  method: string,
+  url: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<JsonResponse<T>> {
+  const response = await fetch(url, {
+    method,
+    headers: { "content-type": "application/json", ...headers },
+    ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {}
+  await validarResposta(method, url, response.status, response.headers.get("content-type"), parsed);
+  return { status: response.status, body: parsed as T, headers: response.headers };
+}
+
+/** The analytics CLI reading to the current end, printing its summary as JSON. */
+export function analyticsCli(brokers: string, prefix: string, grupo: string) {
+  return {
+    args: [
+      "--import",
+      "tsx",
+      join(ROOT, "analytics/src/main.ts"),
+      "--until-caught-up",
+      "--json",
+      "--quiet",
+    ],
+    env: { ...process.env, KAFKA_BROKERS: brokers, KAFKA_PREFIXO: prefix, GRUPO: grupo },
+  };
+}
+
+/** The structured (JSON) log lines among a process's output lines; other lines are skipped. */
+export function registros(lines: string[]): Record<string, unknown>[] {
+  return lines.flatMap((l) => {
+    if (!l.startsWith("{")) return [];
+    try {
+      return [JSON.parse(l) as Record<string, unknown>];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** A service run as a real process (node + tsx), with its output kept for assertions. */
+export class ServiceProcess {
+  readonly lines: string[] = [];
+  private exited: Promise<number | null>;
+
+  private constructor(
+    readonly name: string,
+    readonly child: ChildProcess,
+  ) {
+    for (const stream of [child.stdout, child.stderr]) {
+      stream?.setEncoding("utf8");
+      let partial = "";
+      stream?.on("data", (chunk: string) => {
+        const parts = (partial + chunk).split("\n");
+        partial = parts.pop() ?? "";
+        for (const line of parts) {
+          this.lines.push(line);
+          if (process.env.SHOP_TEST_LOGS) console.log(`[${name}] ${line}`);
+        }
+      });
+    }
+    this.exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+  }
+
+  /** Starts `<dir>/src/main.ts` and waits until it prints a line matching `ready`. */
+  static start(
+    name: string,
+    dir: string,
+    env: NodeJS.ProcessEnv,
+    ready: RegExp,
+  ): Promise<ServiceProcess> {
+    return ServiceProcess.startScript(
+      name,
+      join(ROOT, dir, "src", "main.ts"),
+      env,
+      ready,
+      join(ROOT, dir),
+    );
+  }
+
+  /** Starts a TypeScript file with tsx and waits until it prints a line matching `ready`. */
+  static async startScript(
+    name: string,
+    file: string,
+    env: NodeJS.ProcessEnv,
+    ready: RegExp,
+    cwd = ROOT,
+  ): Promise<ServiceProcess> {
+    // SHOP_CPU_PROF=<dir>: each service writes a V8 CPU profile there when it exits
+    // (`npm run bench -- --profile`).
+    const prof = process.env.SHOP_CPU_PROF;
+    // One folder per service: tsx's loader thread writes a profile of its own there too.
+    const profiling = prof ? ["--cpu-prof", `--cpu-prof-dir=${join(prof, name)}`] : [];
+    const child = spawn(process.execPath, [...profiling, "--import", "tsx", file], {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const service = new ServiceProcess(name, child);
+    await service.waitForLine(ready, 60_000);
+    return service;
+  }
+
+  async waitForLine(pattern: RegExp, timeoutMs = 30_000): Promise<string> {
+    return waitFor(() => this.lines.find((l) => pattern.test(l)), {
+      timeoutMs,
+      what: `${this.name} to print ${pattern}\n--- output so far:\n${this.lines.slice(-20).join("\n")}`,
+    });
+  }
+
+  /** The URL the service printed as listening. */
+  url(): string {
+    const line = this.lines.find((l) => /listening on http:\/\//.test(l)) ?? "";
+    return (line.match(/listening on (http:\/\/[^\s"]+)/) as RegExpMatchArray)[1] as string;
+  }
+
+  async stop(signal: NodeJS.Signals = "SIGTERM"): Promise<number | null> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
+    return this.exited;
+  }
+
+  kill(): Promise<number | null> {
+    return this.stop("SIGKILL");
+  }
+}

@@ -1,0 +1,45 @@
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ROOT } from "../../infra/config.ts";
+
+/**
+ * The linter's rule (biome.json) that keeps domain code free of frameworks and clients,
+ * run on a probe file in a scratch copy of the project's layout.
+ */
+function lintAs(path: string, source: string) {
+  const dir = mkdtempSync(join(tmpdir(), "lint-probe-"));
+  // The project's rules, without its git integration (the scratch folder is no repository).
+  const config = JSON.parse(readFileSync(join(ROOT, "biome.json"), "utf8")) as { vcs?: unknown };
+  delete config.vcs;
+  writeFileSync(join(dir, "biome.json"), JSON.stringify(config));
+  mkdirSync(dirname(join(dir, path)), { recursive: true });
+  writeFileSync(join(dir, path), source);
+  return spawnSync(join(ROOT, "node_modules/.bin/biome"), ["lint", path], {
+    cwd: dir,
+    encoding: "utf8",
+  });
+}
+
+describe("Architecture: the domain never imports a framework or a broker client", () => {
+  for (const lib of ["express", "kafkajs", "amqplib", "better-sqlite3"]) {
+    it(`When domain code imports ${lib}, then the linter fails`, () => {
+      const result = lintAs(
+        "orders-api/src/domain/probe.ts",
+        `import x from "${lib}";\nexport const y = x;\n`,
+      );
+      expect(result.status).not.toBe(0);
+      expect(result.stdout + result.stderr).toMatch(/noRestrictedImports/);
+    });
+  }
+
+  it("When code outside the domain imports kafkajs, then the linter allows it", () => {
+    const result = lintAs(
+      "orders-api/src/messaging/probe.ts",
+      `import { Kafka } from "kafkajs";\nexport const k = Kafka;\n`,
+    );
+    expect(result.stdout + result.stderr).not.toMatch(/noRestrictedImports/);
+  });
+});

@@ -1,0 +1,163 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import type { z } from "zod";
+import { ROOT } from "../../infra/config.ts";
+
+/** Docker cannot run here, so compose.yaml is checked by parsing it. */
+interface ComposeService {
+  image?: string;
+  build?: unknown;
+  command?: string[];
+  ports?: string[];
+  environment?: Record<string, string>;
+  profiles?: string[];
+  volumes?: string[];
+}
+const compose = parse(readFileSync(join(ROOT, "compose.yaml"), "utf8"), { merge: true }) as {
+  services: Record<string, ComposeService>;
+};
+const services = compose.services;
+
+describe("compose.yaml, for users who have Docker", () => {
+  it("When parsed, then Kafka is KRaft with 9092 for the host and 19092 for containers", () => {
+    const kafka = services.kafka as ComposeService;
+    expect(kafka.image).toMatch(/^apache\/kafka:3\.9\./);
+    expect(kafka.ports).toEqual(["9092:9092"]);
+    const env = kafka.environment ?? {};
+    expect(env.KAFKA_PROCESS_ROLES).toBe("broker,controller");
+    expect(env.KAFKA_ADVERTISED_LISTENERS).toContain("kafka:19092");
+    expect(env.KAFKA_ADVERTISED_LISTENERS).toContain("localhost:9092");
+    expect(env.KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR).toBe("1");
+    expect(env.KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR).toBe("1");
+    expect(env.KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS).toBe("0");
+  });
+
+  it("When parsed, then the Kafka web panel is on 8090 and reads the internal listener", () => {
+    const panel = services["kafka-panel"] as ComposeService;
+    expect(panel.ports?.[0]).toMatch(/^8090:/);
+    expect(panel.environment?.KAFKA_CLUSTERS_0_BOOTSTRAPSERVERS).toBe("kafka:19092");
+  });
+
+  it("When parsed, then RabbitMQ's panel is published on 127.0.0.1 only and credentials come from the environment", () => {
+    const rabbit = services.rabbitmq as ComposeService;
+    expect(rabbit.image).toMatch(/management/);
+    expect(rabbit.ports).toContain("5672:5672");
+    const panelPorts = (rabbit.ports ?? []).filter((p) => p.endsWith(":15672"));
+    expect(panelPorts).toEqual(["127.0.0.1:15672:15672"]);
+    expect(rabbit.environment?.RABBITMQ_DEFAULT_USER).toMatch(/^\$\{BROKER_USER[:?}]/);
+    expect(rabbit.environment?.RABBITMQ_DEFAULT_PASS).toMatch(/^\$\{BROKER_PASSWORD[:?}]/);
+  });
+
+  it("When parsed, then every service of both editions is there with the spec's ports", () => {
+    const expected: Record<string, string> = {
+      "orders-api": "8080:8080",
+      payments: "5001:5001",
+      "broker-orders": "8080:8080",
+      "broker-payments": "8081:8081",
+    };
+    for (const [name, port] of Object.entries(expected)) {
+      expect(services[name]?.ports, name).toContain(port);
+    }
+    // Both editions use 8080, so they are separate profiles.
+    expect(services["orders-api"]?.profiles).toEqual(["event-log"]);
+    expect(services["broker-orders"]?.profiles).toEqual(["broker"]);
+    expect(services.web?.profiles).toEqual(["event-log"]);
+  });
+
+  it("When a service's config exists, then every variable compose sets is one its config reads, and ports agree", async () => {
+    const checked: string[] = [];
+    for (const [name, service] of Object.entries(services)) {
+      const main = service.command?.find((part) => part.endsWith("/src/main.ts"));
+      if (!main) continue;
+      const configFile = join(ROOT, main.replace("main.ts", "config.ts"));
+      if (!existsSync(configFile)) continue;
+      const { envSchema } = (await import(configFile)) as { envSchema: z.ZodObject };
+      const known = Object.keys(envSchema.shape);
+      for (const variable of Object.keys(service.environment ?? {})) {
+        expect(known, `${name} sets ${variable}`).toContain(variable);
+      }
+      const port = service.environment?.PORTA;
+      if (port) expect(service.ports).toContain(`${port}:${port}`);
+      checked.push(name);
+    }
+    // Grows as services are built; every compose service with a main.ts has a config.ts.
+    for (const [name, service] of Object.entries(services)) {
+      const main = service.command?.find((part) => part.endsWith("/src/main.ts"));
+      if (main && existsSync(join(ROOT, main))) expect(checked).toContain(name);
+    }
+  });
+
+  it("When parsed, then the optional monitoring profile scrapes /metrics of every service at its compose port, and Grafana's dashboard reads metrics the services export", () => {
+    const prometheus = services.prometheus as ComposeService;
+    const grafana = services.grafana as ComposeService;
+    expect(prometheus.profiles).toEqual(["monitoring"]);
+    expect(grafana.profiles).toEqual(["monitoring"]);
+    // Every mounted file exists in the repository.
+    for (const v of [...(prometheus.volumes ?? []), ...(grafana.volumes ?? [])])
+      expect(existsSync(join(ROOT, (v.split(":")[0] as string).replace(/^\.\//, ""))), v).toBe(
+        true,
+      );
+
+    const config = parse(readFileSync(join(ROOT, "infra/monitoring/prometheus.yml"), "utf8")) as {
+      scrape_configs: { metrics_path: string; static_configs: { targets: string[] }[] }[];
+    };
+    const targets = config.scrape_configs.flatMap((c) => {
+      expect(c.metrics_path).toBe("/metrics");
+      return c.static_configs.flatMap((s) => s.targets);
+    });
+    for (const name of ["orders-api", "payments", "broker-orders", "broker-payments"]) {
+      const port = services[name]?.environment?.PORTA;
+      expect(targets, name).toContain(`${name}:${port}`);
+    }
+
+    const datasource = parse(
+      readFileSync(
+        join(ROOT, "infra/monitoring/grafana/provisioning/datasources/prometheus.yml"),
+        "utf8",
+      ),
+    ) as { datasources: { url: string; uid: string }[] };
+    expect(datasource.datasources[0]?.url).toBe("http://prometheus:9090");
+    const dashboard = JSON.parse(
+      readFileSync(join(ROOT, "infra/monitoring/grafana/dashboards/shop.json"), "utf8"),
+    ) as { panels: { targets: { expr: string }[] }[] };
+    const exported = [
+      "shop_http_request_duration_seconds",
+      "shop_messages_published_total",
+      "shop_messages_confirmed_total",
+      "shop_messages_consumed_total",
+      "shop_messages_failed_total",
+      "shop_messages_dead_lettered_total",
+      "shop_consumer_lag",
+      "shop_outbox_pending",
+    ];
+    // ...names the code really registers:
+    const code = [
+      "libs/service/src/metrics.ts",
+      "libs/kafka/src/lag.ts",
+      "orders-api/src/server.ts",
+    ]
+      .map((f) => readFileSync(join(ROOT, f), "utf8"))
+      .join("\n");
+    for (const e of exported) expect(code, e).toContain(`"${e}"`);
+    const used = dashboard.panels.flatMap((p) =>
+      p.targets.flatMap((t) => t.expr.match(/shop_[a-z_]+/g) ?? []),
+    );
+    for (const m of used)
+      expect(
+        exported.some((e) => m === e || m.startsWith(`${e}_`)),
+        m,
+      ).toBe(true);
+    for (const e of exported)
+      expect(
+        used.some((m) => m.startsWith(e)),
+        e,
+      ).toBe(true);
+  });
+
+  it("When parsed, then no literal password is committed in it", () => {
+    const text = readFileSync(join(ROOT, "compose.yaml"), "utf8");
+    expect(text).not.toMatch(/^\s*[A-Z_]*PASS(WORD)?:\s*(?!\$\{)\S/m);
+  });
+});
