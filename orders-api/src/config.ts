@@ -1,0 +1,41 @@
+import { kafkaEnvShape } from "@shop/kafka";
+import { httpEnvShape } from "@shop/service";
+import { z } from "zod";
+
+/** Every setting of the orders API, read once from the environment. */
+export const envSchema = z.object({
+  ...httpEnvShape(8080),
+  ...kafkaEnvShape,
+  /** The web front end's origin, the only one CORS allows. */
+  FRONT_ORIGIN: z.string().default("http://localhost:5173"),
+  DB_PATH: z.string().default(".data/pedidos.db"),
+  /** eventos: publish PedidoCriado; sincrono: the earlier configuration, HTTP to payments. */
+  MODO: z.enum(["eventos", "sincrono"]).default("eventos"),
+  PAGAMENTOS_URL: z.string().url().default("http://127.0.0.1:5001"),
+  /**
+   * ligado: the order and its PedidoCriado are saved in one transaction and a relay
+   * publishes it (nothing is orphaned); desligado: the spec's configuration, where an
+   * event that is not confirmed is lost and the order is orphaned.
+   */
+  OUTBOX: z.enum(["ligado", "desligado"]).default("ligado"),
+  /** How long POST /pedidos waits for Kafka's acknowledgement. */
+  CONFIRMACAO_MS: z.coerce.number().int().positive().default(5000),
+});
+
+export type Config = ReturnType<typeof readConfig>;
+
+export function readConfig(env: NodeJS.ProcessEnv = process.env) {
+  const e = envSchema.parse(env);
+  return {
+    port: e.PORTA,
+    host: e.HOST,
+    kafkaBrokers: e.KAFKA_BROKERS.split(","),
+    kafkaPrefix: e.KAFKA_PREFIXO,
+    frontOrigin: e.FRONT_ORIGIN,
+    dbPath: e.DB_PATH,
+    modo: e.MODO,
+    pagamentosUrl: e.PAGAMENTOS_URL,
+    confirmacaoMs: e.CONFIRMACAO_MS,
+    outbox: e.OUTBOX === "ligado",
+  };
+}

@@ -1,0 +1,134 @@
+import type { EstadoOutbox, Pedido } from "@shop/contracts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
+import { type PaymentsInstance, startPayments } from "../../payments/src/server.ts";
+import { ownKafka } from "../../test/helpers/own-kafka.ts";
+import {
+  capturingLogger,
+  http,
+  ServiceProcess,
+  serviceEnv,
+  tempDb,
+  testPrefix,
+} from "../../test/helpers/shop.ts";
+import { waitFor } from "../../test/helpers/wait.ts";
+import { readConfig } from "../src/config.ts";
+import { type OrdersApi, startOrdersApi } from "../src/server.ts";
+
+/** The outbox (OUTBOX=ligado, the default): nothing is orphaned. A broker of its own. */
+const kafka = ownKafka("fault-outbox", 19192);
+const prefix = testPrefix("outbox");
+const env = (extra: Record<string, string> = {}) => ({
+  ...serviceEnv(prefix, extra),
+  KAFKA_BROKERS: kafka.brokers,
+});
+let payments: PaymentsInstance;
+
+beforeAll(async () => {
+  await kafka.start();
+  payments = await startPayments(
+    paymentsConfig(env({ TEMPO_DECISAO_MS: "0", INSTANCIA: "caixa-outbox" })),
+    capturingLogger("payments"),
+    () => {},
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await kafka.start();
+  await payments?.stop();
+  await kafka.stop();
+}, 120_000);
+
+const pedido = { cliente: "Leo", item: "bola", quantidade: 2, precoUnitario: 15 };
+const decidido = (url: string, id: number) =>
+  waitFor(
+    async () => {
+      const p = (await http<Pedido>("GET", `${url}/pedidos/${id}`)).body;
+      return p.status !== "AGUARDANDO_PAGAMENTO" && p;
+    },
+    { timeoutMs: 60_000, intervalMs: 250, what: `order ${id} to be decided` },
+  );
+
+describe("Outbox for the event-log orders API", () => {
+  let api: OrdersApi;
+
+  it("When Kafka is up, then 201 comes once this order's event is acknowledged, and it is decided", async () => {
+    api = await startOrdersApi(
+      readConfig(env({ DB_PATH: tempDb("outbox") })),
+      capturingLogger("orders-api"),
+    );
+    const res = await http<Pedido>("POST", `${api.url}/pedidos`, pedido);
+    expect(res.status).toBe(201);
+    expect((await decidido(api.url, res.body.id)).status).toBe("PAGO");
+    expect(
+      (await http<{ outbox: EstadoOutbox }>("GET", `${api.url}/saude`)).body.outbox.pendentes,
+    ).toBe(0);
+  }, 60_000);
+
+  it("When Kafka is down, then 500 after about 5 s with the order saved and its event pending (visible in /saude and /plataforma); when Kafka is back the relay publishes it with no new request", async () => {
+    await kafka.stop();
+    const started = Date.now();
+    const res = await http<{ erro: string }>("POST", `${api.url}/pedidos`, pedido);
+    expect(res.status).toBe(500);
+    expect((Date.now() - started) / 1000).toBeGreaterThanOrEqual(4);
+    expect((Date.now() - started) / 1000).toBeLessThanOrEqual(7);
+    expect(res.body.erro).toMatch(/the outbox will publish the event as soon as Kafka is back/);
+    const id = Number((res.body.erro.match(/order (\d+)/) as RegExpMatchArray)[1]);
+
+    const saude = (await http<{ outbox: EstadoOutbox }>("GET", `${api.url}/saude`)).body.outbox;
+    expect(saude.pendentes).toBe(1);
+    expect(saude.idadeMaisAntigoMs).toBeGreaterThanOrEqual(4000);
+
+    await kafka.start();
+    expect((await decidido(api.url, id)).status).toBe("PAGO");
+    await waitFor(
+      async () =>
+        (await http<{ outbox: EstadoOutbox }>("GET", `${api.url}/saude`)).body.outbox.pendentes ===
+        0,
+    );
+    await api.stop();
+  }, 120_000);
+
+  it("When the orders API is killed -9 between its commit and the publish, then after a restart the outbox publishes the event and the order is decided", async () => {
+    const dbPath = tempDb("outbox-kill");
+    let proc = await ServiceProcess.start(
+      "orders-api",
+      "orders-api",
+      env({ DB_PATH: dbPath }),
+      /listening on http/,
+    );
+    await kafka.stop();
+    // The request is committed (order + event row) but cannot be published; kill it mid-wait.
+    const pending = http<{ erro: string }>("POST", `${proc.url()}/pedidos`, pedido).catch(
+      () => null,
+    );
+    await waitFor(
+      async () => (await http<Pedido[]>("GET", `${proc.url()}/pedidos`)).body.length > 0,
+      { what: "the commit" },
+    );
+    const [saved] = (await http<Pedido[]>("GET", `${proc.url()}/pedidos`)).body;
+    await proc.kill();
+    await pending;
+
+    await kafka.start();
+    proc = await ServiceProcess.start(
+      "orders-api-2",
+      "orders-api",
+      env({ DB_PATH: dbPath }),
+      /listening on http/,
+    );
+    // What this test proves is the outbox's recovery, so a payments instance that has not
+    // lived through this file's earlier outages decides the order (see the issue's note).
+    const fresh = await startPayments(
+      paymentsConfig(env({ TEMPO_DECISAO_MS: "0", INSTANCIA: "caixa-outbox-2" })),
+      capturingLogger("payments-2"),
+      () => {},
+    );
+    try {
+      expect((await decidido(proc.url(), saved?.id as number)).status).toBe("PAGO");
+    } finally {
+      await fresh.stop();
+      await proc.stop();
+    }
+  }, 120_000);
+});

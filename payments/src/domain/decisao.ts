@@ -1,0 +1,16 @@
+import { type Cents, MOTIVO_LIMITE, type StatusPagamento } from "@shop/contracts";
+
+/** The test card's limit: 100.00 is approved, 100.01 is refused. */
+export const LIMITE_CENTAVOS: Cents = 100_00;
+
+export interface Decisao {
+  status: StatusPagamento;
+  motivo: string | null;
+}
+
+/** Deterministic: the same valor always gets the same decision. */
+export function decidir(valorCentavos: Cents): Decisao {
+  return valorCentavos <= LIMITE_CENTAVOS
+    ? { status: "APROVADO", motivo: null }
+    : { status: "RECUSADO", motivo: MOTIVO_LIMITE };
+}

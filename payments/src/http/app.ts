@@ -1,0 +1,50 @@
+import { API_PAGAMENTOS, PagamentoSincronoSchema } from "@shop/contracts";
+import type { ConsumerStatus } from "@shop/kafka";
+import { AppError, createHttpApp, finalizarApp, type Logger, validar } from "@shop/service";
+import type { Express } from "express";
+import type { PagamentosService } from "../pagamentos.ts";
+
+export interface AppDeps {
+  instancia: string;
+  modo: "eventos" | "sincrono";
+  pagamentos: PagamentosService;
+  consumerStatus: () => ConsumerStatus | null;
+  log: Logger;
+}
+
+export function createApp({ instancia, modo, pagamentos, consumerStatus, log }: AppDeps): Express {
+  const app = createHttpApp();
+
+  app.get("/saude", (_req, res) => {
+    const consumidor = consumerStatus();
+    res.json({
+      status: "ok",
+      instancia,
+      modo,
+      consumidor: consumidor && {
+        conectado: consumidor.conectado,
+        grupo: consumidor.grupo,
+        particoes: consumidor.particoes,
+      },
+    });
+  });
+
+  app.get("/pagamentos", (_req, res) => {
+    res.json(pagamentos.processados());
+  });
+
+  app.post("/pagamentos", async (req, res) => {
+    if (modo !== "sincrono") {
+      throw new AppError(
+        "so-no-modo-sincrono",
+        "POST /pagamentos exists only in the synchronous configuration",
+        404,
+      );
+    }
+    const { pedidoId, valor } = validar(PagamentoSincronoSchema, req.body);
+    res.json(await pagamentos.pagarSincrono(pedidoId, valor));
+  });
+
+  finalizarApp(app, API_PAGAMENTOS, log);
+  return app;
+}

@@ -1,0 +1,84 @@
+import {
+  chaveDoPedido,
+  FATOR_DE_REPLICACAO,
+  nomesKafka,
+  PedidoCriado,
+  topicosDoPedido,
+} from "@shop/contracts";
+import {
+  createKafka,
+  createPublisher,
+  ensureTopics,
+  type Publicador,
+  type RunningConsumer,
+  startConsumer,
+} from "@shop/kafka";
+import { createLogger, type Logger, listen } from "@shop/service";
+import type { Config } from "./config.ts";
+import { createApp } from "./http/app.ts";
+import { pagamentosService } from "./pagamentos.ts";
+
+export interface PaymentsInstance {
+  port: number;
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function startPayments(
+  config: Config,
+  log: Logger = createLogger(`payments ${config.instancia}`),
+  print?: (line: string) => void,
+): Promise<PaymentsInstance> {
+  const nomes = nomesKafka(config.kafkaPrefix);
+  const kafka =
+    config.modo === "eventos"
+      ? createKafka(config.kafkaBrokers, `payments-${config.instancia}`, log)
+      : null;
+  // Whichever service starts first creates the topics (the same ones, idempotently).
+  if (kafka) await ensureTopics(kafka, topicosDoPedido(nomes), FATOR_DE_REPLICACAO);
+  const publicador: Publicador | null = kafka ? createPublisher(kafka, 5000, log) : null;
+  const pagamentos = pagamentosService({
+    instancia: config.instancia,
+    tempoDecisaoMs: config.tempoDecisaoMs,
+    nomes,
+    publicador,
+    log,
+    ...(print ? { print } : {}),
+  });
+
+  const consumer: RunningConsumer | null =
+    kafka && publicador
+      ? await startConsumer({
+          kafka,
+          groupId: nomes.grupos.pagamentos,
+          topics: [nomes.topicos.pedidosCriados],
+          contract: PedidoCriado,
+          keyOf: (e) => chaveDoPedido(e.pedidoId),
+          handle: pagamentos.onPedidoCriado,
+          deadLetters: publicador,
+          log,
+          autoCommitInterval: config.commitIntervalMs,
+        })
+      : null;
+
+  const app = createApp({
+    instancia: config.instancia,
+    modo: config.modo,
+    pagamentos,
+    consumerStatus: () => consumer?.status() ?? null,
+    log,
+  });
+  const http = await listen(app, config.port, config.host);
+  const { url } = http;
+  log.info(`payments ${config.instancia} listening on ${url} (${config.modo})`);
+
+  return {
+    port: http.port,
+    url,
+    async stop() {
+      await http.close();
+      await consumer?.stop(); // waits for the record in progress
+      await publicador?.close();
+    },
+  };
+}
