@@ -1,0 +1,18 @@
+import { kafkaEnvShape } from "@shop/kafka";
+import { z } from "zod";
+
+/** Settings of the analytics CLI, read once from the environment. */
+export const envSchema = z.object({
+  ...kafkaEnvShape,
+  /** The consumer group; a second group such as auditoria reads everything with its own offsets. */
+  GRUPO: z.string().trim().min(1).default("analytics"),
+});
+
+export function readConfig(env: NodeJS.ProcessEnv = process.env) {
+  const e = envSchema.parse(env);
+  return {
+    kafkaBrokers: e.KAFKA_BROKERS.split(","),
+    kafkaPrefix: e.KAFKA_PREFIXO,
+    grupo: `${e.KAFKA_PREFIXO}${e.GRUPO}`,
+  };
+}

@@ -1,0 +1,68 @@
+import { parseArgs } from "node:util";
+import { createLogger } from "@shop/service";
+import { ReplayRecusado, runAnalytics } from "./analytics.ts";
+import { readConfig } from "./config.ts";
+import { Saida } from "./saida.ts";
+
+const USAGE = `usage: npm run analytics -- [--replay] [--until-caught-up] [--json] [--quiet]
+
+Reads pedidos-criados and pagamentos-resultados in its own consumer group (GRUPO,
+default analytics) and prints one line per record and the dashboard after each batch.
+
+  --replay           reset the group's offsets to the earliest offset and read everything again
+                     (refused while the group has an active member)
+  --until-caught-up  exit with the final dashboard once the end offsets seen at start are read
+  --json             print the final dashboard as JSON on stdout (everything else goes to stderr)
+  --quiet            no per-record lines or per-batch dashboards
+  --help             this text`;
+
+async function main(): Promise<number> {
+  let values: {
+    replay?: boolean;
+    "until-caught-up"?: boolean;
+    json?: boolean;
+    quiet?: boolean;
+    help?: boolean;
+  };
+  try {
+    ({ values } = parseArgs({
+      options: {
+        replay: { type: "boolean" },
+        "until-caught-up": { type: "boolean" },
+        json: { type: "boolean" },
+        quiet: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+    }));
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const config = readConfig();
+  const saida = new Saida({ json: Boolean(values.json), quiet: Boolean(values.quiet) });
+  const stop = new AbortController();
+  process.once("SIGINT", () => stop.abort());
+  process.once("SIGTERM", () => stop.abort());
+  try {
+    await runAnalytics({
+      brokers: config.kafkaBrokers,
+      prefix: config.kafkaPrefix,
+      grupo: config.grupo,
+      replay: Boolean(values.replay),
+      untilCaughtUp: Boolean(values["until-caught-up"]),
+      saida,
+      log: createLogger("analytics", "stderr"),
+      signal: stop.signal,
+    });
+    return 0;
+  } catch (error) {
+    console.error(`analytics: ${(error as Error).message}`);
+    return error instanceof ReplayRecusado ? 3 : 1;
+  }
+}
+
+process.exitCode = await main();

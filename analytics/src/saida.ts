@@ -1,0 +1,135 @@
+import { formatCents } from "@shop/contracts";
+import type { Painel } from "./domain/visao.ts";
+
+export interface LagParticao {
+  topic: string;
+  partition: number;
+  endOffset: number;
+  committedOffset: number | null;
+  lag: number;
+}
+
+/**
+ * Where the CLI writes. Records and dashboards go to stdout, or to stderr with --json so
+ * that stdout holds only the final JSON. Progress is drawn in place on a terminal and
+ * printed as plain lines otherwise.
+ */
+export class Saida {
+  private lastProgress = 0;
+  private progressShown = false;
+  private readonly main: NodeJS.WriteStream;
+
+  constructor(
+    private readonly opts: { json: boolean; quiet: boolean },
+    private readonly stdout: NodeJS.WriteStream = process.stdout,
+    private readonly stderr: NodeJS.WriteStream = process.stderr,
+  ) {
+    this.main = opts.json ? stderr : stdout;
+  }
+
+  private get tty(): boolean {
+    return Boolean(this.stderr.isTTY);
+  }
+
+  private clearProgress() {
+    if (this.progressShown) {
+      this.stderr.write("\r\x1b[K");
+      this.progressShown = false;
+    }
+  }
+
+  /** Informational lines (start, replay), never suppressed. */
+  info(line: string) {
+    this.clearProgress();
+    this.main.write(`${line}\n`);
+  }
+
+  /** --quiet: no per-record lines and no dashboard per batch (nothing to build for them). */
+  get silenciosa(): boolean {
+    return this.opts.quiet;
+  }
+
+  /** One text block per batch: its record lines, then the dashboard. */
+  lote(linhas: string[], painelTexto: string) {
+    if (this.opts.quiet) return;
+    this.clearProgress();
+    this.main.write(`${linhas.join("\n")}\n${painelTexto}\n`);
+  }
+
+  progresso(lidos: number, total: number, force = false) {
+    const now = Date.now();
+    if (!force && now - this.lastProgress < (this.tty ? 100 : 2000)) return;
+    this.lastProgress = now;
+    const pct = total > 0 ? Math.min(100, Math.floor((lidos / total) * 100)) : 100;
+    if (this.tty) {
+      const width = 30;
+      const filled = Math.round((pct / 100) * width);
+      this.stderr.write(
+        `\r\x1b[K[${"#".repeat(filled)}${".".repeat(width - filled)}] ${lidos}/${total} records (${pct}%)`,
+      );
+      this.progressShown = true;
+    } else {
+      this.main.write(`progress: ${lidos}/${total} records (${pct}%)\n`);
+    }
+  }
+
+  final(resumo: Resumo) {
+    this.clearProgress();
+    if (this.opts.json) {
+      this.stdout.write(`${JSON.stringify(painelJson(resumo), null, 2)}\n`);
+      return;
+    }
+    this.stdout.write(
+      `${painelTexto(resumo.grupo, resumo.painel, resumo.invalidos)}\n${lagTexto(resumo)}\n`,
+    );
+  }
+}
+
+export interface Resumo {
+  grupo: string;
+  painel: Painel;
+  lidos: number;
+  invalidos: number;
+  lag: LagParticao[];
+}
+
+export function painelTexto(grupo: string, p: Painel, invalidos: number): string {
+  const best = p.maisVendido ? `${p.maisVendido.item} (${p.maisVendido.quantidade} units)` : "-";
+  return [
+    `── dashboard (group ${grupo}) ──`,
+    `orders seen      ${p.pedidosVistos}`,
+    `orders paid      ${p.pedidosPagos}`,
+    `revenue          ${formatCents(p.receitaCentavos)}`,
+    `best-selling     ${best}`,
+    ...(p.resultadosSemPedido > 0
+      ? [`results waiting  ${p.resultadosSemPedido} (creation event not read yet)`]
+      : []),
+    ...(invalidos > 0 ? [`invalid records  ${invalidos}`] : []),
+  ].join("\n");
+}
+
+function lagTexto(r: Resumo): string {
+  const rows = r.lag.map(
+    (l) =>
+      `  ${l.topic.padEnd(32)} ${String(l.partition).padStart(3)}  end ${String(l.endOffset).padStart(8)}  committed ${String(l.committedOffset ?? "-").padStart(8)}  lag ${l.lag}`,
+  );
+  return [
+    `lag per partition (end offset − committed offset), ${r.lidos} records read:`,
+    ...rows,
+  ].join("\n");
+}
+
+export function painelJson(r: Resumo) {
+  return {
+    grupo: r.grupo,
+    pedidosVistos: r.painel.pedidosVistos,
+    pedidosPagos: r.painel.pedidosPagos,
+    receita: r.painel.receitaCentavos / 100,
+    receitaCentavos: r.painel.receitaCentavos,
+    maisVendido: r.painel.maisVendido,
+    resultadosSemPedido: r.painel.resultadosSemPedido,
+    registrosLidos: r.lidos,
+    registrosInvalidos: r.invalidos,
+    lag: r.lag,
+  };
+}
