@@ -1,0 +1,45 @@
+import type { Pedido, Plataforma } from "@shop/contracts";
+import { useCallback, useState } from "react";
+import { buscarJson } from "./api.ts";
+import { HistoricoDoPedido } from "./components/HistoricoDoPedido.tsx";
+import { PainelPlataforma } from "./components/PainelPlataforma.tsx";
+import { PedidoForm } from "./components/PedidoForm.tsx";
+import { PedidosLista } from "./components/PedidosLista.tsx";
+import { usePolling } from "./usePolling.ts";
+
+export const INTERVALO_MS = 2000;
+
+export function App({ apiUrl }: { apiUrl: string }) {
+  const carregarPedidos = useCallback(() => buscarJson<Pedido[]>(`${apiUrl}/pedidos`), [apiUrl]);
+  const carregarPlataforma = useCallback(
+    () => buscarJson<Plataforma>(`${apiUrl}/plataforma`),
+    [apiUrl],
+  );
+  const pedidos = usePolling(carregarPedidos, INTERVALO_MS);
+  const plataforma = usePolling(carregarPlataforma, INTERVALO_MS);
+  const [aberto, setAberto] = useState<number | null>(null);
+  return (
+    <>
+      <header>
+        <h1>Loja orientada a eventos</h1>
+        <p>
+          Orders are published to Kafka; payments decide about 3 s later. This page polls the orders
+          API every 2 s ({apiUrl}).
+        </p>
+      </header>
+      <main>
+        <PedidoForm apiUrl={apiUrl} onCriado={pedidos.refresh} />
+        <PedidosLista
+          pedidos={pedidos.data}
+          erro={pedidos.error}
+          atualizadoEm={pedidos.updatedAt}
+          onAbrir={setAberto}
+        />
+        {aberto !== null && (
+          <HistoricoDoPedido apiUrl={apiUrl} pedidoId={aberto} onFechar={() => setAberto(null)} />
+        )}
+        <PainelPlataforma plataforma={plataforma.data} erro={plataforma.error} />
+      </main>
+    </>
+  );
+}

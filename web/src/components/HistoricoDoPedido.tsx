@@ -1,0 +1,63 @@
+import type { Historico } from "@shop/contracts";
+import { useCallback } from "react";
+import { buscarJson } from "../api.ts";
+import { formatarHora } from "../formato.ts";
+import { usePolling } from "../usePolling.ts";
+
+const ROTULO: Record<string, string> = {
+  criado: "Created",
+  "evento-confirmado": "Event acknowledged by Kafka",
+  decidido: "Decided by payments",
+  "resultado-aplicado": "Result applied",
+  "resultado-repetido": "Repeated result: nothing changed",
+};
+
+const detalhe = (d: Historico["etapas"][number]["detalhes"]) =>
+  Object.entries(d)
+    .filter(([, v]) => v !== null)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(" · ");
+
+/** An order's timeline, read from GET /pedidos/{id}/historico and refreshed with the list. */
+export function HistoricoDoPedido({
+  apiUrl,
+  pedidoId,
+  onFechar,
+  intervaloMs = 2000,
+}: {
+  apiUrl: string;
+  pedidoId: number;
+  onFechar: () => void;
+  intervaloMs?: number;
+}) {
+  const carregar = useCallback(
+    () => buscarJson<Historico>(`${apiUrl}/pedidos/${pedidoId}/historico`),
+    [apiUrl, pedidoId],
+  );
+  const { data, error } = usePolling(carregar, intervaloMs);
+  return (
+    <section className="card" aria-labelledby="historico-titulo">
+      <h2 id="historico-titulo">
+        Pedido #{pedidoId}: timeline{" "}
+        <button type="button" onClick={onFechar}>
+          Close
+        </button>
+      </h2>
+      {error && (
+        <p className="alerta" role="alert">
+          Cannot read the timeline ({error}).
+        </p>
+      )}
+      {data && (
+        <ol className="historico">
+          {data.etapas.map((e) => (
+            <li key={`${e.etapa}@${e.em}@${JSON.stringify(e.detalhes)}`} data-etapa={e.etapa}>
+              <time dateTime={e.em}>{formatarHora(e.em)}</time> <b>{ROTULO[e.etapa] ?? e.etapa}</b>
+              {Object.keys(e.detalhes).length > 0 && <small> {detalhe(e.detalhes)}</small>}
+            </li>
+          ))}
+        </ol>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,85 @@
+import type { Plataforma } from "@shop/contracts";
+
+export function PainelPlataforma({
+  plataforma,
+  erro,
+}: {
+  plataforma: Plataforma | null;
+  erro: string | null;
+}) {
+  return (
+    <section className="card" aria-labelledby="plataforma-titulo">
+      <h2 id="plataforma-titulo">Plataforma (Kafka)</h2>
+      {erro && (
+        <p className="alerta" role="alert">
+          Platform data unavailable ({erro}).
+        </p>
+      )}
+      {plataforma?.outbox && (
+        <p data-testid="outbox">
+          Outbox: <strong>{plataforma.outbox.pendentes}</strong> event(s) waiting for Kafka
+          {plataforma.outbox.pendentes > 0 &&
+            ` (oldest ${Math.round(plataforma.outbox.idadeMaisAntigoMs / 1000)} s)`}
+        </p>
+      )}
+      {plataforma?.topicos.map((t) => {
+        const grupos = t.particoes[0]?.grupos.map((g) => g.grupo) ?? [];
+        return (
+          <div className="rolagem" key={t.topic}>
+            <table>
+              <caption>{t.topic}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Partição</th>
+                  <th scope="col">Fim (end offset)</th>
+                  {grupos.map((g) => (
+                    <th scope="col" key={g}>
+                      {g}: offset / lag
+                    </th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {t.particoes.map((p) => (
+                  <tr key={p.partition}>
+                    <td className="num">{p.partition}</td>
+                    <td className="num">{p.endOffset}</td>
+                    {p.grupos.map((g) => (
+                      <td className="num" key={g.grupo}>
+                        {g.committedOffset ?? "—"} /{" "}
+                        <span className={g.lag > 0 ? "lag" : undefined}>{g.lag}</span>
+                      </td>
+                    ))}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        );
+      })}
+      {plataforma?.grupos
+        .filter((g) => g.membros.length > 0 || g.grupo.endsWith("pagamentos"))
+        .map((g) => (
+          <div key={g.grupo}>
+            <h3>
+              Grupo {g.grupo} <small>({g.estado})</small>
+            </h3>
+            {g.membros.length === 0 ? (
+              <p>No active member.</p>
+            ) : (
+              <ul className="membros">
+                {g.membros.map((m) => (
+                  <li key={m.memberId} data-cliente={m.clientId}>
+                    <strong>{m.clientId}</strong> ({m.host}):{" "}
+                    {Object.entries(m.particoes)
+                      .map(([topic, ps]) => `${topic} [${ps.join(", ")}]`)
+                      .join("; ") || "idle (no partition)"}
+                  </li>
+                ))}
+              </ul>
+            )}
+          </div>
+        ))}
+    </section>
+  );
+}

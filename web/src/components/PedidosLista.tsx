@@ -1,0 +1,118 @@
+import { type Pedido, toCents } from "@shop/contracts";
+import { useEffect, useRef, useState } from "react";
+import { formatarCentavos, formatarHora } from "../formato.ts";
+
+const ROTULO_STATUS: Record<Pedido["status"], string> = {
+  AGUARDANDO_PAGAMENTO: "Aguardando pagamento",
+  PAGO: "Pago",
+  RECUSADO: "Recusado",
+};
+
+/** Ids whose status changed since the previous render, highlighted for a moment. */
+function useMudancas(pedidos: Pedido[] | null): Set<number> {
+  const anteriores = useRef(new Map<number, Pedido["status"]>());
+  const [mudados, setMudados] = useState(new Set<number>());
+  useEffect(() => {
+    if (!pedidos) return;
+    const agora = new Set<number>();
+    for (const p of pedidos) {
+      const antes = anteriores.current.get(p.id);
+      if (antes !== undefined && antes !== p.status) agora.add(p.id);
+      anteriores.current.set(p.id, p.status);
+    }
+    if (agora.size === 0) return;
+    setMudados(agora);
+    const timer = setTimeout(() => setMudados(new Set()), 2500);
+    return () => clearTimeout(timer);
+  }, [pedidos]);
+  return mudados;
+}
+
+export function PedidosLista({
+  pedidos,
+  erro,
+  atualizadoEm,
+  onAbrir,
+}: {
+  pedidos: Pedido[] | null;
+  erro: string | null;
+  atualizadoEm: Date | null;
+  /** Opens the order's timeline. */
+  onAbrir?: (id: number) => void;
+}) {
+  const mudados = useMudancas(pedidos);
+  return (
+    <section className="card" aria-labelledby="pedidos-titulo">
+      <h2 id="pedidos-titulo">Pedidos</h2>
+      {erro && (
+        <p className="alerta" role="alert">
+          Cannot reach the orders API ({erro}).{" "}
+          {atualizadoEm
+            ? `Showing the data of ${atualizadoEm.toLocaleTimeString()}.`
+            : "No data yet."}
+        </p>
+      )}
+      {pedidos && pedidos.length === 0 && <p>Nenhum pedido ainda.</p>}
+      {pedidos && pedidos.length > 0 && (
+        <div className="rolagem">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">#</th>
+                <th scope="col">Cliente</th>
+                <th scope="col">Item</th>
+                <th scope="col">Qtd.</th>
+                <th scope="col">Valor</th>
+                <th scope="col">Status</th>
+                <th scope="col">Motivo</th>
+                <th scope="col">Processado por</th>
+                <th scope="col">Criado em</th>
+              </tr>
+            </thead>
+            <tbody>
+              {pedidos.map((p) => (
+                <tr
+                  key={p.id}
+                  data-pedido={p.id}
+                  className={mudados.has(p.id) ? "mudou" : undefined}
+                >
+                  <td>
+                    {onAbrir ? (
+                      <button
+                        type="button"
+                        className="link"
+                        onClick={() => onAbrir(p.id)}
+                        aria-label={`Open order ${p.id}'s timeline`}
+                      >
+                        {p.id}
+                      </button>
+                    ) : (
+                      p.id
+                    )}
+                  </td>
+                  <td>{p.cliente}</td>
+                  <td>{p.item}</td>
+                  <td className="num">{p.quantidade}</td>
+                  <td className="num">{formatarCentavos(toCents(p.valor))}</td>
+                  <td>
+                    <span
+                      className={`badge badge-${p.status.toLowerCase()}`}
+                      data-status={p.status}
+                    >
+                      {ROTULO_STATUS[p.status]}
+                    </span>
+                  </td>
+                  <td>{p.motivo ?? "—"}</td>
+                  <td>{p.processadoPor ?? "—"}</td>
+                  <td>
+                    <time dateTime={p.criadoEm}>{formatarHora(p.criadoEm)}</time>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}

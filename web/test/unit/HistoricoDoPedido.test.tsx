@@ -1,0 +1,86 @@
+import type { Historico, Pedido } from "@shop/contracts";
+import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { HistoricoDoPedido } from "../../src/components/HistoricoDoPedido.tsx";
+import { PedidosLista } from "../../src/components/PedidosLista.tsx";
+
+afterEach(() => {
+  cleanup();
+  vi.unstubAllGlobals();
+});
+
+const historico: Historico = {
+  pedidoId: 7,
+  etapas: [
+    { etapa: "criado", em: "2026-11-21T10:00:00.000Z", detalhes: { item: "caneca", valor: 37.8 } },
+    {
+      etapa: "evento-confirmado",
+      em: "2026-11-21T10:00:00.020Z",
+      detalhes: { topico: "pedidos-criados", particao: 2, offset: "41" },
+    },
+    {
+      etapa: "decidido",
+      em: "2026-11-21T10:00:03.030Z",
+      detalhes: {
+        instancia: "caixa-1",
+        status: "APROVADO",
+        motivo: null,
+        particao: 2,
+        offset: "40",
+      },
+    },
+    { etapa: "resultado-aplicado", em: "2026-11-21T10:00:03.050Z", detalhes: { status: "PAGO" } },
+  ],
+};
+
+describe("An order's timeline", () => {
+  it("When a person opens an order, then its timeline is read from /pedidos/{id}/historico and shows each step in order with where it happened", async () => {
+    const fetchMock = vi.fn(async () => new Response(JSON.stringify(historico), { status: 200 }));
+    vi.stubGlobal("fetch", fetchMock);
+    const abertos: number[] = [];
+    const pedido: Pedido = {
+      id: 7,
+      cliente: "Ana",
+      item: "caneca",
+      quantidade: 2,
+      valor: 37.8,
+      status: "PAGO",
+      motivo: null,
+      processadoPor: "caixa-1",
+      criadoEm: "2026-11-21T10:00:00.000Z",
+    };
+    render(
+      <PedidosLista
+        pedidos={[pedido]}
+        erro={null}
+        atualizadoEm={new Date()}
+        onAbrir={(id) => abertos.push(id)}
+      />,
+    );
+    fireEvent.click(screen.getByRole("button", { name: "Open order 7's timeline" }));
+    expect(abertos).toEqual([7]);
+
+    render(<HistoricoDoPedido apiUrl="http://api" pedidoId={7} onFechar={() => {}} />);
+    await waitFor(() => expect(document.querySelectorAll("li[data-etapa]")).toHaveLength(4));
+    expect(fetchMock).toHaveBeenCalledWith("http://api/pedidos/7/historico");
+    const etapas = [...document.querySelectorAll("li[data-etapa]")];
+    expect(etapas.map((li) => li.getAttribute("data-etapa"))).toEqual([
+      "criado",
+      "evento-confirmado",
+      "decidido",
+      "resultado-aplicado",
+    ]);
+    expect(etapas[1]?.textContent).toContain("particao 2 · offset 41");
+    expect(etapas[2]?.textContent).toContain("instancia caixa-1");
+    expect(etapas[3]?.textContent).toContain("Result applied");
+  });
+
+  it("When the timeline cannot be read, then the person is told so", async () => {
+    vi.stubGlobal(
+      "fetch",
+      vi.fn(async () => new Response("{}", { status: 404 })),
+    );
+    render(<HistoricoDoPedido apiUrl="http://api" pedidoId={9} onFechar={() => {}} />);
+    expect((await screen.findByRole("alert")).textContent).toContain("404");
+  });
+});

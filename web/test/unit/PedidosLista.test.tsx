@@ -1,0 +1,84 @@
+import type { Pedido } from "@shop/contracts";
+import { cleanup, render, screen, within } from "@testing-library/react";
+import { afterEach, describe, expect, it } from "vitest";
+import { PedidosLista } from "../../src/components/PedidosLista.tsx";
+
+afterEach(cleanup);
+
+const pedido = (id: number, status: Pedido["status"], extra: Partial<Pedido> = {}): Pedido => ({
+  id,
+  cliente: `cliente ${id}`,
+  item: `item ${id}`,
+  quantidade: 2,
+  valor: 37.8,
+  status,
+  motivo: null,
+  processadoPor: null,
+  criadoEm: "2026-11-21T10:00:00.000Z",
+  ...extra,
+});
+
+describe("The order list", () => {
+  it("When orders arrive, then each row shows every column, money formatted and status as a badge, in the order given (newest first)", () => {
+    render(
+      <PedidosLista
+        pedidos={[
+          pedido(2, "RECUSADO", {
+            motivo: "limite do cartão de teste",
+            processadoPor: "caixa-2",
+            valor: 150,
+          }),
+          pedido(1, "PAGO", { processadoPor: "caixa-1" }),
+        ]}
+        erro={null}
+        atualizadoEm={new Date()}
+      />,
+    );
+    const rows = screen.getAllByRole("row").slice(1);
+    expect(rows.map((r) => r.getAttribute("data-pedido"))).toEqual(["2", "1"]);
+    const first = within(rows[0] as HTMLElement);
+    expect(first.getByText(/R\$\s*150,00/)).toBeTruthy();
+    expect(first.getByText("Recusado").getAttribute("data-status")).toBe("RECUSADO");
+    expect(first.getByText("limite do cartão de teste")).toBeTruthy();
+    expect(first.getByText("caixa-2")).toBeTruthy();
+    const local = new Intl.DateTimeFormat(undefined, {
+      dateStyle: "short",
+      timeStyle: "medium",
+    }).format(new Date("2026-11-21T10:00:00.000Z"));
+    expect(first.getByText(local).getAttribute("datetime")).toBe("2026-11-21T10:00:00.000Z");
+    expect(within(rows[1] as HTMLElement).getByText("Pago").className).toContain("badge-pago");
+  });
+
+  it("When a status changes between polls, then that row is highlighted", () => {
+    const { rerender } = render(
+      <PedidosLista
+        pedidos={[pedido(1, "AGUARDANDO_PAGAMENTO")]}
+        erro={null}
+        atualizadoEm={new Date()}
+      />,
+    );
+    expect(screen.getAllByRole("row")[1]?.className).toBe("");
+    rerender(
+      <PedidosLista
+        pedidos={[pedido(1, "PAGO", { processadoPor: "caixa-1" })]}
+        erro={null}
+        atualizadoEm={new Date()}
+      />,
+    );
+    expect(screen.getAllByRole("row")[1]?.className).toBe("mudou");
+  });
+
+  it("When the API cannot be reached, then the list says so and keeps the last data", () => {
+    render(
+      <PedidosLista
+        pedidos={[pedido(1, "PAGO")]}
+        erro="Failed to fetch"
+        atualizadoEm={new Date("2026-11-21T10:00:05Z")}
+      />,
+    );
+    expect(screen.getByRole("alert").textContent).toMatch(
+      /Cannot reach the orders API.*Showing the data of/,
+    );
+    expect(screen.getAllByRole("row")).toHaveLength(2);
+  });
+});
