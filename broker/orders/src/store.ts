@@ -1,0 +1,166 @@
+import { openDatabase } from "@shop/service";
+import type { ItemDoPedido, Pedido, Solicitacao } from "./domain/pedido.ts";
+
+const MIGRATIONS = [
+  `CREATE TABLE pedidos (
+     id TEXT PRIMARY KEY,
+     cliente_id TEXT NOT NULL,
+     status TEXT NOT NULL CHECK (status IN ('ABERTO', 'EM_PAGAMENTO', 'PAGO')),
+     criado_em TEXT NOT NULL
+   );
+   CREATE TABLE itens (
+     pedido_id TEXT NOT NULL REFERENCES pedidos(id),
+     seq INTEGER NOT NULL,
+     sku TEXT NOT NULL,
+     quantidade INTEGER NOT NULL CHECK (quantidade >= 1),
+     preco_centavos INTEGER NOT NULL CHECK (preco_centavos > 0),
+     PRIMARY KEY (pedido_id, seq)
+   );
+   CREATE TABLE solicitacoes (
+     solicitacao_id TEXT PRIMARY KEY,
+     pedido_id TEXT NOT NULL REFERENCES pedidos(id),
+     cenario TEXT NOT NULL CHECK (cenario IN ('APROVAR', 'RECUSAR')),
+     valor_centavos INTEGER NOT NULL,
+     estado TEXT NOT NULL CHECK (estado IN ('PENDENTE', 'CONCLUIDA')),
+     aprovado INTEGER,
+     motivo TEXT,
+     criada_em TEXT NOT NULL,
+     concluida_em TEXT
+   );`,
+  // The timeline of a payment request (GET /pedidos/{id}/historico).
+  `ALTER TABLE solicitacoes ADD COLUMN confirmada_em TEXT;
+   ALTER TABLE solicitacoes ADD COLUMN decidida_em TEXT;`,
+];
+
+interface LinhaSolicitacao {
+  solicitacao_id: string;
+  pedido_id: string;
+  cenario: Solicitacao["cenario"];
+  valor_centavos: number;
+  estado: Solicitacao["estado"];
+  aprovado: number | null;
+  motivo: string | null;
+}
+
+export interface LinhaDoHistorico {
+  solicitacao_id: string;
+  cenario: string;
+  valor_centavos: number;
+  aprovado: number | null;
+  motivo: string | null;
+  criada_em: string;
+  confirmada_em: string | null;
+  decidida_em: string | null;
+  concluida_em: string | null;
+}
+
+const toSolicitacao = (l: LinhaSolicitacao): Solicitacao => ({
+  solicitacaoId: l.solicitacao_id,
+  pedidoId: l.pedido_id,
+  cenario: l.cenario,
+  valorCentavos: l.valor_centavos,
+  estado: l.estado,
+  aprovado: l.aprovado === null ? null : l.aprovado === 1,
+  motivo: l.motivo,
+});
+
+export type OrdersStore = ReturnType<typeof openStore>;
+
+/** The orders service's own database. Each state change is one transaction. */
+export function openStore(path: string) {
+  const db = openDatabase(path, MIGRATIONS);
+
+  const q = {
+    insertPedido: db.prepare(
+      "INSERT INTO pedidos (id, cliente_id, status, criado_em) VALUES (?, ?, 'ABERTO', ?)",
+    ),
+    insertItem: db.prepare(
+      "INSERT INTO itens (pedido_id, seq, sku, quantidade, preco_centavos) VALUES (?, (SELECT COUNT(*) FROM itens WHERE pedido_id = ?), ?, ?, ?)",
+    ),
+    pedido: db.prepare<[string], { id: string; cliente_id: string; status: Pedido["status"] }>(
+      "SELECT id, cliente_id, status FROM pedidos WHERE id = ?",
+    ),
+    itens: db.prepare<[string], { sku: string; quantidade: number; preco_centavos: number }>(
+      "SELECT sku, quantidade, preco_centavos FROM itens WHERE pedido_id = ? ORDER BY seq",
+    ),
+    status: db.prepare("UPDATE pedidos SET status = ? WHERE id = ?"),
+    solicitacao: db.prepare<[string], LinhaSolicitacao>(
+      "SELECT * FROM solicitacoes WHERE solicitacao_id = ?",
+    ),
+    insertSolicitacao: db.prepare(
+      "INSERT INTO solicitacoes (solicitacao_id, pedido_id, cenario, valor_centavos, estado, criada_em) VALUES (?, ?, ?, ?, 'PENDENTE', ?)",
+    ),
+    concluir: db.prepare(
+      "UPDATE solicitacoes SET estado = 'CONCLUIDA', aprovado = ?, motivo = ?, concluida_em = ?, decidida_em = ? WHERE solicitacao_id = ? AND estado = 'PENDENTE'",
+    ),
+    confirmada: db.prepare(
+      "UPDATE solicitacoes SET confirmada_em = COALESCE(confirmada_em, ?) WHERE solicitacao_id = ?",
+    ),
+    doPedido: db.prepare<[string], LinhaDoHistorico>(
+      "SELECT solicitacao_id, cenario, valor_centavos, aprovado, motivo, criada_em, confirmada_em, decidida_em, concluida_em FROM solicitacoes WHERE pedido_id = ? ORDER BY rowid",
+    ),
+  };
+
+  function buscar(id: string): Pedido | null {
+    const p = q.pedido.get(id);
+    if (!p) return null;
+    const itens: ItemDoPedido[] = q.itens
+      .all(id)
+      .map((i) => ({ sku: i.sku, quantidade: i.quantidade, precoCentavos: i.preco_centavos }));
+    return { id: p.id, clienteId: p.cliente_id, status: p.status, itens };
+  }
+
+  return {
+    /** Runs fn in one IMMEDIATE transaction (a writer lock from the start). */
+    transacao<T>(fn: () => T): T {
+      return db.transaction(fn).immediate();
+    },
+    criar(id: string, clienteId: string, itens: ItemDoPedido[]): void {
+      db.transaction(() => {
+        q.insertPedido.run(id, clienteId, new Date().toISOString());
+        for (const i of itens) q.insertItem.run(id, id, i.sku, i.quantidade, i.precoCentavos);
+      }).immediate();
+    },
+    buscar,
+    adicionarItem(id: string, item: ItemDoPedido): void {
+      q.insertItem.run(id, id, item.sku, item.quantidade, item.precoCentavos);
+    },
+    mudarStatus(id: string, status: Pedido["status"]): void {
+      q.status.run(status, id);
+    },
+    solicitacao(id: string): Solicitacao | null {
+      const l = q.solicitacao.get(id);
+      return l ? toSolicitacao(l) : null;
+    },
+    criarSolicitacao(
+      s: Pick<Solicitacao, "solicitacaoId" | "pedidoId" | "cenario" | "valorCentavos">,
+    ): void {
+      q.insertSolicitacao.run(
+        s.solicitacaoId,
+        s.pedidoId,
+        s.cenario,
+        s.valorCentavos,
+        new Date().toISOString(),
+      );
+    },
+    concluirSolicitacao(
+      id: string,
+      aprovado: boolean,
+      motivo: string,
+      decididaEm: string | null,
+    ): void {
+      q.concluir.run(aprovado ? 1 : 0, motivo, new Date().toISOString(), decididaEm, id);
+    },
+    /** The first confirm of the request's publication (a repeat publishes again). */
+    marcarConfirmada(id: string): void {
+      q.confirmada.run(new Date().toISOString(), id);
+    },
+    /** Each request of an order with the times of its steps, oldest first. */
+    historico(pedidoId: string): LinhaDoHistorico[] {
+      return q.doPedido.all(pedidoId);
+    },
+    close() {
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,183 @@
+import { randomUUID } from "node:crypto";
+import { EXCHANGES, FILAS, FILAS_ERROS, ROUTING_KEYS } from "@shop/contracts";
+import amqp from "amqplib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { brokerEnv, prontas, publicarCru, TcpProxy } from "../../../test/helpers/broker.ts";
+import { testConfig } from "../../../test/helpers/env.ts";
+import { createTestVhost, type TestVhost } from "../../../test/helpers/rabbit.ts";
+import { capturingLogger, http } from "../../../test/helpers/shop.ts";
+import { waitFor } from "../../../test/helpers/wait.ts";
+import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
+import { startPayments } from "../../payments/src/server.ts";
+import { readConfig } from "../src/config.ts";
+import { type OrdersService, startOrders } from "../src/server.ts";
+
+interface Pedido {
+  id: string;
+  status: string;
+  total: number;
+}
+
+let vhost: TestVhost;
+let proxy: TcpProxy;
+let orders: OrdersService;
+const ordersLog = capturingLogger("broker-orders");
+
+beforeAll(async () => {
+  vhost = await createTestVhost("falhas");
+  const r = testConfig().rabbit;
+  proxy = await TcpProxy.start(r.host, r.port);
+  // The orders service reaches RabbitMQ through the proxy, so that a test can cut it off.
+  orders = await startOrders(
+    readConfig(brokerEnv(vhost, "orders", { BROKER_PORT: String(proxy.port) })),
+    ordersLog,
+  );
+});
+
+afterAll(async () => {
+  await orders?.stop();
+  await proxy?.close();
+  await vhost?.dispose();
+});
+
+const novoPedido = async () =>
+  (
+    await http<Pedido>("POST", `${orders.url}/pedidos`, {
+      clienteId: "c",
+      itens: [{ sku: "CHA", quantidade: 1, precoUnitario: 12.5 }],
+    })
+  ).body;
+const pedir = (id: string, solicitacaoId: string, cenario = "APROVAR") =>
+  http<{ erro?: string; estado?: string }>("POST", `${orders.url}/pedidos/${id}/pagamentos`, {
+    solicitacaoId,
+    cenario,
+  });
+const estado = async (id: string) =>
+  (await http<Pedido>("GET", `${orders.url}/pedidos/${id}`)).body;
+
+/** A message in the queue as the management API shows it, without consuming it for good. */
+async function espiar(queue: string) {
+  const res = await vhost.api("POST", `/queues/{vhost}/${encodeURIComponent(queue)}/get`, {
+    count: 1,
+    ackmode: "ack_requeue_true",
+    encoding: "auto",
+  });
+  return (await res.json()) as {
+    payload: string;
+    properties: { content_type?: string; delivery_mode?: number };
+  }[];
+}
+
+describe("Consumer stopped", () => {
+  it("When the payments consumer is stopped, then 202, the order is EM_PAGAMENTO and the message sits Ready in pagamentos.solicitacoes (management API)", async () => {
+    const p = await novoPedido();
+    const key = randomUUID();
+    expect((await pedir(p.id, key)).status).toBe(202);
+    expect((await estado(p.id)).status).toBe("EM_PAGAMENTO");
+    const fila = await waitFor(
+      async () => {
+        const q = (await (
+          await vhost.api("GET", `/queues/{vhost}/${FILAS.solicitacoes}`)
+        ).json()) as { messages_ready?: number };
+        return (q.messages_ready ?? 0) >= 1 && q;
+      },
+      { timeoutMs: 20_000, intervalMs: 500, what: "the management API to show the message Ready" },
+    );
+    expect(fila.messages_ready).toBe(1);
+    const [msg] = await espiar(FILAS.solicitacoes);
+    expect(msg?.properties.content_type).toBe("application/json");
+    expect(msg?.properties.delivery_mode).toBe(2);
+    expect(JSON.parse(msg?.payload ?? "{}")).toEqual({
+      versao: 1,
+      solicitacaoId: key,
+      pedidoId: p.id,
+      valor: 12.5,
+      cenario: "APROVAR",
+    });
+  });
+});
+
+describe("Broker down", () => {
+  it("When RabbitMQ cannot be reached, then 503 within about 5 s and the key stays PENDENTE; when it is back, the same request recovers: 202 and then PAGO", async () => {
+    const p = await novoPedido();
+    const key = randomUUID();
+    proxy.cutConnections();
+    const started = Date.now();
+    const down = await pedir(p.id, key);
+    expect(down.status).toBe(503);
+    expect(Date.now() - started).toBeLessThan(6500);
+    expect(down.body.erro).toMatch(/stays PENDENTE/);
+    expect((await estado(p.id)).status).toBe("EM_PAGAMENTO");
+
+    proxy.restore();
+    const payments = await startPayments(
+      paymentsConfig(brokerEnv(vhost, "payments-down")),
+      capturingLogger("broker-payments"),
+    );
+    try {
+      const back = await pedir(p.id, key);
+      expect(back.status).toBe(202);
+      await waitFor(async () => (await estado(p.id)).status === "PAGO", {
+        what: "PAGO after recovery",
+      });
+    } finally {
+      await payments.stop();
+    }
+  }, 60_000);
+});
+
+describe("Unroutable publish", () => {
+  it("When the binding is removed, then the publish is returned: 503 with the key kept PENDENTE; rebound, the same key gives 202", async () => {
+    const conn = await amqp.connect(vhost.url);
+    const ch = await conn.createChannel();
+    await ch.unbindQueue(FILAS.solicitacoes, EXCHANGES.comandos, ROUTING_KEYS.solicitar);
+    try {
+      const p = await novoPedido();
+      const key = randomUUID();
+      const res = await pedir(p.id, key);
+      expect(res.status).toBe(503);
+      expect(res.body.erro).toMatch(/no queue is bound/);
+      expect((await estado(p.id)).status).toBe("EM_PAGAMENTO");
+      await ch.bindQueue(FILAS.solicitacoes, EXCHANGES.comandos, ROUTING_KEYS.solicitar);
+      expect((await pedir(p.id, key)).status).toBe(202);
+    } finally {
+      await ch.bindQueue(FILAS.solicitacoes, EXCHANGES.comandos, ROUTING_KEYS.solicitar);
+      await conn.close();
+    }
+  });
+});
+
+describe("Divergent content goes to .erros after 3 attempts", () => {
+  it("When a result names another pedidoId, then the orders consumer fails 3 times, the message lands in pedidos.resultados.erros and the record is unchanged", async () => {
+    const p = await novoPedido();
+    const key = randomUUID();
+    await pedir(p.id, key);
+    const antes = await prontas(vhost, FILAS_ERROS.resultados);
+    const falso = JSON.stringify({
+      versao: 1,
+      solicitacaoId: key,
+      pedidoId: randomUUID(),
+      valor: 12.5,
+      aprovado: true,
+      motivo: "x",
+    });
+    await publicarCru(vhost, EXCHANGES.eventos, ROUTING_KEYS.resultado, falso);
+    await waitFor(async () => (await prontas(vhost, FILAS_ERROS.resultados)) === antes + 1, {
+      what: "the result in .erros",
+    });
+    const tentativas = ordersLog.lines.filter(
+      (l) => l.includes("failed") && l.includes("differs from the record"),
+    );
+    expect(tentativas).toHaveLength(3);
+    expect(tentativas[2]).toMatch(/dead-lettered to pedidos\.resultados\.erros/);
+    expect((await estado(p.id)).status).toBe("EM_PAGAMENTO");
+  }, 30_000);
+
+  it("When a result is not even JSON, then it also lands in pedidos.resultados.erros after 3 attempts", async () => {
+    const antes = await prontas(vhost, FILAS_ERROS.resultados);
+    await publicarCru(vhost, EXCHANGES.eventos, ROUTING_KEYS.resultado, "<xml/>");
+    await waitFor(async () => (await prontas(vhost, FILAS_ERROS.resultados)) === antes + 1, {
+      what: "the poison in .erros",
+    });
+  }, 30_000);
+});

@@ -1,0 +1,338 @@
+import { randomUUID } from "node:crypto";
+import { EXCHANGES, FILAS, type HistoricoBroker, ROUTING_KEYS } from "@shop/contracts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { brokerEnv, prontas, publicarCru } from "../../../test/helpers/broker.ts";
+import { createTestVhost, type TestVhost } from "../../../test/helpers/rabbit.ts";
+import { capturingLogger, http } from "../../../test/helpers/shop.ts";
+import { waitFor } from "../../../test/helpers/wait.ts";
+import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
+import { type PaymentsService, startPayments } from "../../payments/src/server.ts";
+import { readConfig } from "../src/config.ts";
+import { type OrdersService, startOrders } from "../src/server.ts";
+
+interface Pedido {
+  id: string;
+  clienteId: string;
+  status: string;
+  total: number;
+  itens: { sku: string; quantidade: number; precoUnitario: number }[];
+}
+
+let vhost: TestVhost;
+let orders: OrdersService;
+let payments: PaymentsService | null = null;
+const paymentsLog = capturingLogger("broker-payments");
+let paymentsEnv: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  vhost = await createTestVhost("fluxo");
+  orders = await startOrders(
+    readConfig(brokerEnv(vhost, "orders")),
+    capturingLogger("broker-orders"),
+  );
+  paymentsEnv = brokerEnv(vhost, "payments");
+  payments = await startPayments(paymentsConfig(paymentsEnv), paymentsLog);
+});
+
+afterAll(async () => {
+  await payments?.stop();
+  await orders?.stop();
+  await vhost?.dispose();
+});
+
+const novoPedido = async (itens = [{ sku: "CAFE", quantidade: 2, precoUnitario: 18.9 }]) => {
+  const res = await http<Pedido>("POST", `${orders.url}/pedidos`, { clienteId: "cli-1", itens });
+  expect(res.status).toBe(201);
+  return res.body;
+};
+const pedir = (id: string, solicitacaoId: string, cenario: string) =>
+  http<Record<string, unknown>>("POST", `${orders.url}/pedidos/${id}/pagamentos`, {
+    solicitacaoId,
+    cenario,
+  });
+const estado = async (id: string) =>
+  (await http<Pedido>("GET", `${orders.url}/pedidos/${id}`)).body;
+const ate = (id: string, status: string) =>
+  waitFor(async () => (await estado(id)).status === status, { what: `order ${id} ${status}` });
+
+const historico = async (id: string) =>
+  (await http<HistoricoBroker>("GET", `${orders.url}/pedidos/${id}/historico`)).body;
+
+async function pararPagamentos() {
+  await payments?.stop();
+  payments = null;
+}
+async function voltarPagamentos() {
+  payments = await startPayments(paymentsConfig(paymentsEnv), paymentsLog);
+}
+
+describe("Orders (broker edition)", () => {
+  it("When an order is created, then 201 with a UUID id, status ABERTO, the total computed from the items, and the items", async () => {
+    const p = await novoPedido();
+    expect(p.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(p).toMatchObject({
+      clienteId: "cli-1",
+      status: "ABERTO",
+      total: 37.8,
+      itens: [{ sku: "CAFE", quantidade: 2, precoUnitario: 18.9 }],
+    });
+    expect(await estado(p.id)).toEqual(p);
+  });
+
+  const invalidos: [string, unknown][] = [
+    ["no items", { clienteId: "c", itens: [] }],
+    ["a missing clienteId", { itens: [{ sku: "A", quantidade: 1, precoUnitario: 1 }] }],
+    ["quantidade < 1", { clienteId: "c", itens: [{ sku: "A", quantidade: 0, precoUnitario: 1 }] }],
+    [
+      "precoUnitario ≤ 0",
+      { clienteId: "c", itens: [{ sku: "A", quantidade: 1, precoUnitario: 0 }] },
+    ],
+  ];
+  for (const [what, body] of invalidos) {
+    it(`When the body has ${what}, then 400 with field details`, async () => {
+      const res = await http<{ erro: string; campos: Record<string, string> }>(
+        "POST",
+        `${orders.url}/pedidos`,
+        body,
+      );
+      expect(res.status).toBe(400);
+      expect(Object.keys(res.body.campos).length).toBeGreaterThan(0);
+    });
+  }
+  it("When the body is malformed JSON, then 400", async () => {
+    expect((await http("POST", `${orders.url}/pedidos`, "{nope")).status).toBe(400);
+  });
+
+  it("When an item is added while ABERTO, then 200 with the new total; an unknown order is 404", async () => {
+    const p = await novoPedido();
+    const res = await http<Pedido>("POST", `${orders.url}/pedidos/${p.id}/itens`, {
+      sku: "PAO",
+      quantidade: 3,
+      precoUnitario: 0.5,
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.total).toBe(39.3);
+    expect(
+      (
+        await http("POST", `${orders.url}/pedidos/${randomUUID()}/itens`, {
+          sku: "PAO",
+          quantidade: 1,
+          precoUnitario: 1,
+        })
+      ).status,
+    ).toBe(404);
+    expect((await http("GET", `${orders.url}/pedidos/${randomUUID()}`)).status).toBe(404);
+  });
+});
+
+describe("Consumers", () => {
+  it("Prefetch is 1: each consumer of both queues holds at most one unacknowledged message (CONSUMIDORES consumers per queue)", async () => {
+    const expected = readConfig(brokerEnv(vhost, "x")).consumidores;
+    const consumers = await waitFor(
+      async () => {
+        const list = (await (await vhost.api("GET", "/consumers/{vhost}")).json()) as {
+          queue: { name: string };
+          prefetch_count: number;
+        }[];
+        return list.length === 2 * expected ? list : null;
+      },
+      { what: `${2 * expected} consumers in the management API` },
+    );
+    for (const queue of [FILAS.solicitacoes, FILAS.resultados]) {
+      const mine = consumers.filter((c) => c.queue.name === queue);
+      expect(mine, queue).toHaveLength(expected);
+      for (const c of mine) expect(c.prefetch_count, queue).toBe(1);
+    }
+  });
+});
+
+describe("Timeline: GET /pedidos/{id}/historico (broker edition)", () => {
+  it("When a refusal then an approval are requested, then each request's timeline shows record stored, publish confirmed, decision stored and result applied, in order", async () => {
+    const p = await novoPedido();
+    const recusa = randomUUID();
+    expect((await pedir(p.id, recusa, "RECUSAR")).status).toBe(202);
+    await waitFor(async () => (await historico(p.id)).solicitacoes[0]?.etapas.length === 4, {
+      what: "the refusal's four steps",
+    });
+    const aprovacao = randomUUID();
+    expect((await pedir(p.id, aprovacao, "APROVAR")).status).toBe(202);
+    await ate(p.id, "PAGO");
+    const h = await waitFor(
+      async () => {
+        const body = await historico(p.id);
+        return body.solicitacoes[1]?.etapas.length === 4 ? body : null;
+      },
+      { what: "the approval's four steps" },
+    );
+    expect(h.solicitacoes.map((s) => s.solicitacaoId)).toEqual([recusa, aprovacao]);
+    for (const s of h.solicitacoes) {
+      expect(s.etapas.map((e) => e.etapa)).toEqual([
+        "registro-guardado",
+        "publicacao-confirmada",
+        "decisao-guardada",
+        "resultado-aplicado",
+      ]);
+      // The decision may be stored before the publisher's confirm reaches the orders service.
+      const [guardado, confirmado, decidido, aplicado] = s.etapas.map((e) => Date.parse(e.em));
+      expect(confirmado).toBeGreaterThanOrEqual(guardado as number);
+      expect(decidido).toBeGreaterThanOrEqual(guardado as number);
+      expect(aplicado).toBeGreaterThanOrEqual(decidido as number);
+    }
+    expect(h.solicitacoes[0]?.etapas[2]?.detalhes).toMatchObject({ aprovado: false });
+    expect(h.solicitacoes[1]?.etapas[2]?.detalhes).toMatchObject({ aprovado: true });
+    expect((await http("GET", `${orders.url}/pedidos/${randomUUID()}/historico`)).status).toBe(404);
+  });
+});
+
+describe("POST /pedidos/{pedidoId}/pagamentos", () => {
+  it("When APROVAR is requested, then 202 (accepted, not paid) with the amount read from the order, and the order ends PAGO", async () => {
+    const p = await novoPedido();
+    const key = randomUUID();
+    const res = await pedir(p.id, key, "APROVAR");
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({
+      solicitacaoId: key,
+      pedidoId: p.id,
+      valor: 37.8,
+      estado: "PENDENTE",
+    });
+    await ate(p.id, "PAGO");
+  });
+
+  it("Rule 4: when a concluded request is repeated, then 200 with the stored result and nothing is published", async () => {
+    const p = await novoPedido();
+    const key = randomUUID();
+    await pedir(p.id, key, "APROVAR");
+    await ate(p.id, "PAGO");
+    await pararPagamentos();
+    try {
+      const res = await pedir(p.id, key, "APROVAR");
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({
+        solicitacaoId: key,
+        pedidoId: p.id,
+        valor: 37.8,
+        aprovado: true,
+        motivo: expect.stringMatching(/aprovado/),
+      });
+      expect(await prontas(vhost, FILAS.solicitacoes)).toBe(0);
+    } finally {
+      await voltarPagamentos();
+    }
+  });
+
+  it("Request rules: a pending repeat is 202 and published again; another cenario under the key is 409; items are locked; a new key is 409", async () => {
+    await pararPagamentos();
+    try {
+      const p = await novoPedido();
+      const key = randomUUID();
+      expect((await pedir(p.id, key, "APROVAR")).status).toBe(202);
+      expect((await estado(p.id)).status).toBe("EM_PAGAMENTO");
+      expect((await pedir(p.id, key, "APROVAR")).status).toBe(202);
+      expect(await prontas(vhost, FILAS.solicitacoes)).toBe(2);
+
+      const conflito = await pedir(p.id, key, "RECUSAR");
+      expect(conflito.status).toBe(409);
+      expect(conflito.body.erro).toMatch(/different content/);
+
+      const item = await http<{ erro: string }>("POST", `${orders.url}/pedidos/${p.id}/itens`, {
+        sku: "X",
+        quantidade: 1,
+        precoUnitario: 1,
+      });
+      expect(item.status).toBe(409);
+      expect((await estado(p.id)).total).toBe(37.8);
+
+      expect((await pedir(p.id, randomUUID(), "APROVAR")).status).toBe(409);
+    } finally {
+      await voltarPagamentos();
+    }
+  });
+
+  it("Request rules: an unknown order is 404; malformed JSON, a bad UUID, an unknown cenario or a client-sent amount are 400", async () => {
+    const p = await novoPedido();
+    expect((await pedir(randomUUID(), randomUUID(), "APROVAR")).status).toBe(404);
+    expect((await http("POST", `${orders.url}/pedidos/${p.id}/pagamentos`, "{oops")).status).toBe(
+      400,
+    );
+    expect((await pedir(p.id, "not-a-uuid", "APROVAR")).status).toBe(400);
+    expect((await pedir(p.id, randomUUID(), "TALVEZ")).status).toBe(400);
+    const comValor = await http("POST", `${orders.url}/pedidos/${p.id}/pagamentos`, {
+      solicitacaoId: randomUUID(),
+      cenario: "APROVAR",
+      valor: 1,
+    });
+    expect(comValor.status).toBe(400);
+    expect((await estado(p.id)).status).toBe("ABERTO");
+  });
+
+  it("Refusal, then approval: the order goes back to ABERTO with items and total unchanged, then PAGO; the old refusal repeated changes nothing", async () => {
+    const p = await novoPedido();
+    const recusa = randomUUID();
+    expect((await pedir(p.id, recusa, "RECUSAR")).status).toBe(202);
+    await ate(p.id, "ABERTO");
+    const depois = await estado(p.id);
+    expect(depois.total).toBe(37.8);
+    expect(depois.itens).toEqual(p.itens);
+    const repetida = await pedir(p.id, recusa, "RECUSAR");
+    expect(repetida.status).toBe(200);
+    expect(repetida.body).toMatchObject({ aprovado: false });
+
+    expect((await pedir(p.id, randomUUID(), "APROVAR")).status).toBe(202);
+    await ate(p.id, "PAGO");
+
+    // The old refusal's result arrives again, long after.
+    const antigo = JSON.stringify({
+      versao: 1,
+      solicitacaoId: recusa,
+      pedidoId: p.id,
+      valor: 37.8,
+      aprovado: false,
+      motivo: "recusado",
+    });
+    await publicarCru(vhost, EXCHANGES.eventos, ROUTING_KEYS.resultado, antigo);
+    await waitFor(async () => (await prontas(vhost, FILAS.resultados)) === 0);
+    expect((await estado(p.id)).status).toBe("PAGO");
+    expect((await pedir(p.id, randomUUID(), "APROVAR")).status).toBe(409); // a paid order takes no new request
+  });
+
+  it("Two deliveries: an approval command delivered twice gives one stored decision and a PAGO order", async () => {
+    const p = await novoPedido();
+    const key = randomUUID();
+    await pedir(p.id, key, "APROVAR");
+    await publicarCru(
+      vhost,
+      EXCHANGES.comandos,
+      ROUTING_KEYS.solicitar,
+      JSON.stringify({
+        versao: 1,
+        solicitacaoId: key,
+        pedidoId: p.id,
+        valor: 37.8,
+        cenario: "APROVAR",
+      }),
+    );
+    await ate(p.id, "PAGO");
+    await waitFor(() =>
+      paymentsLog.lines.some((l) => l.includes("repeated request") && l.includes(key)),
+    );
+    const decisoes = (await http<{ solicitacaoId: string }[]>("GET", `${payments?.url}/decisoes`))
+      .body;
+    expect(decisoes.filter((d) => d.solicitacaoId === key)).toHaveLength(1);
+  });
+
+  it("The old endpoint: the synchronous approval sent by the client does not exist (404)", async () => {
+    const p = await novoPedido();
+    for (const path of [
+      `/pedidos/${p.id}/aprovacao`,
+      `/pedidos/${p.id}/pagamento`,
+      "/pagamentos",
+    ]) {
+      expect(
+        (await http("POST", `${orders.url}${path}`, { aprovado: true, motivo: "eu mesmo" })).status,
+        path,
+      ).toBe(404);
+    }
+    expect((await estado(p.id)).status).toBe("ABERTO");
+  });
+});

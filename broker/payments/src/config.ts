@@ -1,0 +1,22 @@
+import { brokerEnvShape, configDoServico } from "@shop/amqp";
+import { httpEnvShape } from "@shop/service";
+import { z } from "zod";
+
+/** Every setting of the broker edition's payments service, read once from the environment. */
+export const envSchema = z.object({
+  ...httpEnvShape(8081),
+  DB_PATH: z.string().default(".data/payments.db"),
+  /** Fault-injection for demos and tests: wait this long after storing and publishing, before the ack. */
+  PAUSA_ANTES_DO_ACK_MS: z.coerce.number().int().min(0).default(0),
+  ...brokerEnvShape,
+});
+
+export type Config = ReturnType<typeof readConfig>;
+
+export function readConfig(env: NodeJS.ProcessEnv = process.env) {
+  const e = envSchema.parse(env);
+  return {
+    ...configDoServico(e),
+    pausaAntesDoAckMs: e.PAUSA_ANTES_DO_ACK_MS,
+  };
+}

@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { type Decisao, decidir, MOTIVO_APROVADO, MOTIVO_RECUSADO, mesmoPedido } from "./decisao.ts";
+
+describe("Payments consumer rule 2: a deterministic decision", () => {
+  it("When the cenario is APROVAR, then it approves; RECUSAR refuses; always the same", () => {
+    expect(decidir("APROVAR")).toEqual({ aprovado: true, motivo: MOTIVO_APROVADO });
+    expect(decidir("RECUSAR")).toEqual({ aprovado: false, motivo: MOTIVO_RECUSADO });
+    expect(decidir("APROVAR")).toEqual(decidir("APROVAR"));
+  });
+});
+
+describe("Payments consumer rule 4: the same key with other content fails", () => {
+  const d: Decisao = {
+    solicitacaoId: "s",
+    pedidoId: "p",
+    valorCentavos: 100,
+    cenario: "APROVAR",
+    aprovado: true,
+    motivo: "m",
+  };
+  it("When pedidoId, valor and cenario match, then it is the same request", () => {
+    expect(mesmoPedido(d, { pedidoId: "p", valorCentavos: 100, cenario: "APROVAR" })).toBeNull();
+  });
+  it("When any of them differs, then the reason says which", () => {
+    expect(mesmoPedido(d, { pedidoId: "q", valorCentavos: 100, cenario: "APROVAR" })).toMatch(
+      /pedidoId/,
+    );
+    expect(mesmoPedido(d, { pedidoId: "p", valorCentavos: 101, cenario: "APROVAR" })).toMatch(
+      /valor/,
+    );
+    expect(mesmoPedido(d, { pedidoId: "p", valorCentavos: 100, cenario: "RECUSAR" })).toMatch(
+      /cenario/,
+    );
+  });
+});

@@ -1,0 +1,29 @@
+import { API_PAGAMENTOS_BROKER, fromCents } from "@shop/contracts";
+import { createHttpApp, finalizarApp, type Logger } from "@shop/service";
+import type { Express } from "express";
+import type { PagamentosService } from "../pagamentos.ts";
+
+/** Its work arrives as messages; HTTP only lets a person look. */
+export function createApp({
+  pagamentos,
+  conectado,
+  log,
+}: {
+  pagamentos: PagamentosService;
+  conectado: () => boolean;
+  log: Logger;
+}): Express {
+  const app = createHttpApp();
+  app.get("/saude", (_req, res) => {
+    res.json({ status: "ok", rabbitmq: conectado() ? "connected" : "disconnected" });
+  });
+  app.get("/decisoes", (_req, res) => {
+    res.json(
+      pagamentos
+        .decisoes()
+        .map(({ valorCentavos, ...d }) => ({ ...d, valor: fromCents(valorCentavos) })),
+    );
+  });
+  finalizarApp(app, API_PAGAMENTOS_BROKER, log);
+  return app;
+}
