@@ -1,0 +1,31 @@
+import { brokerAddress } from "@shop/amqp";
+import { kafkaEnvShape } from "@shop/kafka";
+import { z } from "zod";
+
+/** The dead-letter CLI reads both editions' settings; RabbitMQ's are optional (Kafka-only use). */
+export const envSchema = z.object({
+  ...kafkaEnvShape,
+  BROKER_HOST: z.string().default("127.0.0.1"),
+  BROKER_PORT: z.coerce.number().int().default(5672),
+  BROKER_PANEL_PORT: z.coerce.number().int().default(15672),
+  BROKER_VHOST: z.string().default("/"),
+  BROKER_USER: z.string().optional(),
+  BROKER_PASSWORD: z.string().optional(),
+});
+
+export function readConfig(env: NodeJS.ProcessEnv = process.env) {
+  const e = envSchema.parse(env);
+  const rabbit =
+    e.BROKER_USER && e.BROKER_PASSWORD
+      ? {
+          ...brokerAddress({
+            ...e,
+            BROKER_USER: e.BROKER_USER,
+            BROKER_PASSWORD: e.BROKER_PASSWORD,
+          }),
+          panelPort: e.BROKER_PANEL_PORT,
+        }
+      : null;
+  return { kafkaBrokers: e.KAFKA_BROKERS.split(","), kafkaPrefix: e.KAFKA_PREFIXO, rabbit };
+}
+export type Config = ReturnType<typeof readConfig>;

@@ -1,0 +1,151 @@
+import { spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { amqpAnswers } from "../../infra/rabbitmq/rabbitmq.ts";
+import { brokerEnv } from "../helpers/broker.ts";
+import { testConfig } from "../helpers/env.ts";
+import { createTestVhost, type TestVhost } from "../helpers/rabbit.ts";
+import { http, ServiceProcess } from "../helpers/shop.ts";
+import { waitFor } from "../helpers/wait.ts";
+
+/**
+ * Fault injection on the broker edition: real processes, the real RabbitMQ. A stream of
+ * payment requests while the fault happens; a client that gets no 202/200 repeats the
+ * same request with the same key, as the spec prescribes.
+ */
+let vhost: TestVhost;
+const vhosts: TestVhost[] = [];
+const running: ServiceProcess[] = [];
+
+beforeAll(async () => {
+  vhost = await createTestVhost("faults");
+});
+afterAll(async () => {
+  await Promise.all(running.map((p) => p.stop()));
+  for (const v of [vhost, ...vhosts]) await v?.dispose();
+});
+
+async function start(label: string, dir: string, env: NodeJS.ProcessEnv) {
+  const p = await ServiceProcess.start(label, dir, env, /listening on http/);
+  running.push(p);
+  return p;
+}
+
+interface Request {
+  pedidoId: string;
+  key: string;
+  cenario: "APROVAR" | "RECUSAR";
+  attempts: number;
+}
+
+/** Creates `n` orders, then asks to pay each, retrying with the same key until 202 or 200. */
+async function streamOfPayments(ordersUrl: () => string, n: number): Promise<Request[]> {
+  const requests: Request[] = [];
+  for (let i = 0; i < n; i++) {
+    const res = await http<{ id: string }>("POST", `${ordersUrl()}/pedidos`, {
+      clienteId: `c${i}`,
+      itens: [{ sku: "S", quantidade: 1, precoUnitario: 10 + i }],
+    });
+    requests.push({
+      pedidoId: res.body.id,
+      key: randomUUID(),
+      cenario: i % 3 === 0 ? "RECUSAR" : "APROVAR",
+      attempts: 0,
+    });
+  }
+  await Promise.all(
+    requests.map(async (r, i) => {
+      await new Promise((res) => setTimeout(res, i * 100));
+      for (;;) {
+        r.attempts++;
+        try {
+          const res = await http("POST", `${ordersUrl()}/pedidos/${r.pedidoId}/pagamentos`, {
+            solicitacaoId: r.key,
+            cenario: r.cenario,
+          });
+          if (res.status === 202 || res.status === 200) return;
+          expect(res.status).toBe(503);
+        } catch {
+          // no answer: the same request again
+        }
+        await new Promise((res) => setTimeout(res, 500));
+      }
+    }),
+  );
+  return requests;
+}
+
+/** Every order final; one decision per key; each result applied once; nothing lost. */
+async function expectConsistent(
+  orders: ServiceProcess[],
+  payments: ServiceProcess,
+  requests: Request[],
+) {
+  const url = orders.at(-1)?.url() as string;
+  // A refused order is ABERTO before and after: wait for each result to be applied first.
+  const applied = () => orders.flatMap((p) => p.lines).filter((l) => l.includes("result applied"));
+  await waitFor(() => requests.every((r) => applied().some((l) => l.includes(r.key))), {
+    timeoutMs: 60_000,
+    what: "every result to be applied",
+  });
+  for (const r of requests) {
+    const final = r.cenario === "APROVAR" ? "PAGO" : "ABERTO";
+    await waitFor(
+      async () =>
+        (await http<{ status: string }>("GET", `${url}/pedidos/${r.pedidoId}`)).body.status ===
+        final,
+      {
+        timeoutMs: 60_000,
+        what: `order ${r.pedidoId} ${final}`,
+      },
+    );
+  }
+  const decisoes = (await http<{ solicitacaoId: string }[]>("GET", `${payments.url()}/decisoes`))
+    .body;
+  for (const r of requests)
+    expect(
+      decisoes.filter((d) => d.solicitacaoId === r.key),
+      r.key,
+    ).toHaveLength(1);
+  for (const r of requests)
+    expect(
+      applied().filter((l) => l.includes(r.key)),
+      r.key,
+    ).toHaveLength(1);
+}
+
+describe("Fault injection: broker edition", () => {
+  it("When RabbitMQ is stopped and restarted while requests flow, then clients retrying with the same key get every order to its final state, decided once", async () => {
+    const orders = await start("orders", "broker/orders", brokerEnv(vhost, "f-orders"));
+    const payments = await start("payments", "broker/payments", brokerEnv(vhost, "f-payments"));
+    const flowing = streamOfPayments(() => orders.url(), 20);
+    await orders.waitForLine(/payment request published and confirmed/);
+    expect(spawnSync("rabbitmqctl", ["stop_app"], { encoding: "utf8" }).status).toBe(0);
+    const r = testConfig().rabbit;
+    await waitFor(async () => !(await amqpAnswers(r.host, r.port)));
+    await new Promise((res) => setTimeout(res, 3000)); // the outage, as a person would cause it
+    expect(spawnSync("rabbitmqctl", ["start_app"], { encoding: "utf8" }).status).toBe(0);
+    const requests = await flowing;
+    expect(requests.some((q) => q.attempts > 1)).toBe(true);
+    await expectConsistent([orders], payments, requests);
+  }, 240_000);
+
+  it("When payments is killed -9 after storing a decision and before its ack, mid-stream, then after a restart every order is decided once", async () => {
+    // A vhost of its own: the first scenario's services still run in theirs.
+    const own = await createTestVhost("faults-2");
+    vhosts.push(own);
+    const orders = await start("orders-2", "broker/orders", brokerEnv(own, "f2-orders"));
+    const paymentsEnv = brokerEnv(own, "f2-payments");
+    const slow = await start("payments-slow", "broker/payments", {
+      ...paymentsEnv,
+      PAUSA_ANTES_DO_ACK_MS: "400",
+    });
+    const flowing = streamOfPayments(() => orders.url(), 15);
+    await slow.waitForLine(/pausing 400 ms before the ack/);
+    await slow.waitForLine(/decision stored/);
+    await slow.kill();
+    const payments = await start("payments-2", "broker/payments", paymentsEnv);
+    const requests = await flowing;
+    await expectConsistent([orders], payments, requests);
+  }, 240_000);
+});
