@@ -1,0 +1,241 @@
+import { spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import autocannon from "autocannon";
+import { ROOT } from "../infra/config.ts";
+import { amqpUrl } from "../infra/rabbitmq/rabbitmq.ts";
+import { brokerEnv } from "../test/helpers/broker.ts";
+import { testConfig } from "../test/helpers/env.ts";
+import { createTestVhost } from "../test/helpers/rabbit.ts";
+import { ServiceProcess } from "../test/helpers/shop.ts";
+import { waitFor } from "../test/helpers/wait.ts";
+import { type Row, rssMb } from "./intake.ts";
+import { latenciesFromDb } from "./stats.ts";
+
+const PERFTEST_POM = join(ROOT, "bench/perftest/pom.xml");
+const PERFTEST_LIB = join(ROOT, "bench/perftest/.work/lib");
+
+/** RabbitMQ's PerfTest jars from Maven Central (once; Maven's cache keeps them). */
+function ensurePerfTest(log: (l: string) => void): void {
+  if (existsSync(join(PERFTEST_LIB, "perf-test-2.22.1.jar"))) return;
+  log("broker: fetching RabbitMQ PerfTest from Maven Central (first run only)...");
+  const r = spawnSync(
+    "mvn",
+    [
+      "-q",
+      "-f",
+      PERFTEST_POM,
+      "dependency:copy-dependencies",
+      "-DincludeScope=runtime",
+      `-DoutputDirectory=${PERFTEST_LIB}`,
+    ],
+    { encoding: "utf8", timeout: 600_000 },
+  );
+  if (r.status !== 0) throw new Error(`mvn could not fetch PerfTest:\n${r.stdout}\n${r.stderr}`);
+}
+
+/**
+ * PerfTest publishing persistent messages of `size` bytes to a quorum queue with
+ * publisher confirms: `producers` producers, each waiting for its confirm before the next
+ * message, as each of our HTTP connections waits for its request's confirm.
+ */
+function perfTest(url: string, producers: number, size: number, seconds: number) {
+  const r = spawnSync(
+    "java",
+    [
+      "-Xmx512m",
+      "-cp",
+      `${PERFTEST_LIB}/*`,
+      "com.rabbitmq.perf.PerfTest",
+      "--uri",
+      url,
+      "--producers",
+      String(producers),
+      "--consumers",
+      "0",
+      "--confirm",
+      "1",
+      "--size",
+      String(size),
+      "--time",
+      String(seconds),
+      "--flag",
+      "persistent",
+      "--queue",
+      "perftest-baseline",
+      "--quorum-queue",
+    ],
+    { encoding: "utf8", timeout: (seconds + 120) * 1000 },
+  );
+  const m = r.stdout.match(/sending rate avg: (\d+) msg\/s/);
+  if (!m) throw new Error(`PerfTest gave no summary:\n${r.stdout}\n${r.stderr}`);
+  const p99 = r.stdout.match(/confirm latency min\/median\/75th\/95th\/99th ([\d/.]+) (µs|ms)/);
+  const confirmP99Ms = p99
+    ? Number((p99[1] as string).split("/")[4]) / (p99[2] === "µs" ? 1000 : 1)
+    : Number.NaN;
+  return { rps: Number(m[1]), confirmP99Ms };
+}
+
+/** created -> concluded latencies (ms) of the payment requests, and the span of them all. */
+const concluded = (dbPath: string) =>
+  latenciesFromDb(
+    dbPath,
+    "SELECT criada_em AS c, concluida_em AS d FROM solicitacoes WHERE concluida_em IS NOT NULL",
+  );
+
+/** Benchmark 4: payment requests on the broker edition, each confirmed by RabbitMQ. */
+export async function benchBroker(opts: {
+  requests: number;
+  connections: number;
+  bareRps: number;
+  log: (l: string) => void;
+}): Promise<Row[]> {
+  const { requests, connections, log } = opts;
+  ensurePerfTest(log);
+  const vhost = await createTestVhost("bench");
+  const running: ServiceProcess[] = [];
+  try {
+    const ordersEnv = brokerEnv(vhost, "bench-orders");
+    const ordersDb = ordersEnv.DB_PATH as string;
+    const orders = await ServiceProcess.start(
+      "broker-orders",
+      "broker/orders",
+      ordersEnv,
+      /listening on http/,
+    );
+    running.push(orders);
+    const payments = await ServiceProcess.start(
+      "broker-payments",
+      "broker/payments",
+      brokerEnv(vhost, "bench-payments"),
+      /listening on http/,
+    );
+    running.push(payments);
+
+    log(`broker: preparing ${requests} orders...`);
+    const ids: string[] = [];
+    await autocannon({
+      url: orders.url(),
+      connections: 16,
+      amount: requests,
+      requests: [
+        {
+          method: "POST",
+          path: "/pedidos",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            clienteId: "bench",
+            itens: [{ sku: "CAFE", quantidade: 2, precoUnitario: 18.9 }],
+          }),
+          onResponse: (status: number, body: string) => {
+            if (status === 201) ids.push((JSON.parse(body) as { id: string }).id);
+          },
+        },
+      ],
+    });
+    if (ids.length !== requests)
+      throw new Error(`only ${ids.length} of ${requests} orders were created`);
+
+    const restMb = rssMb(orders.child.pid as number);
+    let peakMb = restMb;
+    const timer = setInterval(() => {
+      peakMb = Math.max(peakMb, rssMb(orders.child.pid as number));
+    }, 1000);
+    log(`broker: ${requests} payment requests, ${connections} connections, new keys...`);
+    let next = 0;
+    const started = Date.now();
+    const result = await autocannon({
+      url: orders.url(),
+      connections,
+      amount: requests,
+      requests: [
+        {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          setupRequest: (req) => ({
+            ...req,
+            path: `/pedidos/${ids[next++ % ids.length]}/pagamentos`,
+            body: JSON.stringify({ solicitacaoId: randomUUID(), cenario: "APROVAR" }),
+          }),
+        },
+      ],
+    });
+    const seconds = (Date.now() - started) / 1000;
+    const accepted = result["2xx"];
+    const rps = accepted / seconds;
+    await waitFor(() => concluded(ordersDb).n >= accepted, {
+      timeoutMs: 300_000,
+      intervalMs: 500,
+      what: `${accepted} payment requests concluded`,
+    });
+    clearInterval(timer);
+    const e2e = concluded(ordersDb);
+    const paymentsMb = rssMb(payments.child.pid as number);
+
+    const size = Buffer.byteLength(
+      JSON.stringify({
+        versao: 1,
+        solicitacaoId: randomUUID(),
+        pedidoId: randomUUID(),
+        valor: 37.8,
+        cenario: "APROVAR",
+      }),
+    );
+    const seconds4Perf = Math.max(5, Math.round(seconds));
+    log(
+      `broker: PerfTest, ${connections} producers, ${size} bytes, confirms, ${seconds4Perf} s...`,
+    );
+    const perf = perfTest(
+      amqpUrl(testConfig().rabbit, vhost.vhost),
+      connections,
+      size,
+      seconds4Perf,
+    );
+
+    const errors = result.non2xx + result.errors;
+    return [
+      {
+        benchmark: "broker: POST /pedidos/{id}/pagamentos",
+        measured: `${Math.round(rps)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, errors ${errors}`,
+        baseline: `bare Express ${Math.round(opts.bareRps)} req/s`,
+        value: rps,
+        baselineValue: opts.bareRps,
+        ratio: rps / opts.bareRps,
+        unit: "req/s",
+        extra: { p50: result.latency.p50, p99: result.latency.p99, errors },
+      },
+      {
+        benchmark: "broker: requests vs PerfTest with confirms",
+        measured: `${Math.round(rps)} req/s`,
+        baseline: `PerfTest ${perf.rps} msg/s (confirm p99 ${perf.confirmP99Ms.toFixed(1)} ms)`,
+        value: rps,
+        baselineValue: perf.rps,
+        ratio: rps / perf.rps,
+        unit: "req/s",
+      },
+      {
+        benchmark: "broker: end to end to PAGO",
+        measured: `${Math.round(e2e.n / (e2e.spanMs / 1000))} payments/s, p50 ${e2e.p50} ms, p99 ${e2e.p99} ms`,
+        baseline: `requests accepted ${Math.round(rps)} req/s`,
+        value: e2e.n / (e2e.spanMs / 1000),
+        baselineValue: rps,
+        ratio: e2e.n / (e2e.spanMs / 1000) / rps,
+        unit: "payments/s",
+        extra: { p50: e2e.p50, p99: e2e.p99 },
+      },
+      {
+        benchmark: "memory: broker orders RSS under load",
+        measured: `${peakMb} MB (at rest ${restMb} MB; payments ${paymentsMb} MB)`,
+        baseline: "goal 150 MB",
+        value: peakMb,
+        baselineValue: 150,
+        ratio: peakMb / 150,
+        unit: "MB",
+      },
+    ];
+  } finally {
+    await Promise.all(running.map((p) => p.stop()));
+    await vhost.dispose();
+  }
+}

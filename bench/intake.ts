@@ -1,0 +1,182 @@
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import autocannon from "autocannon";
+import { ROOT } from "../infra/config.ts";
+import { KAFKA_CLASSPATH } from "../infra/kafka/kafka.ts";
+import { ServiceProcess, serviceEnv, tempDb, testPrefix } from "../test/helpers/shop.ts";
+
+export interface Row {
+  benchmark: string;
+  measured: string;
+  baseline: string;
+  value: number;
+  baselineValue: number;
+  ratio: number;
+  unit: string;
+  extra?: Record<string, number>;
+}
+
+const ORDER = JSON.stringify({
+  cliente: "Ana",
+  item: "caneca",
+  quantidade: 2,
+  precoUnitario: 18.9,
+});
+
+/** Resident memory of a process, in MB. */
+export function rssMb(pid: number): number {
+  const m = readFileSync(`/proc/${pid}/status`, "utf8").match(/VmRSS:\s+(\d+) kB/);
+  return m ? Math.round(Number(m[1]) / 1024) : 0;
+}
+
+async function load(url: string, seconds: number, connections: number, onTick?: () => void) {
+  const timer = onTick ? setInterval(onTick, 1000) : null;
+  const result = await autocannon({
+    url: `${url}/pedidos`,
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: ORDER,
+    connections,
+    duration: seconds,
+  });
+  if (timer) clearInterval(timer);
+  const ok = result["2xx"];
+  return {
+    rps: ok / seconds,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.non2xx + result.errors,
+  };
+}
+
+/** Kafka's own ProducerPerformance (Java, same jars), acks=all, records of the same size. */
+function producerPerformance(brokers: string, topic: string, records: number, size: number) {
+  const r = spawnSync(
+    "java",
+    [
+      "-Xmx512m",
+      `-Dlog4j.configuration=file:${join(ROOT, "infra/kafka/log4j.properties")}`,
+      "-cp",
+      KAFKA_CLASSPATH,
+      "org.apache.kafka.tools.ProducerPerformance",
+      "--topic",
+      topic,
+      "--num-records",
+      String(records),
+      "--record-size",
+      String(size),
+      "--throughput",
+      "-1",
+      "--producer-props",
+      `bootstrap.servers=${brokers}`,
+      "acks=all",
+    ],
+    { encoding: "utf8", timeout: 300_000 },
+  );
+  const line = r.stdout
+    .split("\n")
+    .find((l) => /records sent, .* records\/sec/.test(l) && /99th/.test(l));
+  if (!line) throw new Error(`ProducerPerformance gave no summary:\n${r.stdout}\n${r.stderr}`);
+  const num = (re: RegExp) => Number((line.match(re) as RegExpMatchArray)[1]);
+  return {
+    rps: num(/([\d.]+) records\/sec/),
+    p50: num(/(\d+) ms 50th/),
+    p99: num(/(\d+) ms 99th/),
+  };
+}
+
+export type Ceiling = Awaited<ReturnType<typeof load>>;
+
+/** The HTTP ceiling: a bare Express endpoint answering 201 with a fixed body. */
+export async function bareExpress(
+  seconds: number,
+  connections: number,
+  log: (l: string) => void,
+): Promise<Ceiling> {
+  const bare = await ServiceProcess.startScript(
+    "bare-express",
+    join(ROOT, "bench/bare-express.ts"),
+    {},
+    /listening on http/,
+  );
+  log(`bare Express, ${connections} connections, ${seconds} s...`);
+  try {
+    return await load(bare.url(), seconds, connections);
+  } finally {
+    await bare.stop();
+  }
+}
+
+/** Benchmark 1: order intake against the real Kafka, every request waiting for its ack. */
+export async function benchIntake(opts: {
+  seconds: number;
+  connections: number;
+  /** The bare-Express ceiling measured in this run. */
+  ceiling: Ceiling;
+  brokers: string;
+  log: (l: string) => void;
+}): Promise<Row[]> {
+  const { seconds, connections, ceiling, log } = opts;
+
+  const prefix = testPrefix("bench");
+  const api = await ServiceProcess.start(
+    "orders-api",
+    "orders-api",
+    { ...serviceEnv(prefix, { DB_PATH: tempDb("bench") }), KAFKA_BROKERS: opts.brokers },
+    /listening on http/,
+  );
+  const restMb = rssMb(api.child.pid as number);
+  let peakMb = restMb;
+  log(`intake: orders API (outbox, acks=all), ${connections} connections, ${seconds} s...`);
+  const measured = await load(api.url(), seconds, connections, () => {
+    peakMb = Math.max(peakMb, rssMb(api.child.pid as number));
+  });
+  await api.stop();
+
+  const size = Buffer.byteLength(
+    JSON.stringify({
+      versao: 1,
+      pedidoId: 123456,
+      cliente: "Ana",
+      item: "caneca",
+      quantidade: 2,
+      valor: 37.8,
+      criadoEm: new Date().toISOString(),
+    }),
+  );
+  const records = Math.max(50_000, Math.round(measured.rps * seconds));
+  log(`intake: ProducerPerformance, ${records} records of ${size} bytes, acks=all...`);
+  const broker = producerPerformance(opts.brokers, `${prefix}pedidos-criados`, records, size);
+
+  return [
+    {
+      benchmark: "intake: POST /pedidos (outbox, acks=all)",
+      measured: `${Math.round(measured.rps)} req/s, p50 ${measured.p50} ms, p99 ${measured.p99} ms, errors ${measured.errors}`,
+      baseline: `bare Express ${Math.round(ceiling.rps)} req/s (p99 ${ceiling.p99} ms)`,
+      value: measured.rps,
+      baselineValue: ceiling.rps,
+      ratio: measured.rps / ceiling.rps,
+      unit: "req/s",
+      extra: { p50: measured.p50, p99: measured.p99, rssRestMb: restMb, rssLoadMb: peakMb },
+    },
+    {
+      benchmark: "intake vs the broker ceiling",
+      measured: `${Math.round(measured.rps)} req/s`,
+      baseline: `ProducerPerformance ${Math.round(broker.rps)} rec/s (p99 ${broker.p99} ms)`,
+      value: measured.rps,
+      baselineValue: broker.rps,
+      ratio: measured.rps / broker.rps,
+      unit: "req/s",
+    },
+    {
+      benchmark: "memory: orders API RSS under load",
+      measured: `${peakMb} MB (at rest ${restMb} MB)`,
+      baseline: "goal 150 MB",
+      value: peakMb,
+      baselineValue: 150,
+      ratio: peakMb / 150,
+      unit: "MB",
+    },
+  ];
+}

@@ -1,0 +1,46 @@
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { ROOT } from "../infra/config.ts";
+
+interface Node {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+  children?: number[];
+}
+
+/**
+ * The functions with the most self time in a V8 CPU profile, for `npm run bench -- --profile`:
+ * enough to see where a service spends its time without opening DevTools.
+ */
+export function topSelfTime(file: string, top = 15): string[] {
+  const profile = JSON.parse(readFileSync(file, "utf8")) as { nodes: Node[] };
+  const byFrame = new Map<string, number>();
+  let total = 0;
+  for (const n of profile.nodes) {
+    const hits = n.hitCount ?? 0;
+    total += hits;
+    const { functionName, url, lineNumber } = n.callFrame;
+    const where = url ? `${relative(ROOT, url.replace(/^file:\/\//, ""))}:${lineNumber + 1}` : "";
+    const key = `${functionName || "(anonymous)"} ${where}`.trim();
+    byFrame.set(key, (byFrame.get(key) ?? 0) + hits);
+  }
+  return [...byFrame]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([key, hits]) => `${((hits / Math.max(1, total)) * 100).toFixed(1).padStart(5)}%  ${key}`);
+}
+
+/** Prints the top of each service's profile (its main thread's: the largest file). */
+export function printProfiles(dir: string, log: (l: string) => void): void {
+  if (!existsSync(dir)) return;
+  for (const service of readdirSync(dir)) {
+    const files = readdirSync(join(dir, service))
+      .filter((n) => n.endsWith(".cpuprofile"))
+      .map((n) => join(dir, service, n))
+      .sort((a, b) => statSync(b).size - statSync(a).size);
+    if (!files[0]) continue;
+    log(`\nprofile of ${service}, ${relative(ROOT, files[0])} (self time):`);
+    for (const line of topSelfTime(files[0])) log(line);
+  }
+}

@@ -1,0 +1,169 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { PedidoCriado } from "../contracts/src/index.ts";
+import { ensureEnvFile, loadEnvFile, ROOT, readInfraConfig } from "../infra/config.ts";
+import { startKafka } from "../infra/kafka/kafka.ts";
+import { startRabbit } from "../infra/rabbitmq/rabbitmq.ts";
+import { benchBroker } from "./broker.ts";
+import { bareExpress, benchIntake, type Row } from "./intake.ts";
+import { benchPipeline } from "./pipeline.ts";
+import { printProfiles } from "./profile.ts";
+import { benchReplay } from "./replay.ts";
+
+/**
+ * npm run bench [-- --quick] [--only=decode,intake,pipeline,replay,broker] [--profile]
+ * Every figure is a ratio to a baseline measured in the same run: absolute numbers on a
+ * shared 2-core machine are noise. Results go to bench/results/ (git-ignored) as JSON and
+ * an SVG chart of the ratios.
+ */
+const quick = process.argv.includes("--quick");
+const BENCHMARKS = ["decode", "intake", "pipeline", "replay", "broker"];
+/** --only=intake,broker runs some of them (the bare-Express ceiling always runs). */
+/** --profile: every service writes a CPU profile to bench/results/profiles-<time>/. */
+const profile = process.argv.includes("--profile");
+const onlyArg = process.argv.find((a) => a.startsWith("--only="));
+const only = onlyArg ? onlyArg.slice("--only=".length).split(",") : null;
+for (const name of only ?? []) {
+  if (!BENCHMARKS.includes(name)) {
+    console.error(`unknown benchmark ${name}; choose from ${BENCHMARKS.join(", ")}`);
+    process.exit(2);
+  }
+}
+const log = (line: string) => console.log(line);
+
+/** Runs fn for about `ms` milliseconds, several rounds, and keeps the best rate. */
+function rate(fn: (i: number) => void, ms: number): number {
+  let best = 0;
+  for (let round = 0; round < 5; round++) {
+    let n = 0;
+    const start = performance.now();
+    let elapsed = 0;
+    while (elapsed < ms / 5) {
+      for (let k = 0; k < 1000; k++) fn(n++);
+      elapsed = performance.now() - start;
+    }
+    best = Math.max(best, (n / elapsed) * 1000);
+  }
+  return best;
+}
+
+function contractDecode(): Row {
+  const texts = Array.from({ length: 1000 }, (_, i) =>
+    JSON.stringify({
+      versao: 1,
+      pedidoId: i + 1,
+      cliente: `cliente ${i}`,
+      item: `item ${i % 17}`,
+      quantidade: (i % 50) + 1,
+      valor: ((i % 9999) + 1) / 100,
+      criadoEm: new Date(1_700_000_000_000 + i).toISOString(),
+    }),
+  );
+  const ms = quick ? 1000 : 5000;
+  let sink = 0;
+  const baseline = rate((i) => {
+    sink += (JSON.parse(texts[i % 1000] as string) as { pedidoId: number }).pedidoId;
+  }, ms);
+  const measured = rate((i) => {
+    const r = PedidoCriado.decode(texts[i % 1000] as string);
+    if (r.ok) sink += r.value.pedidoId;
+  }, ms);
+  if (sink === 0) throw new Error("benchmark was optimised away");
+  return {
+    benchmark: "decode PedidoCriado (JSON + versao + zod)",
+    measured: `${Math.round(measured)} ops/s`,
+    baseline: `bare JSON.parse ${Math.round(baseline)} ops/s`,
+    value: measured,
+    baselineValue: baseline,
+    ratio: measured / baseline,
+    unit: "ops/s",
+  };
+}
+
+function svg(rows: Row[]): string {
+  const width = 760;
+  const bar = 26;
+  const height = 40 + rows.length * (bar + 14);
+  const max = Math.max(1, ...rows.map((r) => r.ratio));
+  const items = rows
+    .map((r, i) => {
+      const y = 30 + i * (bar + 14);
+      const w = Math.max(2, (r.ratio / max) * 380);
+      return `<text x="10" y="${y + 17}" font-size="12">${r.benchmark.replaceAll("&", "&amp;").replaceAll("<", "&lt;")}</text>
+<rect x="330" y="${y}" width="${w}" height="${bar}" fill="#0b57d0"/><text x="${336 + w}" y="${y + 17}" font-size="12">${r.ratio.toFixed(2)}</text>`;
+    })
+    .join("\n");
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" role="img">
+<title>Benchmark ratios to their baselines</title>
+<text x="10" y="18" font-size="14" font-weight="bold">ratio to the baseline measured in the same run (${cpus().length} cores${quick ? ", quick" : ""})</text>
+${items}
+</svg>`;
+}
+
+async function main() {
+  ensureEnvFile();
+  loadEnvFile();
+  const config = readInfraConfig();
+  await Promise.all([startKafka(config.kafka, log), startRabbit(config.rabbit, log)]);
+  const stamp = new Date().toISOString().replaceAll(":", "-");
+  const profiles = join(ROOT, "bench", "results", `profiles-${stamp}`);
+  if (profile) process.env.SHOP_CPU_PROF = profiles;
+  const brokers = config.kafka.brokers.join(",");
+  const wanted = (name: string) => only === null || only.includes(name);
+  const rows: Row[] = [];
+  if (wanted("decode")) rows.push(contractDecode());
+  const seconds = quick ? 5 : 20;
+  const ceiling = await bareExpress(seconds, 64, log);
+  let intakeRps = ceiling.rps / 2;
+  if (wanted("intake")) {
+    const intake = await benchIntake({ seconds, connections: 64, ceiling, brokers, log });
+    intakeRps = (intake[0] as Row).value;
+    rows.push(...intake);
+  }
+  if (wanted("pipeline"))
+    rows.push(
+      ...(await benchPipeline({
+        orders: quick ? 2000 : 20_000,
+        steadySeconds: quick ? 5 : 15,
+        intakeRps,
+        brokers,
+        log,
+      })),
+    );
+  if (wanted("replay"))
+    rows.push(...(await benchReplay({ total: quick ? 100_000 : 1_000_000, brokers, log })));
+  if (wanted("broker"))
+    rows.push(
+      ...(await benchBroker({
+        requests: quick ? 3000 : 20_000,
+        connections: 64,
+        bareRps: ceiling.rps,
+        log,
+      })),
+    );
+
+  console.log(`\n${"benchmark".padEnd(46)} ${"ratio".padStart(6)}  measured  |  baseline`);
+  for (const r of rows)
+    console.log(
+      `${r.benchmark.padEnd(46)} ${r.ratio.toFixed(2).padStart(6)}  ${r.measured}  |  ${r.baseline}`,
+    );
+  const dir = join(ROOT, "bench", "results");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, `bench-${stamp}.json`),
+    JSON.stringify({ quick, cores: cpus().length, at: new Date().toISOString(), rows }, null, 2),
+  );
+  writeFileSync(join(dir, `bench-${stamp}.svg`), svg(rows));
+  console.log(`\nresults: bench/results/bench-${stamp}.json and .svg (${cpus().length} cores)`);
+  if (profile) printProfiles(profiles, log);
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error instanceof Error ? error.stack : error);
+    process.exit(1);
+  },
+);
