@@ -6,4 +6,6 @@ RUN apt-get update \
 WORKDIR /app
 COPY . .
 RUN npm ci --no-audit --no-fund
+# The services run bundled to plain JavaScript (dist/), without tsx's loader: see infra/build.ts.
+RUN npm run build
 ENV NODE_ENV=production

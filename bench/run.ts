@@ -3,6 +3,7 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { PedidoCriado } from "../contracts/src/index.ts";
+import { construir } from "../infra/build.ts";
 import { ensureEnvFile, loadEnvFile, ROOT, readInfraConfig } from "../infra/config.ts";
 import { startKafka } from "../infra/kafka/kafka.ts";
 import { startRabbit } from "../infra/rabbitmq/rabbitmq.ts";
@@ -13,7 +14,7 @@ import { printProfiles } from "./profile.ts";
 import { benchReplay } from "./replay.ts";
 
 /**
- * npm run bench [-- --quick] [--only=decode,intake,pipeline,replay,broker] [--profile]
+ * npm run bench [-- --quick] [--only=decode,intake,pipeline,replay,broker] [--profile] [--fonte]
  * Every figure is a ratio to a baseline measured in the same run: absolute numbers on a
  * shared 2-core machine are noise. Results go to bench/results/ (git-ignored) as JSON and
  * an SVG chart of the ratios.
@@ -107,6 +108,12 @@ async function main() {
   loadEnvFile();
   const config = readInfraConfig();
   await Promise.all([startKafka(config.kafka, log), startRabbit(config.rabbit, log)]);
+  // The services run as production runs them: bundled to plain JavaScript (npm run build),
+  // without tsx's loader. --fonte measures them run from source instead.
+  if (!process.argv.includes("--fonte")) {
+    await construir();
+    process.env.SHOP_CONSTRUIDO = "1";
+  }
   const stamp = new Date().toISOString().replaceAll(":", "-");
   const profiles = join(ROOT, "bench", "results", `profiles-${stamp}`);
   if (profile) process.env.SHOP_CPU_PROF = profiles;

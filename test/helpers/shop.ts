@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLogger, type Logger } from "@shop/service";
+import { NODE_FLAGS } from "../../infra/build.ts";
 import { ROOT } from "../../infra/config.ts";
 import { testConfig } from "./env.ts";
 import { uniqueName } from "./kafka.ts";
@@ -64,17 +65,23 @@ export async function http<T = unknown>(
   return { status: response.status, body: parsed as T, headers: response.headers };
 }
 
+/**
+ * What node runs for a service folder: its source through tsx, or, with SHOP_CONSTRUIDO=1
+ * (the benchmarks, after `npm run build`), the bundle in dist/ that production runs.
+ */
+export function programa(dir: string): string[] {
+  if (process.env.SHOP_CONSTRUIDO === "1") {
+    const file = join(ROOT, "dist", `${dir.replace("/", "-")}.mjs`);
+    if (!existsSync(file)) throw new Error(`${file} is missing: run npm run build`);
+    return [...NODE_FLAGS, file];
+  }
+  return ["--import", "tsx", join(ROOT, dir, "src", "main.ts")];
+}
+
 /** The analytics CLI reading to the current end, printing its summary as JSON. */
 export function analyticsCli(brokers: string, prefix: string, grupo: string) {
   return {
-    args: [
-      "--import",
-      "tsx",
-      join(ROOT, "analytics/src/main.ts"),
-      "--until-caught-up",
-      "--json",
-      "--quiet",
-    ],
+    args: [...programa("analytics"), "--until-caught-up", "--json", "--quiet"],
     env: { ...process.env, KAFKA_BROKERS: brokers, KAFKA_PREFIXO: prefix, GRUPO: grupo },
   };
 }
@@ -115,36 +122,40 @@ export class ServiceProcess {
     this.exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
   }
 
-  /** Starts `<dir>/src/main.ts` and waits until it prints a line matching `ready`. */
+  /** Starts the service in `dir` and waits until it prints a line matching `ready`. */
   static start(
     name: string,
     dir: string,
     env: NodeJS.ProcessEnv,
     ready: RegExp,
   ): Promise<ServiceProcess> {
-    return ServiceProcess.startScript(
-      name,
-      join(ROOT, dir, "src", "main.ts"),
-      env,
-      ready,
-      join(ROOT, dir),
-    );
+    return ServiceProcess.run(name, programa(dir), env, ready, join(ROOT, dir));
   }
 
   /** Starts a TypeScript file with tsx and waits until it prints a line matching `ready`. */
-  static async startScript(
+  static startScript(
     name: string,
     file: string,
     env: NodeJS.ProcessEnv,
     ready: RegExp,
     cwd = ROOT,
   ): Promise<ServiceProcess> {
+    return ServiceProcess.run(name, ["--import", "tsx", file], env, ready, cwd);
+  }
+
+  private static async run(
+    name: string,
+    args: string[],
+    env: NodeJS.ProcessEnv,
+    ready: RegExp,
+    cwd: string,
+  ): Promise<ServiceProcess> {
     // SHOP_CPU_PROF=<dir>: each service writes a V8 CPU profile there when it exits
     // (`npm run bench -- --profile`).
     const prof = process.env.SHOP_CPU_PROF;
     // One folder per service: tsx's loader thread writes a profile of its own there too.
     const profiling = prof ? ["--cpu-prof", `--cpu-prof-dir=${join(prof, name)}`] : [];
-    const child = spawn(process.execPath, [...profiling, "--import", "tsx", file], {
+    const child = spawn(process.execPath, [...profiling, ...args], {
       cwd,
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"],

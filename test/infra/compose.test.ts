@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import type { z } from "zod";
+import { ENTRADAS, type Entrada, NODE_FLAGS } from "../../infra/build.ts";
 import { ROOT } from "../../infra/config.ts";
 
 /** Docker cannot run here, so compose.yaml is checked by parsing it. */
@@ -19,6 +20,13 @@ const compose = parse(readFileSync(join(ROOT, "compose.yaml"), "utf8"), { merge:
   services: Record<string, ComposeService>;
 };
 const services = compose.services;
+
+/** The source file behind a service's command: `dist/<name>.mjs` is built from ENTRADAS. */
+function fonte(service: ComposeService): string | undefined {
+  const built = service.command?.find((part) => /^dist\/.+\.mjs$/.test(part));
+  const name = built?.slice("dist/".length, -".mjs".length);
+  return name && name in ENTRADAS ? ENTRADAS[name as Entrada] : undefined;
+}
 
 describe("compose.yaml, for users who have Docker", () => {
   it("When parsed, then Kafka is KRaft with 9092 for the host and 19092 for containers", () => {
@@ -69,7 +77,7 @@ describe("compose.yaml, for users who have Docker", () => {
   it("When a service's config exists, then every variable compose sets is one its config reads, and ports agree", async () => {
     const checked: string[] = [];
     for (const [name, service] of Object.entries(services)) {
-      const main = service.command?.find((part) => part.endsWith("/src/main.ts"));
+      const main = fonte(service);
       if (!main) continue;
       const configFile = join(ROOT, main.replace("main.ts", "config.ts"));
       if (!existsSync(configFile)) continue;
@@ -84,8 +92,24 @@ describe("compose.yaml, for users who have Docker", () => {
     }
     // Grows as services are built; every compose service with a main.ts has a config.ts.
     for (const [name, service] of Object.entries(services)) {
-      const main = service.command?.find((part) => part.endsWith("/src/main.ts"));
+      const main = fonte(service);
       if (main && existsSync(join(ROOT, main))) expect(checked).toContain(name);
+    }
+  });
+
+  it("When parsed, then every Node service runs its bundle from npm run build (which the image runs) with the V8 settings the benchmarks measured", () => {
+    const dockerfile = readFileSync(join(ROOT, "Dockerfile"), "utf8");
+    expect(dockerfile).toMatch(/^RUN npm run build$/m);
+    const node = Object.entries(services).filter(([, s]) => s.command?.[0] === "node");
+    expect(node.map(([name]) => name).sort()).toEqual([
+      "broker-orders",
+      "broker-payments",
+      "orders-api",
+      "payments",
+    ]);
+    for (const [name, service] of node) {
+      expect(service.command, name).toEqual(["node", ...NODE_FLAGS, `dist/${name}.mjs`]);
+      expect(fonte(service), name).toBeDefined();
     }
   });
 

@@ -3,11 +3,23 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseEnv } from "node:util";
 
+/**
+ * The repository's root: the nearest folder up from this code that holds package-lock.json.
+ * Found by walking up, because this file runs both from libs/service/src (tsx) and bundled
+ * into dist/ (npm run build).
+ */
+function raiz(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, "package-lock.json"))) {
+    const acima = resolve(dir, "..");
+    if (acima === dir) return process.cwd();
+    dir = acima;
+  }
+  return dir;
+}
+
 /** The repository's .env (git-ignored), created by `npm run setup` from .env.example. */
-export const DOTENV_PATH = join(
-  resolve(dirname(fileURLToPath(import.meta.url)), "../../.."),
-  ".env",
-);
+export const DOTENV_PATH = join(raiz(), ".env");
 
 /** Loads .env into process.env without overriding what the environment already sets. */
 export function loadDotEnv(path = DOTENV_PATH): void {

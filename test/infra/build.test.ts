@@ -1,0 +1,84 @@
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { construir, DIST, NODE_FLAGS } from "../../infra/build.ts";
+import {
+  analyticsCli,
+  http,
+  ServiceProcess,
+  serviceEnv,
+  tempDb,
+  testPrefix,
+} from "../helpers/shop.ts";
+import { waitFor } from "../helpers/wait.ts";
+
+/**
+ * npm run build bundles each service to plain JavaScript (dist/), which production runs and
+ * the benchmarks measure. These run the bundles with plain node, no tsx, end to end.
+ */
+describe("npm run build", () => {
+  const running: ServiceProcess[] = [];
+  beforeAll(async () => {
+    await construir();
+    vi.stubEnv("SHOP_CONSTRUIDO", "1");
+  }, 60_000);
+  afterAll(async () => {
+    vi.unstubAllEnvs();
+    await Promise.all(running.map((p) => p.stop()));
+  });
+
+  it("When the bundles run with plain node, then an order is created, decided by a built payments instance and counted by built analytics", async () => {
+    const prefix = testPrefix("built");
+    const env = serviceEnv(prefix);
+    const api = await ServiceProcess.start(
+      "orders-api",
+      "orders-api",
+      { ...env, DB_PATH: tempDb("built") },
+      /listening on http/,
+    );
+    running.push(api);
+    const payments = await ServiceProcess.start(
+      "payments",
+      "payments",
+      { ...env, INSTANCIA: "caixa-built", TEMPO_DECISAO_MS: "0" },
+      /listening on http/,
+    );
+    running.push(payments);
+    for (const p of [api, payments]) {
+      const cmdline = readFileSync(`/proc/${p.child.pid}/cmdline`, "utf8").split("\0");
+      expect(cmdline.some((a) => a.startsWith(DIST))).toBe(true);
+      expect(cmdline).not.toContain("tsx");
+      expect(cmdline).toEqual(expect.arrayContaining(NODE_FLAGS));
+    }
+
+    const created = await http<{ id: number }>("POST", `${api.url()}/pedidos`, {
+      cliente: "ana",
+      item: "caneca",
+      quantidade: 2,
+      precoUnitario: 12.5,
+    });
+    expect(created.status).toBe(201);
+    const final = await waitFor(async () => {
+      const r = await http<{ status: string; processadoPor: string }>(
+        "GET",
+        `${api.url()}/pedidos/${created.body.id}`,
+      );
+      return r.body.status === "PAGO" ? r.body : undefined;
+    });
+    expect(final.processadoPor).toBe("caixa-built");
+
+    const cli = analyticsCli(env.KAFKA_BROKERS as string, prefix, `built-${Date.now()}`);
+    expect(cli.args.some((a) => a.startsWith(DIST))).toBe(true);
+    const run = spawnSync(process.execPath, cli.args, {
+      env: cli.env,
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      pedidosVistos: 1,
+      pedidosPagos: 1,
+      receitaCentavos: 2500,
+    });
+  }, 120_000);
+});
