@@ -30,7 +30,10 @@ export function latenciesFromDb(dbPath: string, sql: string) {
  * Where the time goes, from the event-log orders API's timelines: p50/p99 (ms) of each
  * step from the one before (created -> event acknowledged -> decided -> result applied).
  */
-export function etapasFromDb(dbPath: string): Record<string, { p50: number; p99: number }> {
+export function etapasFromDb(
+  dbPath: string,
+  depoisDe = 0,
+): Record<string, { p50: number; p99: number }> {
   const db = new Database(dbPath, { readonly: true });
   const rows = db
     .prepare(
@@ -38,9 +41,9 @@ export function etapasFromDb(dbPath: string): Record<string, { p50: number; p99:
               (SELECT em FROM historico h WHERE h.pedido_id = p.id AND etapa = 'evento-confirmado' LIMIT 1) AS confirmado,
               (SELECT em FROM historico h WHERE h.pedido_id = p.id AND etapa = 'decidido' LIMIT 1) AS decidido,
               (SELECT em FROM historico h WHERE h.pedido_id = p.id AND etapa = 'resultado-aplicado' LIMIT 1) AS aplicado
-       FROM pedidos p WHERE p.decidido_em IS NOT NULL`,
+       FROM pedidos p WHERE p.decidido_em IS NOT NULL AND p.id > ?`,
     )
-    .all() as {
+    .all(depoisDe) as {
     criado: string;
     confirmado: string | null;
     decidido: string | null;
