@@ -11,7 +11,7 @@ import { createTestVhost } from "../test/helpers/rabbit.ts";
 import { ServiceProcess } from "../test/helpers/shop.ts";
 import { waitFor } from "../test/helpers/wait.ts";
 import { type Row, rssMb } from "./intake.ts";
-import { latenciesFromDb } from "./stats.ts";
+import { latenciesFromDb, medirCpu, pidsDe, RABBITMQ } from "./stats.ts";
 
 const PERFTEST_POM = join(ROOT, "bench/perftest/pom.xml");
 const PERFTEST_LIB = join(ROOT, "bench/perftest/.work/lib");
@@ -144,6 +144,11 @@ export async function benchBroker(opts: {
     }, 1000);
     log(`broker: ${requests} payment requests, ${connections} connections, new keys...`);
     let next = 0;
+    const cpu = medirCpu({
+      orders: [orders.child.pid as number],
+      payments: [payments.child.pid as number],
+      RabbitMQ: pidsDe(RABBITMQ),
+    });
     const started = Date.now();
     const result = await autocannon({
       url: orders.url(),
@@ -163,6 +168,7 @@ export async function benchBroker(opts: {
     });
     const seconds = (Date.now() - started) / 1000;
     const accepted = result["2xx"];
+    const cpuPorPedido = cpu.parar(accepted).texto;
     const rps = accepted / seconds;
     await waitFor(() => concluded(ordersDb).n >= accepted, {
       timeoutMs: 300_000,
@@ -197,7 +203,7 @@ export async function benchBroker(opts: {
     return [
       {
         benchmark: "broker: POST /pedidos/{id}/pagamentos",
-        measured: `${Math.round(rps)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, errors ${errors}`,
+        measured: `${Math.round(rps)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, errors ${errors}; ${cpuPorPedido}`,
         baseline: `bare Express ${Math.round(opts.bareRps)} req/s`,
         value: rps,
         baselineValue: opts.bareRps,

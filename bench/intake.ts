@@ -5,6 +5,7 @@ import autocannon from "autocannon";
 import { ROOT } from "../infra/config.ts";
 import { KAFKA_CLASSPATH } from "../infra/kafka/kafka.ts";
 import { ServiceProcess, serviceEnv, tempDb, testPrefix } from "../test/helpers/shop.ts";
+import { KAFKA_BROKER, medirCpu, pidsDe } from "./stats.ts";
 
 export interface Row {
   benchmark: string;
@@ -86,7 +87,7 @@ function producerPerformance(brokers: string, topic: string, records: number, si
   };
 }
 
-export type Ceiling = Awaited<ReturnType<typeof load>>;
+export type Ceiling = Awaited<ReturnType<typeof load>> & { cpu: string };
 
 /** The HTTP ceiling: a bare Express endpoint answering 201 with a fixed body. */
 export async function bareExpress(
@@ -102,7 +103,9 @@ export async function bareExpress(
   );
   log(`bare Express, ${connections} connections, ${seconds} s...`);
   try {
-    return await load(bare.url(), seconds, connections);
+    const cpu = medirCpu({ "bare Express": [bare.child.pid as number] });
+    const r = await load(bare.url(), seconds, connections);
+    return { ...r, cpu: cpu.parar(r.rps * seconds).texto };
   } finally {
     await bare.stop();
   }
@@ -129,9 +132,11 @@ export async function benchIntake(opts: {
   const restMb = rssMb(api.child.pid as number);
   let peakMb = restMb;
   log(`intake: orders API (outbox, acks=all), ${connections} connections, ${seconds} s...`);
+  const cpu = medirCpu({ "orders API": [api.child.pid as number], Kafka: pidsDe(KAFKA_BROKER) });
   const measured = await load(api.url(), seconds, connections, () => {
     peakMb = Math.max(peakMb, rssMb(api.child.pid as number));
   });
+  const cpuPorPedido = cpu.parar(measured.rps * seconds).texto;
   await api.stop();
 
   const size = Buffer.byteLength(
@@ -152,8 +157,8 @@ export async function benchIntake(opts: {
   return [
     {
       benchmark: "intake: POST /pedidos (outbox, acks=all)",
-      measured: `${Math.round(measured.rps)} req/s, p50 ${measured.p50} ms, p99 ${measured.p99} ms, errors ${measured.errors}`,
-      baseline: `bare Express ${Math.round(ceiling.rps)} req/s (p99 ${ceiling.p99} ms)`,
+      measured: `${Math.round(measured.rps)} req/s, p50 ${measured.p50} ms, p99 ${measured.p99} ms, errors ${measured.errors}; ${cpuPorPedido}`,
+      baseline: `bare Express ${Math.round(ceiling.rps)} req/s (p99 ${ceiling.p99} ms; ${ceiling.cpu})`,
       value: measured.rps,
       baselineValue: ceiling.rps,
       ratio: measured.rps / ceiling.rps,

@@ -3,7 +3,7 @@ import Database from "better-sqlite3";
 import { ServiceProcess, serviceEnv, tempDb, testPrefix } from "../test/helpers/shop.ts";
 import { waitFor } from "../test/helpers/wait.ts";
 import { type Row, rssMb } from "./intake.ts";
-import { etapasFromDb, latenciesFromDb } from "./stats.ts";
+import { etapasFromDb, KAFKA_BROKER, latenciesFromDb, medirCpu, pidsDe } from "./stats.ts";
 
 const ORDER = JSON.stringify({
   cliente: "Ana",
@@ -146,6 +146,11 @@ export async function benchPipeline(opts: {
         api,
         payments.map((p) => p.url()),
       );
+      const cpu = medirCpu({
+        "orders API": [api.child.pid as number],
+        payments: payments.map((p) => p.child.pid as number),
+        Kafka: pidsDe(KAFKA_BROKER),
+      });
       await shape(api.url());
       await waitFor(() => decided(dbPath) >= expected, {
         timeoutMs: 600_000,
@@ -153,6 +158,7 @@ export async function benchPipeline(opts: {
         what: `${expected} orders decided`,
       });
       return {
+        cpu: cpu.parar(expected).texto,
         ...latencies(dbPath, aquecimento),
         etapas: etapasFromDb(dbPath, aquecimento),
         paymentsPeak,
@@ -192,7 +198,7 @@ export async function benchPipeline(opts: {
   return [
     {
       benchmark: `pipeline: ${burst.n} orders, created -> decided`,
-      measured: `${Math.round(throughput)} orders/s end to end in ${(burst.spanMs / 1000).toFixed(1)} s, p50 ${burst.p50} ms, p99 ${burst.p99} ms`,
+      measured: `${Math.round(throughput)} orders/s end to end in ${(burst.spanMs / 1000).toFixed(1)} s, p50 ${burst.p50} ms, p99 ${burst.p99} ms; ${burst.cpu}`,
       baseline: `intake ${Math.round(opts.intakeRps)} req/s`,
       value: throughput,
       baselineValue: opts.intakeRps,

@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { cpus } from "node:os";
 import Database from "better-sqlite3";
 
 /** The p-th percentile of an ascending list (nearest rank); 0 for an empty list. */
@@ -61,5 +63,63 @@ export function etapasFromDb(
     "created->acknowledged": passo("criado", "confirmado"),
     "acknowledged->decided": passo("confirmado", "decidido"),
     "decided->applied": passo("decidido", "aplicado"),
+  };
+}
+
+/** sysconf(_SC_CLK_TCK): 100 on every Linux this runs on. */
+const TICKS_POR_SEGUNDO = 100;
+
+/** CPU time (ms, user + system) a process has used so far; 0 once it is gone. */
+export function cpuMs(pid: number): number {
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are 12th, 13th.
+    const campos = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    return ((Number(campos[11]) + Number(campos[12])) * 1000) / TICKS_POR_SEGUNDO;
+  } catch {
+    return 0;
+  }
+}
+/** The processes whose command line matches, e.g. the Kafka broker or RabbitMQ's VM. */
+export const KAFKA_BROKER = /\0kafka\.Kafka\0/;
+export const RABBITMQ = /beam\.smp/;
+
+export function pidsDe(padrao: RegExp): number[] {
+  return readdirSync("/proc")
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        return padrao.test(readFileSync(`/proc/${d}/cmdline`, "utf8"));
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/**
+ * CPU used by named groups of processes between start() and stop(), per unit of work:
+ * where a benchmark's time goes, and the rate the machine's cores could sustain at that
+ * cost if nothing else ran (cores x 1000 ms per second, divided by the ms per unit).
+ */
+export function medirCpu(grupos: Record<string, number[]>) {
+  const soma = (pids: number[]) => pids.reduce((s, p) => s + cpuMs(p), 0);
+  const inicio = Object.fromEntries(Object.entries(grupos).map(([g, pids]) => [g, soma(pids)]));
+  return {
+    parar(unidades: number) {
+      const porUnidade = Object.fromEntries(
+        Object.entries(grupos).map(([g, pids]) => [
+          g,
+          (soma(pids) - (inicio[g] ?? 0)) / Math.max(1, unidades),
+        ]),
+      );
+      const total = Object.values(porUnidade).reduce((s, v) => s + v, 0);
+      const texto = Object.entries(porUnidade)
+        .map(([g, ms]) => `${g} ${ms.toFixed(2)}`)
+        .join(", ");
+      return {
+        porUnidade,
+        texto: `CPU ms per unit: ${texto}; ceiling at that cost ${Math.round((cpus().length * 1000) / total)}/s`,
+      };
+    },
   };
 }
