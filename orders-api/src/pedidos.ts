@@ -12,7 +12,7 @@ import type { Publicador, RecordMeta } from "@shop/kafka";
 import { AppError, agrupar, contextoAtual, type Logger, traceparentAtual } from "@shop/service";
 import { novoPedido, type Pedido } from "./domain/pedido.ts";
 import type { Relay } from "./outbox.ts";
-import type { PedidosStore } from "./store.ts";
+import type { PedidosStore, ResultadoParaAplicar } from "./store.ts";
 
 export interface PedidosDeps {
   store: PedidosStore;
@@ -56,6 +56,9 @@ export function pedidosService(deps: PedidosDeps) {
       undefined,
       { cause },
     );
+
+  /** Group commit of the results consumer: the results of a turn in one transaction. */
+  const aplicarJunto = agrupar((itens: ResultadoParaAplicar[]) => store.aplicarResultados(itens));
 
   /** Group commit: the orders of a turn and their events in one transaction. */
   const inserirComEvento = agrupar((novos: { pedido: Omit<Pedido, "id">; traceparent: string }[]) =>
@@ -161,19 +164,34 @@ export function pedidosService(deps: PedidosDeps) {
     },
     buscar: (id: number) => store.buscar(id),
 
-    /** aplicarResultadoOnResultadoPagamento: idempotent, only while AGUARDANDO_PAGAMENTO. */
-    async aplicarResultado(resultado: ResultadoPagamento, meta: RecordMeta): Promise<void> {
-      const efeito = store.aplicarResultado(resultado.pedidoId, resultado, {
-        topico: meta.topic,
-        particao: meta.partition,
-        offset: meta.offset,
-        trace: contextoAtual()?.traceId ?? null,
-      });
+    /**
+     * aplicarResultadoOnResultadoPagamento: idempotent, only while AGUARDANDO_PAGAMENTO.
+     * Pipelined: the results a consumer hands over in one turn share a transaction (group
+     * commit), and each record's offset is resolved only once that transaction committed.
+     */
+    async aplicarResultado(
+      resultado: ResultadoPagamento,
+      meta: RecordMeta,
+    ): Promise<{ depois: Promise<void> }> {
       const where = { pedido: resultado.pedidoId, partition: meta.partition, offset: meta.offset };
-      if (efeito === null) log.warn("result for an unknown order ignored", where);
-      else if (efeito.aplicar)
-        log.info(`order ${efeito.status}`, { ...where, por: efeito.processadoPor });
-      else log.info(efeito.porque, where);
+      const aplicado = aplicarJunto({
+        pedidoId: resultado.pedidoId,
+        resultado,
+        origem: {
+          topico: meta.topic,
+          particao: meta.partition,
+          offset: meta.offset,
+          trace: contextoAtual()?.traceId ?? null,
+        },
+      });
+      return {
+        depois: aplicado.then((efeito) => {
+          if (efeito === null) log.warn("result for an unknown order ignored", where);
+          else if (efeito.aplicar)
+            log.info(`order ${efeito.status}`, { ...where, por: efeito.processadoPor });
+          else log.info(efeito.porque, where);
+        }),
+      };
     },
   };
 }

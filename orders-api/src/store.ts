@@ -53,6 +53,13 @@ const MIGRATIONS = [
 
 export type Detalhes = Record<string, string | number | boolean | null>;
 
+/** A result to apply, where it came from (topic, partition, offset, trace). */
+export interface ResultadoParaAplicar {
+  pedidoId: number;
+  resultado: Resultado & { processadoEm?: string };
+  origem: Detalhes;
+}
+
 export interface LinhaOutbox {
   id: number;
   traceparent: string | null;
@@ -107,35 +114,38 @@ export function openStore(path: string) {
   const registrarEtapa = (pedidoId: number, etapa: string, detalhes: Detalhes, em?: string) =>
     etapaInsert.run(pedidoId, etapa, em ?? new Date().toISOString(), JSON.stringify(detalhes));
 
-  /** The decision as payments took it, then what this API did with it: one transaction. */
-  const aplicar = db.transaction(
-    (
-      pedidoId: number,
-      resultado: Resultado & { processadoEm?: string },
-      origem: Detalhes,
-    ): Efeito | null => {
-      const atual = byId.get(pedidoId);
-      if (!atual) return null;
-      const efeito = efeitoDoResultado(atual.status, resultado);
-      if (efeito.aplicar) update.run(efeito.status, efeito.motivo, efeito.processadoPor, pedidoId);
-      registrarEtapa(
-        pedidoId,
-        "decidido",
-        {
-          instancia: resultado.instancia,
-          status: resultado.status,
-          motivo: resultado.motivo,
-          ...origem,
-        },
-        resultado.processadoEm,
-      );
-      registrarEtapa(
-        pedidoId,
-        efeito.aplicar ? "resultado-aplicado" : "resultado-repetido",
-        efeito.aplicar ? { status: efeito.status } : { porque: efeito.porque },
-      );
-      return efeito;
-    },
+  /** The decision as payments took it, then what this API did with it (in a transaction). */
+  const aplicarUm = (
+    pedidoId: number,
+    resultado: Resultado & { processadoEm?: string },
+    origem: Detalhes,
+  ): Efeito | null => {
+    const atual = byId.get(pedidoId);
+    if (!atual) return null;
+    const efeito = efeitoDoResultado(atual.status, resultado);
+    if (efeito.aplicar) update.run(efeito.status, efeito.motivo, efeito.processadoPor, pedidoId);
+    registrarEtapa(
+      pedidoId,
+      "decidido",
+      {
+        instancia: resultado.instancia,
+        status: resultado.status,
+        motivo: resultado.motivo,
+        ...origem,
+      },
+      resultado.processadoEm,
+    );
+    registrarEtapa(
+      pedidoId,
+      efeito.aplicar ? "resultado-aplicado" : "resultado-repetido",
+      efeito.aplicar ? { status: efeito.status } : { porque: efeito.porque },
+    );
+    return efeito;
+  };
+  const aplicar = db.transaction(aplicarUm);
+  /** Several results in one transaction, in order: a repeat sees the first one's effect. */
+  const aplicarVarios = db.transaction((itens: ResultadoParaAplicar[]) =>
+    itens.map((i) => aplicarUm(i.pedidoId, i.resultado, i.origem)),
   );
 
   const outboxInsert = db.prepare<[number, string, string, string, string, string], never>(
@@ -235,6 +245,13 @@ export function openStore(path: string) {
     },
     listar(limite = 1000): Pedido[] {
       return newestFirst.all(limite).map(toPedido);
+    },
+    /**
+     * Applies the results in one transaction (a consumer's group commit); for each, its
+     * effect, or null when the order does not exist.
+     */
+    aplicarResultados(itens: ResultadoParaAplicar[]): (Efeito | null)[] {
+      return aplicarVarios.immediate(itens);
     },
     /** Applies a result in one transaction; null when the order does not exist. */
     aplicarResultado(
