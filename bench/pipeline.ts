@@ -12,8 +12,10 @@ const ORDER = JSON.stringify({
   precoUnitario: 18.9,
 });
 
-/** created -> decided latencies (ms) and the span from the first creation to the last decision. */
-/** Orders with an id above `depoisDe` only: the ones a warm-up created are not counted. */
+/**
+ * created -> decided latencies (ms) and the span from the first creation to the last
+ * decision, over the orders with an id above `depoisDe` (a warm-up's orders do not count).
+ */
 const latencies = (dbPath: string, depoisDe: number) =>
   latenciesFromDb(
     dbPath,
@@ -33,10 +35,10 @@ function decided(dbPath: string): number {
 
 /**
  * Waits until the groups are stable: each payments instance holds one partition of
- * pedidos-criados, and the orders API (the only member of its group) has been assigned all of
- * pagamentos-resultados. Instances that
- * join one after another rebalance the group each time, and a member rejoins only at its
- * next heartbeat; measuring through those pauses measured start-up, not the pipeline.
+ * pedidos-criados, and the orders API (the only member of its group) has been assigned all
+ * of pagamentos-resultados. Instances that join one after another rebalance the group each
+ * time, and a member rejoins only at its next heartbeat; measuring through those pauses
+ * measured start-up, not the pipeline.
  */
 async function gruposEstaveis(api: ServiceProcess, paymentsUrls: string[]) {
   type Saude = { consumidor: { particoes: Record<string, number[]> } | null };

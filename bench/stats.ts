@@ -79,10 +79,12 @@ export function cpuMs(pid: number): number {
     return 0;
   }
 }
-/** The processes whose command line matches, e.g. the Kafka broker or RabbitMQ's VM. */
+
+/** Command lines of the brokers: the Kafka broker's JVM, RabbitMQ's Erlang VM. */
 export const KAFKA_BROKER = /\0kafka\.Kafka\0/;
 export const RABBITMQ = /beam\.smp/;
 
+/** The processes whose command line matches, e.g. KAFKA_BROKER or RABBITMQ. */
 export function pidsDe(padrao: RegExp): number[] {
   return readdirSync("/proc")
     .filter((d) => /^\d+$/.test(d))
@@ -97,7 +99,7 @@ export function pidsDe(padrao: RegExp): number[] {
 }
 
 /**
- * CPU used by named groups of processes between start() and stop(), per unit of work:
+ * CPU used by named groups of processes from this call to parar(), per unit of work:
  * where a benchmark's time goes, and the rate the machine's cores could sustain at that
  * cost if nothing else ran (cores x 1000 ms per second, divided by the ms per unit).
  */

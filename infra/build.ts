@@ -5,7 +5,8 @@ import { ROOT } from "./config.ts";
 /**
  * npm run build: each service as one plain-JavaScript file under dist/ (git-ignored), for
  * production runs and the benchmarks. Run from source, every process also carries tsx's
- * loader (a second V8 isolate on its own thread, about 48 MB of RSS); built, it does not.
+ * loader (a second V8 isolate on its own thread: the orders API at rest measured 119 MB of
+ * RSS through tsx, 89 MB built).
  * The workspace's own packages (@shop/*, TypeScript) are bundled in; everything from
  * node_modules stays an import, so native better-sqlite3 loads as usual.
  */
