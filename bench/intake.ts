@@ -1,9 +1,8 @@
-import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import { ROOT } from "../infra/config.ts";
-import { KAFKA_CLASSPATH } from "../infra/kafka/kafka.ts";
+import { ferramentaKafka } from "../infra/kafka/kafka.ts";
 import { ServiceProcess, serviceEnv, tempDb, testPrefix } from "../test/helpers/shop.ts";
 import { KAFKA_BROKER, medirCpu, pidsDe } from "./stats.ts";
 
@@ -53,28 +52,19 @@ async function load(url: string, seconds: number, connections: number, onTick?: 
 
 /** Kafka's own ProducerPerformance (Java, same jars), acks=all, records of the same size. */
 function producerPerformance(brokers: string, topic: string, records: number, size: number) {
-  const r = spawnSync(
-    "java",
-    [
-      "-Xmx512m",
-      `-Dlog4j.configuration=file:${join(ROOT, "infra/kafka/log4j.properties")}`,
-      "-cp",
-      KAFKA_CLASSPATH,
-      "org.apache.kafka.tools.ProducerPerformance",
-      "--topic",
-      topic,
-      "--num-records",
-      String(records),
-      "--record-size",
-      String(size),
-      "--throughput",
-      "-1",
-      "--producer-props",
-      `bootstrap.servers=${brokers}`,
-      "acks=all",
-    ],
-    { encoding: "utf8", timeout: 300_000 },
-  );
+  const r = ferramentaKafka("org.apache.kafka.tools.ProducerPerformance", [
+    "--topic",
+    topic,
+    "--num-records",
+    String(records),
+    "--record-size",
+    String(size),
+    "--throughput",
+    "-1",
+    "--producer-props",
+    `bootstrap.servers=${brokers}`,
+    "acks=all",
+  ]);
   const line = r.stdout
     .split("\n")
     .find((l) => /records sent, .* records\/sec/.test(l) && /99th/.test(l));

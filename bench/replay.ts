@@ -1,10 +1,8 @@
-import { spawn, spawnSync } from "node:child_process";
-import { join } from "node:path";
+import { spawn } from "node:child_process";
 import { FATOR_DE_REPLICACAO, nomesKafka, topicosDoPedido } from "@shop/contracts";
 import { ensureTopics } from "@shop/kafka";
 import { Kafka, logLevel } from "kafkajs";
-import { ROOT } from "../infra/config.ts";
-import { KAFKA_CLASSPATH } from "../infra/kafka/kafka.ts";
+import { ferramentaKafka } from "../infra/kafka/kafka.ts";
 import { analyticsCli, testPrefix } from "../test/helpers/shop.ts";
 import { type Row, rssMb } from "./intake.ts";
 
@@ -62,25 +60,16 @@ async function fill(brokers: string, prefix: string, total: number, log: (l: str
 
 function consumerPerformance(brokers: string, topic: string, messages: number): number {
   const started = Date.now();
-  const r = spawnSync(
-    "java",
-    [
-      "-Xmx512m",
-      `-Dlog4j.configuration=file:${join(ROOT, "infra/kafka/log4j.properties")}`,
-      "-cp",
-      KAFKA_CLASSPATH,
-      "org.apache.kafka.tools.ConsumerPerformance",
-      "--bootstrap-server",
-      brokers,
-      "--topic",
-      topic,
-      "--messages",
-      String(messages),
-      "--timeout",
-      "60000",
-    ],
-    { encoding: "utf8", timeout: 300_000 },
-  );
+  const r = ferramentaKafka("org.apache.kafka.tools.ConsumerPerformance", [
+    "--bootstrap-server",
+    brokers,
+    "--topic",
+    topic,
+    "--messages",
+    String(messages),
+    "--timeout",
+    "60000",
+  ]);
   if (r.status !== 0) throw new Error(`ConsumerPerformance failed: ${r.stderr}`);
   return Date.now() - started;
 }

@@ -42,6 +42,16 @@ type Paths = ReturnType<typeof paths>;
 
 /** Classpath of the broker, its tools and the Java client. */
 export const KAFKA_CLASSPATH = join(KAFKA_LIB, "*");
+/** Log settings of the broker and its tools (quiet on the console). */
+export const KAFKA_LOG4J = `-Dlog4j.configuration=file:${join(KAFKA_DIR, "log4j.properties")}`;
+
+/** Runs one of Kafka's Java tools (ProducerPerformance, ConsumerPerformance...) to its end. */
+export function ferramentaKafka(classe: string, args: string[]) {
+  return spawnSync("java", ["-Xmx512m", KAFKA_LOG4J, "-cp", KAFKA_CLASSPATH, classe, ...args], {
+    encoding: "utf8",
+    timeout: 300_000,
+  });
+}
 
 type KafkaSettings = InfraConfig["kafka"];
 
@@ -233,7 +243,7 @@ export async function startKafka(
       "-XX:+UseG1GC",
       "-XX:MaxGCPauseMillis=20",
       "-Djava.awt.headless=true",
-      `-Dlog4j.configuration=file:${join(KAFKA_DIR, "log4j.properties")}`,
+      KAFKA_LOG4J,
       "-cp",
       KAFKA_CLASSPATH,
       "kafka.Kafka",

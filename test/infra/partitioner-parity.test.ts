@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { Partitioners } from "kafkajs";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../../infra/config.ts";
-import { KAFKA_CLASSPATH } from "../../infra/kafka/kafka.ts";
+import { KAFKA_CLASSPATH, KAFKA_LOG4J } from "../../infra/kafka/kafka.ts";
 import { testConfig } from "../helpers/env.ts";
 import { createTopic, testKafka, uniqueName } from "../helpers/kafka.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -56,7 +56,7 @@ describe("Rule: writers in different implementations map a key to the same parti
       [
         "-cp",
         KAFKA_CLASSPATH,
-        `-Dlog4j.configuration=file:${join(ROOT, "infra/kafka/log4j.properties")}`,
+        KAFKA_LOG4J,
         join(ROOT, "test/infra/PartitionerParity.java"),
         testConfig().kafka.brokers.join(","),
         topic,
