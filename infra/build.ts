@@ -32,6 +32,15 @@ export const NODE_FLAGS = ["--max-semi-space-size=8", "--heap-growing-percent=20
 export const DIST = join(ROOT, "dist");
 export const construido = (nome: Entrada) => join(DIST, `${nome}.mjs`);
 
+/** The bundle built from a service folder's src/main.ts ("broker/orders" -> broker-orders). */
+export function construidoDe(pasta: string): string {
+  const nome = (Object.keys(ENTRADAS) as Entrada[]).find(
+    (n) => ENTRADAS[n] === `${pasta}/src/main.ts`,
+  );
+  if (!nome) throw new Error(`build: no entry point for ${pasta}/src/main.ts in ENTRADAS`);
+  return construido(nome);
+}
+
 /** node_modules stays external; relative paths and @shop/* are bundled. */
 const dependenciasDeFora: Plugin = {
   name: "dependencias-de-fora",

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLogger, type Logger } from "@shop/service";
-import { NODE_FLAGS } from "../../infra/build.ts";
+import { construidoDe, NODE_FLAGS } from "../../infra/build.ts";
 import { ROOT } from "../../infra/config.ts";
 import { testConfig } from "./env.ts";
 import { uniqueName } from "./kafka.ts";
@@ -71,7 +71,7 @@ export async function http<T = unknown>(
  */
 export function programa(dir: string): string[] {
   if (process.env.SHOP_CONSTRUIDO === "1") {
-    const file = join(ROOT, "dist", `${dir.replace("/", "-")}.mjs`);
+    const file = construidoDe(dir);
     if (!existsSync(file)) throw new Error(`${file} is missing: run npm run build`);
     return [...NODE_FLAGS, file];
   }
