@@ -115,11 +115,7 @@ export function openStore(path: string) {
     etapaInsert.run(pedidoId, etapa, em ?? new Date().toISOString(), JSON.stringify(detalhes));
 
   /** The decision as payments took it, then what this API did with it (in a transaction). */
-  const aplicarUm = (
-    pedidoId: number,
-    resultado: Resultado & { processadoEm?: string },
-    origem: Detalhes,
-  ): Efeito | null => {
+  const aplicarUm = ({ pedidoId, resultado, origem }: ResultadoParaAplicar): Efeito | null => {
     const atual = byId.get(pedidoId);
     if (!atual) return null;
     const efeito = efeitoDoResultado(atual.status, resultado);
@@ -142,11 +138,8 @@ export function openStore(path: string) {
     );
     return efeito;
   };
-  const aplicar = db.transaction(aplicarUm);
-  /** Several results in one transaction, in order: a repeat sees the first one's effect. */
-  const aplicarVarios = db.transaction((itens: ResultadoParaAplicar[]) =>
-    itens.map((i) => aplicarUm(i.pedidoId, i.resultado, i.origem)),
-  );
+  /** Results in one transaction, in order: a repeat sees the first one's effect. */
+  const aplicarVarios = db.transaction((itens: ResultadoParaAplicar[]) => itens.map(aplicarUm));
 
   const outboxInsert = db.prepare<[number, string, string, string, string, string], never>(
     "INSERT INTO outbox (pedido_id, topico, chave, valor, criado_em, traceparent) VALUES (?, ?, ?, ?, ?, ?)",
@@ -259,7 +252,7 @@ export function openStore(path: string) {
       resultado: Resultado & { processadoEm?: string },
       origem: Detalhes,
     ): Efeito | null {
-      return aplicar.immediate(pedidoId, resultado, origem);
+      return aplicarVarios.immediate([{ pedidoId, resultado, origem }])[0] ?? null;
     },
     close() {
       db.close();
