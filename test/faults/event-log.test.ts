@@ -42,7 +42,20 @@ function shop(name: string) {
   };
   const payments = (instancia: string) =>
     start("payments", instancia, { INSTANCIA: instancia, TEMPO_DECISAO_MS: "100" });
-  return { prefix, start, payments };
+  /** The end-of-scenario checks, against the API that runs last. */
+  const consistente = (
+    api: ServiceProcess,
+    stream: ReturnType<typeof streamOfOrders>,
+    apiProcesses: ServiceProcess[],
+  ) =>
+    expectConsistent({
+      apiUrl: api.url(),
+      stream,
+      apiProcesses,
+      kafkaBrokers: kafka.brokers,
+      prefix,
+    });
+  return { start, payments, consistente };
 }
 
 describe("Fault injection: event-log edition", () => {
@@ -54,13 +67,7 @@ describe("Fault injection: event-log edition", () => {
     await waitFor(() => stream.created.length >= 15);
     await one?.kill();
     await stream.done;
-    await expectConsistent({
-      apiUrl: api.url(),
-      stream,
-      apiProcesses: [api],
-      kafkaBrokers: kafka.brokers,
-      prefix: s.prefix,
-    });
+    await s.consistente(api, stream, [api]);
   }, 240_000);
 
   it("When the Kafka broker is killed -9 and restarted mid-stream, then nothing is lost: the outbox publishes what waited", async () => {
@@ -76,13 +83,7 @@ describe("Fault injection: event-log edition", () => {
     });
     await kafka.start();
     await stream.done;
-    await expectConsistent({
-      apiUrl: api.url(),
-      stream,
-      apiProcesses: [api],
-      kafkaBrokers: kafka.brokers,
-      prefix: s.prefix,
-    });
+    await s.consistente(api, stream, [api]);
   }, 240_000);
 
   it("When the orders API is killed -9 between its commit and the publish, then after a restart the outbox recovers every order", async () => {
@@ -102,13 +103,7 @@ describe("Fault injection: event-log edition", () => {
     await kafka.start();
     api = await s.start("orders-api", "orders-api-2");
     apis.push(api);
-    await expectConsistent({
-      apiUrl: api.url(),
-      stream,
-      apiProcesses: apis,
-      kafkaBrokers: kafka.brokers,
-      prefix: s.prefix,
-    });
+    await s.consistente(api, stream, apis);
   }, 240_000);
 
   it("When every service gets SIGTERM under load, then in-flight work finishes, and after a restart nothing is lost or doubled", async () => {
@@ -125,12 +120,6 @@ describe("Fault injection: event-log edition", () => {
     apis.push(api);
     payments = await s.payments("caixa-1");
     await stream.done;
-    await expectConsistent({
-      apiUrl: api.url(),
-      stream,
-      apiProcesses: apis,
-      kafkaBrokers: kafka.brokers,
-      prefix: s.prefix,
-    });
+    await s.consistente(api, stream, apis);
   }, 240_000);
 });
