@@ -197,16 +197,39 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
       partitionsConsumedConcurrently: PARTICOES_PARALELAS,
       ...(options.autoCommitInterval ? { autoCommitInterval: options.autoCommitInterval } : {}),
       eachBatchAutoResolve: false,
-      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
-        const pendentes: { offset: string; depois: Promise<void> | undefined }[] = [];
+      eachBatch: async ({
+        batch,
+        resolveOffset,
+        heartbeat,
+        commitOffsetsIfNecessary,
+        isRunning,
+        isStale,
+      }) => {
+        // In order: an offset is resolved only when its record and every earlier one are done.
+        const pendentes: { offset: string; depois: Promise<void> | undefined; feito: boolean }[] =
+          [];
+        const resolverFeitos = () => {
+          while (pendentes[0]?.feito)
+            resolveOffset((pendentes.shift() as { offset: string }).offset);
+        };
         for (const message of batch.messages) {
           if (!isRunning() || isStale()) break;
           const { depois } = await onRecord(batch.topic, batch.partition, message);
-          depois?.catch(() => {}); // awaited below, in order
-          pendentes.push({ offset: message.offset, depois });
+          const p = { offset: message.offset, depois, feito: depois === undefined };
+          depois?.then(
+            () => {
+              p.feito = true;
+            },
+            () => {}, // awaited below, in order
+          );
+          pendentes.push(p);
+          resolverFeitos();
+          // kafkajs commits an eachBatch consumer's offsets only when the batch ends; with
+          // autoCommitInterval, what is done is also committed during a long batch (payments'
+          // 3 s per record: the spec's "every 5 seconds").
+          await commitOffsetsIfNecessary();
           await heartbeat();
         }
-        // In order: an offset is resolved only when its record and every earlier one are done.
         for (const p of pendentes) {
           await p.depois;
           resolveOffset(p.offset);

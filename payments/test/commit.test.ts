@@ -1,0 +1,95 @@
+import {
+  chaveDoPedido,
+  FATOR_DE_REPLICACAO,
+  nomesKafka,
+  PedidoCriado,
+  topicosDoPedido,
+} from "@shop/contracts";
+import { createKafka, createPublisher, ensureTopics } from "@shop/kafka";
+import { afterAll, describe, expect, it } from "vitest";
+import { testConfig } from "../../test/helpers/env.ts";
+import {
+  capturingLogger,
+  ServiceProcess,
+  serviceEnv,
+  testPrefix,
+} from "../../test/helpers/shop.ts";
+import { waitFor } from "../../test/helpers/wait.ts";
+
+/**
+ * Rule 8: the payments component commits automatically every 5 seconds. kafkajs commits an
+ * eachBatch consumer's offsets only when the batch ends; a batch of records that each wait
+ * 3 s would otherwise go uncommitted for as long as it lasts.
+ */
+const processes: ServiceProcess[] = [];
+afterAll(async () => {
+  await Promise.all(processes.map((p) => p.stop()));
+}, 60_000);
+
+describe("Rule 8: payments commits its offsets at an interval, also inside a long batch", () => {
+  it("When one fetched batch takes longer than the commit interval, then the group's committed offset moves before the batch ends", async () => {
+    const prefix = testPrefix("commit");
+    const nomes = nomesKafka(prefix);
+    const log = capturingLogger("test");
+    const kafka = createKafka(testConfig().kafka.brokers, "commit-test", log);
+    await ensureTopics(kafka, topicosDoPedido(nomes), FATOR_DE_REPLICACAO);
+    // All records written before payments starts: its first fetch takes each partition whole.
+    const publicador = createPublisher(kafka, 5000, log);
+    await publicador.publicarLote(
+      Array.from({ length: 15 }, (_, i) => ({
+        topic: nomes.topicos.pedidosCriados,
+        key: chaveDoPedido(i + 1),
+        value: PedidoCriado.encode({
+          versao: 1,
+          pedidoId: i + 1,
+          cliente: "Rui",
+          item: "lápis",
+          quantidade: 1,
+          valor: 2,
+          criadoEm: new Date().toISOString(),
+        }),
+      })),
+    );
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      const high = new Map(
+        (await admin.fetchTopicOffsets(nomes.topicos.pedidosCriados)).map((p) => [
+          p.partition,
+          Number(p.high),
+        ]),
+      );
+      const payments = await ServiceProcess.start(
+        "payments",
+        "payments",
+        serviceEnv(prefix, {
+          INSTANCIA: "caixa-1",
+          TEMPO_DECISAO_MS: "400",
+          COMMIT_INTERVAL_MS: "1000",
+        }),
+        /listening on http/,
+      );
+      processes.push(payments);
+      // A partition whose committed offset is past 0 and short of its end: committed while
+      // its batch was still being decided (at a batch's end it would jump straight to high).
+      const meio = await waitFor(
+        async () => {
+          const [offsets] = await admin.fetchOffsets({
+            groupId: nomes.grupos.pagamentos,
+            topics: [nomes.topicos.pedidosCriados],
+          });
+          return offsets?.partitions.find((p) => {
+            const c = Number(p.offset);
+            return c > 0 && c < (high.get(p.partition) ?? 0);
+          });
+        },
+        { timeoutMs: 30_000, intervalMs: 100, what: "a commit in the middle of a batch" },
+      );
+      expect(Number(meio.offset)).toBeGreaterThan(0);
+      await payments.stop();
+    } finally {
+      await admin.disconnect();
+      await publicador.close();
+    }
+  }, 90_000);
+});
