@@ -8,6 +8,11 @@ export interface TestVhost {
   url: string;
   /** Management HTTP API call; paths may use {vhost}, replaced by the encoded name. */
   api(method: string, path: string, body?: unknown): Promise<Response>;
+  /**
+   * What the broker says about this vhost's queues (ready, unacked, consumers) and its
+   * alarms, one line each: for a test's failure message when a wait on a queue times out.
+   */
+  estado(): Promise<string>;
   dispose(): Promise<void>;
 }
 
@@ -32,6 +37,27 @@ export async function createTestVhost(prefix = "test"): Promise<TestVhost> {
     vhost,
     url: amqpUrl(rabbit, vhost),
     api,
+    async estado() {
+      try {
+        const queues = (await (
+          await api(
+            "GET",
+            "/queues/{vhost}?columns=name,type,state,messages_ready,messages_unacknowledged,consumers",
+          )
+        ).json()) as Record<string, unknown>[];
+        const alarms = await api("GET", "/health/checks/alarms");
+        return [
+          `broker alarms: ${alarms.ok ? "none" : await alarms.text()}`,
+          // The counts come from the broker's statistics, emitted every 5 s: "?" until then.
+          ...queues.map((q) => {
+            const n = (k: string) => String(q[k] ?? "?");
+            return `queue ${n("name")} (${n("type")}, ${n("state")}): ready ${n("messages_ready")}, unacked ${n("messages_unacknowledged")}, consumers ${n("consumers")}`;
+          }),
+        ].join("\n");
+      } catch (error) {
+        return `broker state unavailable: ${(error as Error).message}`;
+      }
+    },
     async dispose() {
       await api("DELETE", "/vhosts/{vhost}");
     },

@@ -1,32 +1,52 @@
 import { randomUUID } from "node:crypto";
 import { EXCHANGES, FILAS_ERROS, ROUTING_KEYS } from "@shop/contracts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { brokerEnv, prontas, publicarCru } from "../../../test/helpers/broker.ts";
 import { createTestVhost, type TestVhost } from "../../../test/helpers/rabbit.ts";
 import { http, ServiceProcess } from "../../../test/helpers/shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
 
 /** Both services as real processes, as a restart involves. */
-let vhost: TestVhost;
 const running: ServiceProcess[] = [];
-let ordersEnv: NodeJS.ProcessEnv;
-let paymentsEnv: NodeJS.ProcessEnv;
-
-beforeAll(async () => {
-  vhost = await createTestVhost("pagamentos");
-  ordersEnv = brokerEnv(vhost, "orders");
-  paymentsEnv = brokerEnv(vhost, "payments");
-});
 
 afterAll(async () => {
   await Promise.all(running.map((p) => p.stop()));
-  await vhost?.dispose();
 });
 
 async function start(name: string, dir: string, env: NodeJS.ProcessEnv) {
   const p = await ServiceProcess.start(name, dir, env, /listening on http/);
   running.push(p);
   return p;
+}
+
+interface Ambiente {
+  vhost: TestVhost;
+  ordersEnv: NodeJS.ProcessEnv;
+  paymentsEnv: NodeJS.ProcessEnv;
+}
+
+/**
+ * Runs a test in a vhost of its own, so that a queue left stuck by one test cannot fail
+ * the next. If the test fails, its error ends with the broker's view of the vhost's
+ * queues (ready, unacked, consumers) and alarms.
+ */
+async function emVhostProprio(fn: (a: Ambiente) => Promise<void>): Promise<void> {
+  const vhost = await createTestVhost("pagamentos");
+  try {
+    await fn({
+      vhost,
+      ordersEnv: brokerEnv(vhost, "orders"),
+      paymentsEnv: brokerEnv(vhost, "payments"),
+    });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new Error(`${message}\n--- broker state of ${vhost.vhost}:\n${await vhost.estado()}`, {
+      cause: error,
+    });
+  } finally {
+    await Promise.all(running.splice(0).map((p) => p.stop()));
+    await vhost.dispose();
+  }
 }
 
 const comando = (solicitacaoId: string, pedidoId: string, valor: number, cenario = "APROVAR") =>
@@ -40,104 +60,119 @@ interface Decisao {
 }
 
 describe("Restart before the ack", () => {
-  it("When both processes stop after the decision is stored and published but before the ack, then after a restart the redelivery keeps one record and the order ends PAGO", async () => {
-    let orders = await start("orders", "broker/orders", ordersEnv);
-    let payments = await start("payments", "broker/payments", {
-      ...paymentsEnv,
-      PAUSA_ANTES_DO_ACK_MS: "60000",
-    });
-    const pedido = (
-      await http<{ id: string }>("POST", `${orders.url()}/pedidos`, {
-        clienteId: "c",
-        itens: [{ sku: "BOLO", quantidade: 1, precoUnitario: 30 }],
-      })
-    ).body;
-    const key = randomUUID();
-    expect(
-      (
-        await http("POST", `${orders.url()}/pedidos/${pedido.id}/pagamentos`, {
-          solicitacaoId: key,
-          cenario: "APROVAR",
-        })
-      ).status,
-    ).toBe(202);
+  it(
+    "When both processes stop after the decision is stored and published but before the ack, then after a restart the redelivery keeps one record and the order ends PAGO",
+    () =>
+      emVhostProprio(async ({ ordersEnv, paymentsEnv }) => {
+        let orders = await start("orders", "broker/orders", ordersEnv);
+        let payments = await start("payments", "broker/payments", {
+          ...paymentsEnv,
+          PAUSA_ANTES_DO_ACK_MS: "60000",
+        });
+        const pedido = (
+          await http<{ id: string }>("POST", `${orders.url()}/pedidos`, {
+            clienteId: "c",
+            itens: [{ sku: "BOLO", quantidade: 1, precoUnitario: 30 }],
+          })
+        ).body;
+        const key = randomUUID();
+        expect(
+          (
+            await http("POST", `${orders.url()}/pedidos/${pedido.id}/pagamentos`, {
+              solicitacaoId: key,
+              cenario: "APROVAR",
+            })
+          ).status,
+        ).toBe(202);
 
-    await payments.waitForLine(/pausing 60000 ms before the ack/);
-    await Promise.all([payments.kill(), orders.kill()]);
+        await payments.waitForLine(/pausing 60000 ms before the ack/);
+        await Promise.all([payments.kill(), orders.kill()]);
 
-    orders = await start("orders-2", "broker/orders", ordersEnv);
-    payments = await start("payments-2", "broker/payments", paymentsEnv);
-    await payments.waitForLine(
-      new RegExp(`(?=.*repeated request: republishing the stored decision)(?=.*${key})`),
-    );
-    await waitFor(
-      async () =>
-        (await http<{ status: string }>("GET", `${orders.url()}/pedidos/${pedido.id}`)).body
-          .status === "PAGO",
-    );
-    const decisoes = (await http<Decisao[]>("GET", `${payments.url()}/decisoes`)).body.filter(
-      (d) => d.solicitacaoId === key,
-    );
-    expect(decisoes).toHaveLength(1);
-    await Promise.all([payments.stop(), orders.stop()]);
-  }, 120_000);
+        orders = await start("orders-2", "broker/orders", ordersEnv);
+        payments = await start("payments-2", "broker/payments", paymentsEnv);
+        await payments.waitForLine(
+          new RegExp(`(?=.*repeated request: republishing the stored decision)(?=.*${key})`),
+        );
+        await waitFor(
+          async () =>
+            (await http<{ status: string }>("GET", `${orders.url()}/pedidos/${pedido.id}`)).body
+              .status === "PAGO",
+        );
+        const decisoes = (await http<Decisao[]>("GET", `${payments.url()}/decisoes`)).body.filter(
+          (d) => d.solicitacaoId === key,
+        );
+        expect(decisoes).toHaveLength(1);
+        await Promise.all([payments.stop(), orders.stop()]);
+      }),
+    120_000,
+  );
 });
 
 describe("Divergent request content", () => {
-  it("When a known key comes with another valor, then payments fails 3 times, the command lands in pagamentos.solicitacoes.erros and the stored decision is unchanged", async () => {
-    const payments = await start("payments-3", "broker/payments", paymentsEnv);
-    const key = randomUUID();
-    const pedidoId = randomUUID();
-    await publicarCru(
-      vhost,
-      EXCHANGES.comandos,
-      ROUTING_KEYS.solicitar,
-      comando(key, pedidoId, 10),
-    );
-    await payments.waitForLine(new RegExp(`(?=.*decision stored)(?=.*${key})`));
-    const antes = await prontas(vhost, FILAS_ERROS.solicitacoes);
+  it(
+    "When a known key comes with another valor, then payments fails 3 times, the command lands in pagamentos.solicitacoes.erros and the stored decision is unchanged",
+    () =>
+      emVhostProprio(async ({ vhost, paymentsEnv }) => {
+        const payments = await start("payments-3", "broker/payments", paymentsEnv);
+        const key = randomUUID();
+        const pedidoId = randomUUID();
+        await publicarCru(
+          vhost,
+          EXCHANGES.comandos,
+          ROUTING_KEYS.solicitar,
+          comando(key, pedidoId, 10),
+        );
+        await payments.waitForLine(new RegExp(`(?=.*decision stored)(?=.*${key})`));
+        const antes = await prontas(vhost, FILAS_ERROS.solicitacoes);
 
-    await publicarCru(
-      vhost,
-      EXCHANGES.comandos,
-      ROUTING_KEYS.solicitar,
-      comando(key, pedidoId, 99),
-    );
-    await waitFor(async () => (await prontas(vhost, FILAS_ERROS.solicitacoes)) === antes + 1, {
-      what: "the command in .erros",
-    });
-    expect(
-      payments.lines.filter((l) => l.includes("already decided for other content")),
-    ).toHaveLength(3);
-    const [d] = (await http<Decisao[]>("GET", `${payments.url()}/decisoes`)).body.filter(
-      (x) => x.solicitacaoId === key,
-    );
-    expect(d).toMatchObject({ pedidoId, valor: 10, aprovado: true });
-    await payments.stop();
-  }, 60_000);
+        await publicarCru(
+          vhost,
+          EXCHANGES.comandos,
+          ROUTING_KEYS.solicitar,
+          comando(key, pedidoId, 99),
+        );
+        await waitFor(async () => (await prontas(vhost, FILAS_ERROS.solicitacoes)) === antes + 1, {
+          what: "the command in .erros",
+        });
+        expect(
+          payments.lines.filter((l) => l.includes("already decided for other content")),
+        ).toHaveLength(3);
+        const [d] = (await http<Decisao[]>("GET", `${payments.url()}/decisoes`)).body.filter(
+          (x) => x.solicitacaoId === key,
+        );
+        expect(d).toMatchObject({ pedidoId, valor: 10, aprovado: true });
+        await payments.stop();
+      }),
+    60_000,
+  );
 
-  it("When the consumer restarts between attempts, then the attempt count does not reset: 3 attempts in all, then .erros", async () => {
-    // One consumer, so that no second consumer takes attempt 2 while this one is killed.
-    const env = { ...paymentsEnv, CONSUMIDORES: "1" };
-    let payments = await start("payments-4", "broker/payments", env);
-    const antes = await prontas(vhost, FILAS_ERROS.solicitacoes);
-    await publicarCru(
-      vhost,
-      EXCHANGES.comandos,
-      ROUTING_KEYS.solicitar,
-      '{"versao": 1, "solicitacaoId": "broken"}',
-    );
-    await payments.waitForLine(/attempt 1 of 3/);
-    await payments.kill();
-    const first = payments.lines.filter((l) => l.includes("message failed")).length;
+  it(
+    "When the consumer restarts between attempts, then the attempt count does not reset: 3 attempts in all, then .erros",
+    () =>
+      emVhostProprio(async ({ vhost, paymentsEnv }) => {
+        // One consumer, so that no second consumer takes attempt 2 while this one is killed.
+        const env = { ...paymentsEnv, CONSUMIDORES: "1" };
+        let payments = await start("payments-4", "broker/payments", env);
+        const antes = await prontas(vhost, FILAS_ERROS.solicitacoes);
+        await publicarCru(
+          vhost,
+          EXCHANGES.comandos,
+          ROUTING_KEYS.solicitar,
+          '{"versao": 1, "solicitacaoId": "broken"}',
+        );
+        await payments.waitForLine(/attempt 1 of 3/);
+        await payments.kill();
+        const first = payments.lines.filter((l) => l.includes("message failed")).length;
 
-    payments = await start("payments-5", "broker/payments", env);
-    await waitFor(async () => (await prontas(vhost, FILAS_ERROS.solicitacoes)) === antes + 1, {
-      what: "the poison in .erros",
-    });
-    const second = payments.lines.filter((l) => l.includes("message failed"));
-    expect(first + second.length).toBe(3);
-    expect(second.at(-1)).toMatch(/failed 3 times: dead-lettered/);
-    await payments.stop();
-  }, 60_000);
+        payments = await start("payments-5", "broker/payments", env);
+        await waitFor(async () => (await prontas(vhost, FILAS_ERROS.solicitacoes)) === antes + 1, {
+          what: "the poison in .erros",
+        });
+        const second = payments.lines.filter((l) => l.includes("message failed"));
+        expect(first + second.length).toBe(3);
+        expect(second.at(-1)).toMatch(/failed 3 times: dead-lettered/);
+        await payments.stop();
+      }),
+    60_000,
+  );
 });
