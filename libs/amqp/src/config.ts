@@ -15,7 +15,7 @@ export const brokerEnvShape = {
   /** How long a publish waits for the broker's confirm. */
   CONFIRMACAO_MS: z.coerce.number().int().positive().default(5000),
   /** Consumers per queue, each with prefetch 1 (see docs/decisions.md). */
-  CONSUMIDORES: z.coerce.number().int().min(1).max(64).default(4),
+  CONSUMIDORES: z.coerce.number().int().min(1).max(64).default(16),
 };
 
 export function brokerAddress(e: {
