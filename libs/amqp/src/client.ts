@@ -25,7 +25,10 @@ export class PublicacaoFalhou extends Error {
 
 export interface Consumo {
   queue: string;
+  /** Unacknowledged messages per consumer (basic.qos with global false). */
   prefetch: number;
+  /** Consumers on the queue, all on this one channel (default 1). */
+  consumidores?: number;
   onMessage(ch: Channel, msg: ConsumeMessage): Promise<void>;
 }
 
@@ -116,7 +119,15 @@ export class AmqpClient {
     }, 1000);
   }
 
-  /** Starts a consumer on a connection, once per connection. */
+  /**
+   * Starts a queue's consumers on a connection, once per connection, on one channel.
+   * One channel, not one each: when this process dies, RabbitMQ 3.x closes a connection's
+   * channels one at a time, and a quorum queue counts each return of an unacked message
+   * (x-delivery-count). With a channel per consumer, a message returned by the first
+   * closed channel could go to a consumer on a channel not yet closed and come back
+   * again, spending its delivery limit without a single attempt, and be dead-lettered.
+   * On one channel, all of them are returned at once, counted once.
+   */
   private async startConsumo(conn: ChannelModel, c: Consumo) {
     if (this.ativos.get(c) === conn) return;
     this.ativos.set(c, conn);
@@ -124,10 +135,12 @@ export class AmqpClient {
     ch.on("error", (error: Error) =>
       this.opts.log.warn("AMQP consumer channel error", { error: error.message }),
     );
-    await ch.prefetch(c.prefetch);
-    await ch.consume(c.queue, (msg) => {
-      if (msg) void c.onMessage(ch, msg);
-    });
+    await ch.prefetch(c.prefetch, false);
+    for (let i = 0; i < (c.consumidores ?? 1); i++) {
+      await ch.consume(c.queue, (msg) => {
+        if (msg) void c.onMessage(ch, msg);
+      });
+    }
   }
 
   /** Registers a consumer now and after every reconnection. */

@@ -23,7 +23,7 @@ export interface ConsumidorOptions<T> {
   /** Wait before a failed message is returned to its queue (attempt × this). */
   esperaMs?: number;
   /**
-   * Consumers on the queue, each on its own channel with prefetch 1 (default 1). Messages
+   * Consumers on the queue, each with prefetch 1, on one channel (default 1). Messages
    * of this edition are independent (idempotent by solicitacaoId), so several may be
    * handled at once while each consumer still holds one unacknowledged message.
    */
@@ -38,14 +38,11 @@ export interface ConsumidorOptions<T> {
  */
 export async function consumir<T>(opts: ConsumidorOptions<T>): Promise<void> {
   const tentativas = opts.tentativas ?? TENTATIVAS;
-  for (let i = 0; i < (opts.consumidores ?? 1); i++) await consumirUm(opts, tentativas);
-}
-
-async function consumirUm<T>(opts: ConsumidorOptions<T>, tentativas: number): Promise<void> {
   const { client, queue, contract, handle, log } = opts;
   await client.consumir({
     queue,
     prefetch: 1,
+    consumidores: opts.consumidores ?? 1,
     async onMessage(ch, msg: ConsumeMessage) {
       // The channel may have closed meanwhile: the broker then redelivers the message.
       const settle = (what: () => void) => {
