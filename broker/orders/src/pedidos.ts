@@ -13,9 +13,10 @@ import {
   SolicitacaoPagamento,
   toCents,
 } from "@shop/contracts";
-import { AppError, type Logger, naoEncontrado } from "@shop/service";
+import { AppError, agrupar, type Logger, naoEncontrado } from "@shop/service";
 import {
   decidirPedidoDePagamento,
+  type EfeitoDoResultado,
   efeitoDoResultado,
   type Pedido,
   podeAdicionarItem,
@@ -56,6 +57,12 @@ export type RespostaPagamento =
 
 /** The orders service's use cases. */
 export function pedidosService({ store, amqp, confirmacaoMs, log }: PedidosDeps) {
+  /** Group commit: the publish confirms of a turn are marked in one transaction. */
+  const marcarConfirmada = agrupar((ids: string[]) => {
+    store.marcarConfirmadas(ids);
+    return ids;
+  });
+
   function obter(id: string): Pedido {
     const pedido = store.buscar(id);
     if (!pedido) throw naoEncontrado(`order ${id}`);
@@ -72,7 +79,7 @@ export function pedidosService({ store, amqp, confirmacaoMs, log }: PedidosDeps)
     });
     try {
       await amqp.publicar(EXCHANGES.comandos, ROUTING_KEYS.solicitar, message, confirmacaoMs);
-      store.marcarConfirmada(s.solicitacaoId);
+      await marcarConfirmada(s.solicitacaoId);
       log.info("payment request published and confirmed", {
         solicitacao: s.solicitacaoId,
         pedido: s.pedidoId,
@@ -88,6 +95,45 @@ export function pedidosService({ store, amqp, confirmacaoMs, log }: PedidosDeps)
       );
     }
   }
+
+  /** One result's effect: conclude the record and move the order (inside a transaction). */
+  function aplicarUm({
+    resultado,
+    decididaEm,
+  }: {
+    resultado: PagamentoProcessado;
+    decididaEm: string | null;
+  }): EfeitoDoResultado {
+    const registro = store.solicitacao(resultado.solicitacaoId);
+    if (!registro) throw new Error(`unknown solicitacaoId ${resultado.solicitacaoId}`);
+    const pedido = obter(registro.pedidoId);
+    const e = efeitoDoResultado(registro, pedido.status, {
+      pedidoId: resultado.pedidoId,
+      valorCentavos: toCents(resultado.valor),
+      aprovado: resultado.aprovado,
+    });
+    if (e.tipo === "conflito")
+      throw new Error(`conflicting result for ${resultado.solicitacaoId}: ${e.porque}`);
+    if (e.tipo === "aplicar") {
+      store.concluirSolicitacao(
+        registro.solicitacaoId,
+        resultado.aprovado,
+        resultado.motivo,
+        decididaEm,
+      );
+      store.mudarStatus(registro.pedidoId, e.statusDoPedido);
+    }
+    return e;
+  }
+
+  /**
+   * Group commit of the results consumer: the results its consumers hand over in one turn
+   * share a transaction, and each delivery is acked only after that commit. If one of them
+   * fails, each is applied alone, so that only the failing one is retried.
+   */
+  const aplicarJunto = agrupar((itens: Parameters<typeof aplicarUm>[0][]) =>
+    store.transacao(() => itens.map(aplicarUm)),
+  );
 
   return {
     criar(dados: NovoPedidoBroker): Pedido {
@@ -172,27 +218,9 @@ export function pedidosService({ store, amqp, confirmacaoMs, log }: PedidosDeps)
     /** aplicarResultadoOnPagamentoProcessado: conclude the record and move the order, in one transaction. */
     async aplicarResultado(resultado: PagamentoProcessado, entrega?: Entrega): Promise<void> {
       const decididaEm = entrega?.headers["x-decidida-em"];
-      const efeito = store.transacao(() => {
-        const registro = store.solicitacao(resultado.solicitacaoId);
-        if (!registro) throw new Error(`unknown solicitacaoId ${resultado.solicitacaoId}`);
-        const pedido = obter(registro.pedidoId);
-        const e = efeitoDoResultado(registro, pedido.status, {
-          pedidoId: resultado.pedidoId,
-          valorCentavos: toCents(resultado.valor),
-          aprovado: resultado.aprovado,
-        });
-        if (e.tipo === "conflito")
-          throw new Error(`conflicting result for ${resultado.solicitacaoId}: ${e.porque}`);
-        if (e.tipo === "aplicar") {
-          store.concluirSolicitacao(
-            registro.solicitacaoId,
-            resultado.aprovado,
-            resultado.motivo,
-            typeof decididaEm === "string" ? decididaEm : null,
-          );
-          store.mudarStatus(registro.pedidoId, e.statusDoPedido);
-        }
-        return e;
+      const efeito = await aplicarJunto({
+        resultado,
+        decididaEm: typeof decididaEm === "string" ? decididaEm : null,
       });
       const where = { solicitacao: resultado.solicitacaoId, pedido: resultado.pedidoId };
       if (efeito.tipo === "repetido")

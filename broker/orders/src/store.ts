@@ -110,16 +110,23 @@ export function openStore(path: string) {
     return { id: p.id, clienteId: p.cliente_id, status: p.status, itens };
   }
 
+  // One transaction wrapper for every unit of work: db.transaction() builds a new function
+  // (and its BEGIN/COMMIT statements) on each call, a measurable share of a request's CPU.
+  const emTransacao = db.transaction((fn: () => unknown) => fn());
+  const transacao = <T>(fn: () => T): T => emTransacao.immediate(fn) as T;
+  const confirmadas = db.transaction((ids: string[]) => {
+    const agora = new Date().toISOString();
+    for (const id of ids) q.confirmada.run(agora, id);
+  });
+
   return {
     /** Runs fn in one IMMEDIATE transaction (a writer lock from the start). */
-    transacao<T>(fn: () => T): T {
-      return db.transaction(fn).immediate();
-    },
+    transacao,
     criar(id: string, clienteId: string, itens: ItemDoPedido[]): void {
-      db.transaction(() => {
+      transacao(() => {
         q.insertPedido.run(id, clienteId, new Date().toISOString());
         for (const i of itens) q.insertItem.run(id, id, i.sku, i.quantidade, i.precoCentavos);
-      }).immediate();
+      });
     },
     buscar,
     adicionarItem(id: string, item: ItemDoPedido): void {
@@ -151,9 +158,12 @@ export function openStore(path: string) {
     ): void {
       q.concluir.run(aprovado ? 1 : 0, motivo, new Date().toISOString(), decididaEm, id);
     },
-    /** The first confirm of the request's publication (a repeat publishes again). */
-    marcarConfirmada(id: string): void {
-      q.confirmada.run(new Date().toISOString(), id);
+    /**
+     * The first confirm of each request's publication (a repeat publishes again), in one
+     * transaction for the confirms of a turn (group commit: agrupar in libs/service).
+     */
+    marcarConfirmadas(ids: string[]): void {
+      confirmadas.immediate(ids);
     },
     /** Each request of an order with the times of its steps, oldest first. */
     historico(pedidoId: string): LinhaDoHistorico[] {

@@ -7,7 +7,7 @@ import {
   type SolicitacaoPagamento,
   toCents,
 } from "@shop/contracts";
-import type { Logger } from "@shop/service";
+import { agrupar, type Logger } from "@shop/service";
 import { type Decisao, decidir, mesmoPedido } from "./domain/decisao.ts";
 import type { PaymentsStore } from "./store.ts";
 
@@ -26,6 +26,9 @@ export function pagamentosService({
   pausaAntesDoAckMs,
   log,
 }: PagamentosDeps) {
+  /** Group commit: the decisions its consumers store in one turn share a transaction. */
+  const guardar = agrupar((ds: Decisao[]) => store.guardarVarios(ds));
+
   async function publicarResultado(d: Decisao & { decididaEm: string }) {
     const message = PagamentoProcessado.encode({
       versao: 1,
@@ -60,7 +63,7 @@ export function pagamentosService({
       }
       const decisao =
         existente ??
-        store.guardar({ solicitacaoId: s.solicitacaoId, ...pedido, ...decidir(s.cenario) });
+        (await guardar({ solicitacaoId: s.solicitacaoId, ...pedido, ...decidir(s.cenario) }));
       const diferenca = mesmoPedido(decisao, pedido); // a concurrent insert won the UNIQUE race
       if (diferenca)
         throw new Error(

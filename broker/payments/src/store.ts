@@ -46,23 +46,32 @@ export function openStore(path: string) {
   const newestFirst = db.prepare<[number], Linha>(
     "SELECT * FROM decisoes ORDER BY rowid DESC LIMIT ?",
   );
+  /** Stores the decision unless one exists for the key; returns the one that is stored. */
+  function guardar(d: Decisao) {
+    insert.run(
+      d.solicitacaoId,
+      d.pedidoId,
+      d.valorCentavos,
+      d.cenario,
+      d.aprovado ? 1 : 0,
+      d.motivo,
+      new Date().toISOString(),
+    );
+    return toDecisao(byKey.get(d.solicitacaoId) as Linha);
+  }
+  const guardarVarios = db.transaction((ds: Decisao[]) => ds.map(guardar));
+
   return {
     buscar(solicitacaoId: string) {
       const l = byKey.get(solicitacaoId);
       return l ? toDecisao(l) : null;
     },
-    /** Stores the decision unless one exists for the key; returns the one that is stored. */
-    guardar(d: Decisao) {
-      insert.run(
-        d.solicitacaoId,
-        d.pedidoId,
-        d.valorCentavos,
-        d.cenario,
-        d.aprovado ? 1 : 0,
-        d.motivo,
-        new Date().toISOString(),
-      );
-      return toDecisao(byKey.get(d.solicitacaoId) as Linha);
+    /**
+     * Stores several decisions in one transaction, in order (the consumers' group
+     * commit: agrupar in libs/service); a repeated key gets the first one's decision.
+     */
+    guardarVarios(ds: Decisao[]) {
+      return guardarVarios.immediate(ds);
     },
     listar(limite = 500) {
       return newestFirst.all(limite).map(toDecisao);
