@@ -114,10 +114,6 @@ export function openStore(path: string) {
   // (and its BEGIN/COMMIT statements) on each call, a measurable share of a request's CPU.
   const emTransacao = db.transaction((fn: () => unknown) => fn());
   const transacao = <T>(fn: () => T): T => emTransacao.immediate(fn) as T;
-  const confirmadas = db.transaction((ids: string[]) => {
-    const agora = new Date().toISOString();
-    for (const id of ids) q.confirmada.run(agora, id);
-  });
 
   return {
     /** Runs fn in one IMMEDIATE transaction (a writer lock from the start). */
@@ -163,7 +159,10 @@ export function openStore(path: string) {
      * transaction for the confirms of a turn (group commit: agrupar in libs/service).
      */
     marcarConfirmadas(ids: string[]): void {
-      confirmadas.immediate(ids);
+      transacao(() => {
+        const agora = new Date().toISOString();
+        for (const id of ids) q.confirmada.run(agora, id);
+      });
     },
     /** Each request of an order with the times of its steps, oldest first. */
     historico(pedidoId: string): LinhaDoHistorico[] {
