@@ -98,18 +98,12 @@ export async function benchBroker(opts: {
   try {
     const ordersEnv = brokerEnv(vhost, "bench-orders");
     const ordersDb = ordersEnv.DB_PATH as string;
-    const orders = await ServiceProcess.start(
-      "broker-orders",
-      "broker/orders",
-      ordersEnv,
-      /listening on http/,
-    );
+    const orders = await ServiceProcess.start("broker-orders", "broker/orders", ordersEnv);
     running.push(orders);
     const payments = await ServiceProcess.start(
       "broker-payments",
       "broker/payments",
       brokerEnv(vhost, "bench-payments"),
-      /listening on http/,
     );
     running.push(payments);
 

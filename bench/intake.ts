@@ -89,7 +89,6 @@ export async function bareExpress(
     "bare-express",
     join(ROOT, "bench/bare-express.ts"),
     {},
-    /listening on http/,
   );
   log(`bare Express, ${connections} connections, ${seconds} s...`);
   try {
@@ -113,12 +112,10 @@ export async function benchIntake(opts: {
   const { seconds, connections, ceiling, log } = opts;
 
   const prefix = testPrefix("bench");
-  const api = await ServiceProcess.start(
-    "orders-api",
-    "orders-api",
-    { ...serviceEnv(prefix, { DB_PATH: tempDb("bench") }), KAFKA_BROKERS: opts.brokers },
-    /listening on http/,
-  );
+  const api = await ServiceProcess.start("orders-api", "orders-api", {
+    ...serviceEnv(prefix, { DB_PATH: tempDb("bench") }),
+    KAFKA_BROKERS: opts.brokers,
+  });
   const restMb = rssMb(api.child.pid as number);
   let peakMb = restMb;
   log(`intake: orders API (outbox, acks=all), ${connections} connections, ${seconds} s...`);

@@ -123,20 +123,10 @@ export async function benchPipeline(opts: {
       ...serviceEnv(prefix, extra),
       KAFKA_BROKERS: opts.brokers,
     });
-    const api = await ServiceProcess.start(
-      "orders-api",
-      "orders-api",
-      env({ DB_PATH: dbPath }),
-      /listening on http/,
-    );
+    const api = await ServiceProcess.start("orders-api", "orders-api", env({ DB_PATH: dbPath }));
     const payments = await Promise.all(
       ["caixa-1", "caixa-2", "caixa-3"].map((i) =>
-        ServiceProcess.start(
-          i,
-          "payments",
-          env({ INSTANCIA: i, TEMPO_DECISAO_MS: "0" }),
-          /listening on http/,
-        ),
+        ServiceProcess.start(i, "payments", env({ INSTANCIA: i, TEMPO_DECISAO_MS: "0" })),
       ),
     );
     let paymentsPeak = 0;

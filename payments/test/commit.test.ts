@@ -67,7 +67,6 @@ describe("Rule 8: payments commits its offsets at an interval, also inside a lon
           TEMPO_DECISAO_MS: "400",
           COMMIT_INTERVAL_MS: "1000",
         }),
-        /listening on http/,
       );
       processes.push(payments);
       // A partition whose committed offset is past 0 and short of its end: committed while

@@ -32,7 +32,7 @@ interface Processado {
 
 async function startInstance(name: string) {
   const env = serviceEnv(prefix, { INSTANCIA: name, TEMPO_DECISAO_MS: "150" });
-  instances.set(name, await ServiceProcess.start(name, "payments", env, /listening on http/));
+  instances.set(name, await ServiceProcess.start(name, "payments", env));
 }
 
 async function assignment(): Promise<Map<string, number[]>> {

@@ -41,7 +41,7 @@ async function startPayments() {
     TEMPO_DECISAO_MS: "700",
     COMMIT_INTERVAL_MS: "60000",
   });
-  const p = await ServiceProcess.start("payments", "payments", env, /listening on http/);
+  const p = await ServiceProcess.start("payments", "payments", env);
   processes.push(p);
   return p;
 }

@@ -26,7 +26,7 @@ afterAll(async () => {
 });
 
 async function start(label: string, dir: string, env: NodeJS.ProcessEnv) {
-  const p = await ServiceProcess.start(label, dir, env, /listening on http/);
+  const p = await ServiceProcess.start(label, dir, env);
   running.push(p);
   return p;
 }

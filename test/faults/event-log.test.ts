@@ -35,7 +35,6 @@ function shop(name: string) {
       label,
       what,
       env(what === "orders-api" ? { DB_PATH: dbPath, ...extra } : extra),
-      /listening on http/,
     );
     running.push(p);
     return p;

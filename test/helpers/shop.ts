@@ -98,6 +98,9 @@ export function registros(lines: string[]): Record<string, unknown>[] {
   });
 }
 
+/** The line every service (and the bare-Express baseline) prints once it accepts requests. */
+const ESCUTANDO = /listening on http:\/\//;
+
 /** A service run as a real process (node + tsx), with its output kept for assertions. */
 export class ServiceProcess {
   readonly lines: string[] = [];
@@ -122,32 +125,25 @@ export class ServiceProcess {
     this.exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
   }
 
-  /** Starts the service in `dir` and waits until it prints a line matching `ready`. */
-  static start(
-    name: string,
-    dir: string,
-    env: NodeJS.ProcessEnv,
-    ready: RegExp,
-  ): Promise<ServiceProcess> {
-    return ServiceProcess.run(name, programa(dir), env, ready, join(ROOT, dir));
+  /** Starts the service in `dir` and waits until it prints that it is listening. */
+  static start(name: string, dir: string, env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
+    return ServiceProcess.run(name, programa(dir), env, join(ROOT, dir));
   }
 
-  /** Starts a TypeScript file with tsx and waits until it prints a line matching `ready`. */
+  /** Starts a TypeScript file with tsx and waits until it prints that it is listening. */
   static startScript(
     name: string,
     file: string,
     env: NodeJS.ProcessEnv,
-    ready: RegExp,
     cwd = ROOT,
   ): Promise<ServiceProcess> {
-    return ServiceProcess.run(name, ["--import", "tsx", file], env, ready, cwd);
+    return ServiceProcess.run(name, ["--import", "tsx", file], env, cwd);
   }
 
   private static async run(
     name: string,
     args: string[],
     env: NodeJS.ProcessEnv,
-    ready: RegExp,
     cwd: string,
   ): Promise<ServiceProcess> {
     // SHOP_CPU_PROF=<dir>: each service writes a V8 CPU profile there when it exits
@@ -161,7 +157,7 @@ export class ServiceProcess {
       stdio: ["ignore", "pipe", "pipe"],
     });
     const service = new ServiceProcess(name, child);
-    await service.waitForLine(ready, 60_000);
+    await service.waitForLine(ESCUTANDO, 60_000);
     return service;
   }
 
@@ -174,7 +170,7 @@ export class ServiceProcess {
 
   /** The URL the service printed as listening. */
   url(): string {
-    const line = this.lines.find((l) => /listening on http:\/\//.test(l)) ?? "";
+    const line = this.lines.find((l) => ESCUTANDO.test(l)) ?? "";
     return (line.match(/listening on (http:\/\/[^\s"]+)/) as RegExpMatchArray)[1] as string;
   }
 

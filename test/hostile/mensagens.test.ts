@@ -51,13 +51,11 @@ describe("Hostile records on every Kafka topic", () => {
       "orders-api",
       "orders-api",
       serviceEnv(prefix, { DB_PATH: tempDb("hk") }),
-      /listening on http/,
     );
     const payments = await ServiceProcess.start(
       "payments",
       "payments",
       serviceEnv(prefix, { TEMPO_DECISAO_MS: "0" }),
-      /listening on http/,
     );
     processes.push(orders, payments);
   }, 60_000);
@@ -114,13 +112,11 @@ describe("Hostile messages on every RabbitMQ queue", () => {
       "broker-orders",
       "broker/orders",
       brokerEnv(vhost, "ho"),
-      /listening on http/,
     );
     const payments = await ServiceProcess.start(
       "broker-payments",
       "broker/payments",
       brokerEnv(vhost, "hp"),
-      /listening on http/,
     );
     processes.push(orders, payments);
   }, 60_000);

@@ -30,19 +30,16 @@ describe("npm run build", () => {
   it("When the bundles run with plain node, then an order is created, decided by a built payments instance and counted by built analytics", async () => {
     const prefix = testPrefix("built");
     const env = serviceEnv(prefix);
-    const api = await ServiceProcess.start(
-      "orders-api",
-      "orders-api",
-      { ...env, DB_PATH: tempDb("built") },
-      /listening on http/,
-    );
+    const api = await ServiceProcess.start("orders-api", "orders-api", {
+      ...env,
+      DB_PATH: tempDb("built"),
+    });
     running.push(api);
-    const payments = await ServiceProcess.start(
-      "payments",
-      "payments",
-      { ...env, INSTANCIA: "caixa-built", TEMPO_DECISAO_MS: "0" },
-      /listening on http/,
-    );
+    const payments = await ServiceProcess.start("payments", "payments", {
+      ...env,
+      INSTANCIA: "caixa-built",
+      TEMPO_DECISAO_MS: "0",
+    });
     running.push(payments);
     for (const p of [api, payments]) {
       const cmdline = readFileSync(`/proc/${p.child.pid}/cmdline`, "utf8").split("\0");

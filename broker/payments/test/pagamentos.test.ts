@@ -14,7 +14,7 @@ afterAll(async () => {
 });
 
 async function start(name: string, dir: string, env: NodeJS.ProcessEnv) {
-  const p = await ServiceProcess.start(name, dir, env, /listening on http/);
+  const p = await ServiceProcess.start(name, dir, env);
   running.push(p);
   return p;
 }
