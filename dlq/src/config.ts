@@ -7,7 +7,6 @@ export const envSchema = z.object({
   ...kafkaEnvShape,
   BROKER_HOST: z.string().default("127.0.0.1"),
   BROKER_PORT: z.coerce.number().int().default(5672),
-  BROKER_PANEL_PORT: z.coerce.number().int().default(15672),
   BROKER_VHOST: z.string().default("/"),
   BROKER_USER: z.string().optional(),
   BROKER_PASSWORD: z.string().optional(),
@@ -17,14 +16,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
   const e = envSchema.parse(env);
   const rabbit =
     e.BROKER_USER && e.BROKER_PASSWORD
-      ? {
-          ...brokerAddress({
-            ...e,
-            BROKER_USER: e.BROKER_USER,
-            BROKER_PASSWORD: e.BROKER_PASSWORD,
-          }),
-          panelPort: e.BROKER_PANEL_PORT,
-        }
+      ? brokerAddress({ ...e, BROKER_USER: e.BROKER_USER, BROKER_PASSWORD: e.BROKER_PASSWORD })
       : null;
   return { kafkaBrokers: e.KAFKA_BROKERS.split(","), kafkaPrefix: e.KAFKA_PREFIXO, rabbit };
 }

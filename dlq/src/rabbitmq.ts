@@ -1,4 +1,4 @@
-import { AmqpClient, amqpUrl } from "@shop/amqp";
+import { AmqpClient, amqpUrl, type BrokerAddress } from "@shop/amqp";
 import { FILAS_ERROS } from "@shop/contracts";
 import type { Logger } from "@shop/service";
 import amqp, { type Channel, type GetMessage } from "amqplib";
@@ -12,18 +12,15 @@ interface XDeath {
   "routing-keys": string[];
 }
 
-type Rabbit = {
-  host: string;
-  port: number;
-  user: string;
-  password: string;
-  vhost: string;
-  panelPort: number;
-};
-
-function carta(queue: string, posicao: number, m: GetMessage): CartaMorta {
+/** A message's headers and its latest death (x-death, newest first). */
+function lerMorte(m: GetMessage) {
   const headers = (m.properties.headers ?? {}) as Record<string, unknown>;
   const [morte] = (headers["x-death"] ?? []) as XDeath[];
+  return { headers, morte };
+}
+
+function carta(queue: string, posicao: number, m: GetMessage): CartaMorta {
+  const { headers, morte } = lerMorte(m);
   return {
     id: `rabbitmq:${queue}:${posicao}`,
     edicao: "rabbitmq",
@@ -52,7 +49,7 @@ function carta(queue: string, posicao: number, m: GetMessage): CartaMorta {
  * exchange and routing key it came from (x-death), confirmed and routed, and only then
  * removes it from `.erros`. A message that fails again comes back with x-death's count raised.
  */
-export function rabbitDlq(r: Rabbit, log: Logger) {
+export function rabbitDlq(r: BrokerAddress, log: Logger) {
   const filas = [FILAS_ERROS.solicitacoes, FILAS_ERROS.resultados];
 
   /**
@@ -100,8 +97,7 @@ export function rabbitDlq(r: Rabbit, log: Logger) {
     try {
       await percorrer(async (ch, queue, posicao, m) => {
         const c = carta(queue, posicao, m);
-        const headers = (m.properties.headers ?? {}) as Record<string, unknown>;
-        const [morte] = (headers["x-death"] ?? []) as XDeath[];
+        const { headers, morte } = lerMorte(m);
         if (!filtro(c) || !morte) return; // left unacked: back in the queue when the channel closes
         await client.publicar(
           morte.exchange,
