@@ -15,29 +15,19 @@ Dead letters of both editions: Kafka's <topic>.dlq topics and RabbitMQ's .erros 
   redrive --all        put every pending one back
   options: --edition kafka|rabbitmq (default: both), --json`;
 
+const OPCOES = {
+  all: { type: "boolean" },
+  json: { type: "boolean" },
+  edition: { type: "string" },
+  help: { type: "boolean" },
+} as const;
+const lerArgumentos = () => parseArgs({ allowPositionals: true, options: OPCOES });
+
 async function main(): Promise<number> {
   loadDotEnv();
-  let parsed: ReturnType<
-    typeof parseArgs<{
-      options: {
-        all: { type: "boolean" };
-        json: { type: "boolean" };
-        edition: { type: "string" };
-        help: { type: "boolean" };
-      };
-      allowPositionals: true;
-    }>
-  >;
+  let parsed: ReturnType<typeof lerArgumentos>;
   try {
-    parsed = parseArgs({
-      allowPositionals: true,
-      options: {
-        all: { type: "boolean" },
-        json: { type: "boolean" },
-        edition: { type: "string" },
-        help: { type: "boolean" },
-      },
-    });
+    parsed = lerArgumentos();
   } catch (error) {
     console.error(`${(error as Error).message}\n\n${USAGE}`);
     return 2;
