@@ -1,5 +1,4 @@
-import { parseArgs } from "node:util";
-import { createLogger } from "@shop/service";
+import { createLogger, lerArgumentos } from "@shop/service";
 import { ReplayRecusado, runAnalytics } from "./analytics.ts";
 import { readConfig } from "./config.ts";
 import { Saida } from "./saida.ts";
@@ -17,15 +16,8 @@ default analytics) and prints one line per record and the dashboard after each b
   --help             this text`;
 
 async function main(): Promise<number> {
-  let values: {
-    replay?: boolean;
-    "until-caught-up"?: boolean;
-    json?: boolean;
-    quiet?: boolean;
-    help?: boolean;
-  };
-  try {
-    ({ values } = parseArgs({
+  const parsed = lerArgumentos(
+    {
       options: {
         replay: { type: "boolean" },
         "until-caught-up": { type: "boolean" },
@@ -33,11 +25,11 @@ async function main(): Promise<number> {
         quiet: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
-    }));
-  } catch (error) {
-    console.error(`${(error as Error).message}\n\n${USAGE}`);
-    return 2;
-  }
+    },
+    USAGE,
+  );
+  if (!parsed) return 2;
+  const { values } = parsed;
   if (values.help) {
     console.log(USAGE);
     return 0;

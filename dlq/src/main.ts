@@ -1,5 +1,4 @@
-import { parseArgs } from "node:util";
-import { createLogger, loadDotEnv } from "@shop/service";
+import { createLogger, lerArgumentos, loadDotEnv } from "@shop/service";
 import { type CartaMorta, linha } from "./cartas.ts";
 import { readConfig } from "./config.ts";
 import { kafkaDlq } from "./kafka.ts";
@@ -15,23 +14,21 @@ Dead letters of both editions: Kafka's <topic>.dlq topics and RabbitMQ's .erros 
   redrive --all        put every pending one back
   options: --edition kafka|rabbitmq (default: both), --json`;
 
-const OPCOES = {
-  all: { type: "boolean" },
-  json: { type: "boolean" },
-  edition: { type: "string" },
-  help: { type: "boolean" },
-} as const;
-const lerArgumentos = () => parseArgs({ allowPositionals: true, options: OPCOES });
-
 async function main(): Promise<number> {
   loadDotEnv();
-  let parsed: ReturnType<typeof lerArgumentos>;
-  try {
-    parsed = lerArgumentos();
-  } catch (error) {
-    console.error(`${(error as Error).message}\n\n${USAGE}`);
-    return 2;
-  }
+  const parsed = lerArgumentos(
+    {
+      allowPositionals: true,
+      options: {
+        all: { type: "boolean" },
+        json: { type: "boolean" },
+        edition: { type: "string" },
+        help: { type: "boolean" },
+      },
+    },
+    USAGE,
+  );
+  if (!parsed) return 2;
   const { values, positionals } = parsed;
   const [command, id] = positionals;
   if (values.help || !command) {

@@ -1,3 +1,4 @@
+export * from "./cli.ts";
 export * from "./config.ts";
 export * from "./docs.ts";
 export * from "./dotenv.ts";
