@@ -2,9 +2,10 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { loadDotEnv } from "@shop/service";
 import { PedidoCriado } from "../contracts/src/index.ts";
 import { construir } from "../infra/build.ts";
-import { ensureEnvFile, loadEnvFile, ROOT, readInfraConfig } from "../infra/config.ts";
+import { ensureEnvFile, ROOT, readInfraConfig } from "../infra/config.ts";
 import { startKafka } from "../infra/kafka/kafka.ts";
 import { startRabbit } from "../infra/rabbitmq/rabbitmq.ts";
 import { benchBroker } from "./broker.ts";
@@ -105,7 +106,7 @@ ${items}
 
 async function main() {
   ensureEnvFile();
-  loadEnvFile();
+  loadDotEnv();
   const config = readInfraConfig();
   await Promise.all([startKafka(config.kafka, log), startRabbit(config.rabbit, log)]);
   // The services run as production runs them: bundled to plain JavaScript (npm run build),

@@ -1,5 +1,6 @@
+import { loadDotEnv } from "@shop/service";
 import { ensureChromium } from "./browser.ts";
-import { ensureEnvFile, loadEnvFile, readInfraConfig } from "./config.ts";
+import { ensureEnvFile, readInfraConfig } from "./config.ts";
 import {
   ensureJars,
   kafkaAnswers,
@@ -24,7 +25,7 @@ async function main(argv: string[]): Promise<number> {
   const [command, sub] = argv;
   const env = ensureEnvFile();
   if (env.created) log(`setup: wrote ${env.path} with a generated broker password`);
-  loadEnvFile();
+  loadDotEnv();
   const config = readInfraConfig();
 
   switch (`${command ?? ""} ${sub ?? ""}`.trim()) {

@@ -2,12 +2,13 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadDotEnv } from "@shop/service";
+import { DOTENV_PATH } from "@shop/service";
 import { z } from "zod";
 
 /** The repository root. */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const ENV_FILE = join(ROOT, ".env");
+/** The .env that every program loads (loadDotEnv in libs/service). */
+const ENV_FILE = DOTENV_PATH;
 const ENV_EXAMPLE = join(ROOT, ".env.example");
 
 /**
@@ -22,11 +23,6 @@ export function ensureEnvFile(): { created: boolean; path: string } {
     .replace("<broker-password>", randomBytes(18).toString("base64url"));
   writeFileSync(ENV_FILE, filled, { mode: 0o600 });
   return { created: true, path: ENV_FILE };
-}
-
-/** Loads .env into process.env without overriding what the environment already sets. */
-export function loadEnvFile(): void {
-  loadDotEnv(ENV_FILE);
 }
 
 const placeholder = /^<.*>$/;

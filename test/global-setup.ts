@@ -1,5 +1,6 @@
+import { loadDotEnv } from "@shop/service";
 import { ensureChromium } from "../infra/browser.ts";
-import { ensureEnvFile, loadEnvFile, readInfraConfig } from "../infra/config.ts";
+import { ensureEnvFile, readInfraConfig } from "../infra/config.ts";
 import { startKafka, stopKafka } from "../infra/kafka/kafka.ts";
 import { startRabbit } from "../infra/rabbitmq/rabbitmq.ts";
 
@@ -9,7 +10,7 @@ import { startRabbit } from "../infra/rabbitmq/rabbitmq.ts";
  */
 export default async function setup(): Promise<() => Promise<void>> {
   ensureEnvFile();
-  loadEnvFile();
+  loadDotEnv();
   const config = readInfraConfig();
   const log = (line: string) => console.log(`[global-setup] ${line}`);
   ensureChromium(log);

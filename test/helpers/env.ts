@@ -1,13 +1,9 @@
-import {
-  ensureEnvFile,
-  type InfraConfig,
-  loadEnvFile,
-  readInfraConfig,
-} from "../../infra/config.ts";
+import { loadDotEnv } from "@shop/service";
+import { ensureEnvFile, type InfraConfig, readInfraConfig } from "../../infra/config.ts";
 
 /** The brokers' addresses and credentials, read the same way the services read them. */
 export function testConfig(): InfraConfig {
   ensureEnvFile();
-  loadEnvFile();
+  loadDotEnv();
   return readInfraConfig();
 }
