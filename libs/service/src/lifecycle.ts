@@ -53,3 +53,20 @@ export function onShutdown(stop: () => Promise<void>, log: Logger): void {
   process.on("SIGINT", handler);
   process.on("SIGTERM", handler);
 }
+
+/**
+ * A service's main: starts it and stops it on SIGINT/SIGTERM (onShutdown); when it cannot
+ * start, logs why and exits with 1.
+ */
+export async function executarServico(
+  iniciar: () => Promise<{ stop(): Promise<void> }>,
+  log: Logger,
+): Promise<void> {
+  try {
+    const service = await iniciar();
+    onShutdown(service.stop, log);
+  } catch (error) {
+    log.error("could not start", { error: error instanceof Error ? error.message : String(error) });
+    process.exit(1);
+  }
+}
