@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DOTENV_PATH } from "@shop/service";
+import { DOTENV_PATH, lerAmbiente } from "@shop/service";
 import { z } from "zod";
 
 /** The repository root. */
@@ -60,12 +60,7 @@ export interface InfraConfig {
 }
 
 export function readInfraConfig(env: NodeJS.ProcessEnv = process.env): InfraConfig {
-  const parsed = InfraEnv.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
-    throw new Error(`Invalid configuration:\n${lines.join("\n")}`);
-  }
-  const e = parsed.data;
+  const e = lerAmbiente(InfraEnv, env);
   const brokers = e.KAFKA_BROKERS.split(",");
   const [host, port] = (brokers[0] as string).split(":") as [string, string];
   return {

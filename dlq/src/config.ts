@@ -1,5 +1,6 @@
 import { brokerAddress } from "@shop/amqp";
 import { kafkaEnvShape } from "@shop/kafka";
+import { lerAmbiente } from "@shop/service";
 import { z } from "zod";
 
 /** The dead-letter CLI reads both editions' settings; RabbitMQ's are optional (Kafka-only use). */
@@ -13,7 +14,7 @@ export const envSchema = z.object({
 });
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env) {
-  const e = envSchema.parse(env);
+  const e = lerAmbiente(envSchema, env);
   const rabbit =
     e.BROKER_USER && e.BROKER_PASSWORD
       ? brokerAddress({ ...e, BROKER_USER: e.BROKER_USER, BROKER_PASSWORD: e.BROKER_PASSWORD })

@@ -1,5 +1,5 @@
 import { kafkaEnvShape } from "@shop/kafka";
-import { httpEnvShape } from "@shop/service";
+import { httpEnvShape, lerAmbiente } from "@shop/service";
 import { z } from "zod";
 
 /** Every setting of a payments instance, read once from the environment. */
@@ -18,7 +18,7 @@ export const envSchema = z.object({
 export type Config = ReturnType<typeof readConfig>;
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env) {
-  const e = envSchema.parse(env);
+  const e = lerAmbiente(envSchema, env);
   return {
     instancia: e.INSTANCIA,
     port: e.PORTA,

@@ -1,5 +1,5 @@
 import { brokerEnvShape, configDoServico } from "@shop/amqp";
-import { httpEnvShape } from "@shop/service";
+import { httpEnvShape, lerAmbiente } from "@shop/service";
 import { z } from "zod";
 
 /** Every setting of the broker edition's payments service, read once from the environment. */
@@ -14,7 +14,7 @@ export const envSchema = z.object({
 export type Config = ReturnType<typeof readConfig>;
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env) {
-  const e = envSchema.parse(env);
+  const e = lerAmbiente(envSchema, env);
   return {
     ...configDoServico(e),
     pausaAntesDoAckMs: e.PAUSA_ANTES_DO_ACK_MS,

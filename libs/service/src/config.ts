@@ -8,3 +8,16 @@ export function httpEnvShape(defaultPort: number) {
     HOST: z.string().default("127.0.0.1"),
   };
 }
+
+/**
+ * Reads the environment with a program's schema. When it does not fit, the error names
+ * each variable and what is wrong with it, one per line, instead of zod's JSON.
+ */
+export function lerAmbiente<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.output<S> {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  return parsed.data;
+}
