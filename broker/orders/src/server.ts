@@ -26,6 +26,7 @@ export async function startOrders(
     handle: pedidos.aplicarResultado,
     log,
     consumidores: config.consumidores,
+    pausaAntesDoAckMs: config.pausaAntesDoAckMs,
   });
 
   const http = await listen(createApp({ pedidos, log }), config.port, config.host);

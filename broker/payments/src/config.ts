@@ -6,8 +6,6 @@ import { z } from "zod";
 export const envSchema = z.object({
   ...httpEnvShape(8081),
   DB_PATH: z.string().default(".data/payments.db"),
-  /** Fault-injection for demos and tests: wait this long after storing and publishing, before the ack. */
-  PAUSA_ANTES_DO_ACK_MS: z.coerce.number().int().min(0).default(0),
   ...brokerEnvShape,
 });
 
@@ -15,8 +13,5 @@ export type Config = ReturnType<typeof readConfig>;
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env) {
   const e = lerAmbiente(envSchema, env);
-  return {
-    ...configDoServico(e),
-    pausaAntesDoAckMs: e.PAUSA_ANTES_DO_ACK_MS,
-  };
+  return configDoServico(e);
 }

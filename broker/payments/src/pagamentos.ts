@@ -15,17 +15,10 @@ export interface PagamentosDeps {
   store: PaymentsStore;
   amqp: AmqpClient;
   confirmacaoMs: number;
-  pausaAntesDoAckMs: number;
   log: Logger;
 }
 
-export function pagamentosService({
-  store,
-  amqp,
-  confirmacaoMs,
-  pausaAntesDoAckMs,
-  log,
-}: PagamentosDeps) {
+export function pagamentosService({ store, amqp, confirmacaoMs, log }: PagamentosDeps) {
   /** Group commit: the decisions its consumers store in one turn share a transaction. */
   const guardar = agrupar((ds: Decisao[]) => store.guardarVarios(ds));
 
@@ -78,15 +71,6 @@ export function pagamentosService({
         },
       );
       await publicarResultado(decisao);
-      if (pausaAntesDoAckMs > 0) {
-        log.warn(
-          `result published; pausing ${pausaAntesDoAckMs} ms before the ack (PAUSA_ANTES_DO_ACK_MS)`,
-          {
-            solicitacao: s.solicitacaoId,
-          },
-        );
-        await new Promise((r) => setTimeout(r, pausaAntesDoAckMs));
-      }
     },
     decisoes: () => store.listar(),
   };

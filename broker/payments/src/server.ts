@@ -22,7 +22,6 @@ export async function startPayments(
     store,
     amqp,
     confirmacaoMs: config.confirmacaoMs,
-    pausaAntesDoAckMs: config.pausaAntesDoAckMs,
     log,
   });
   await consumir({
@@ -32,6 +31,7 @@ export async function startPayments(
     handle: pagamentos.onSolicitacao,
     log,
     consumidores: config.consumidores,
+    pausaAntesDoAckMs: config.pausaAntesDoAckMs,
   });
 
   const app = createApp({ pagamentos, conectado: () => amqp.conectado, log });

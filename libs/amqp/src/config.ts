@@ -16,6 +16,12 @@ export const brokerEnvShape = {
   CONFIRMACAO_MS: z.coerce.number().int().positive().default(5000),
   /** Consumers per queue, each with prefetch 1 (see docs/decisions.md). */
   CONSUMIDORES: z.coerce.number().int().min(1).max(64).default(16),
+  /**
+   * Fault injection for demos and tests: wait this long after a message was handled (its
+   * effect committed, its result published), before the ack, so that the process can be
+   * killed in that window.
+   */
+  PAUSA_ANTES_DO_ACK_MS: z.coerce.number().int().min(0).default(0),
 };
 
 export function brokerAddress(e: {
@@ -49,6 +55,7 @@ export function configDoServico(e: {
   BROKER_PASSWORD: string;
   CONFIRMACAO_MS: number;
   CONSUMIDORES: number;
+  PAUSA_ANTES_DO_ACK_MS: number;
 }) {
   return {
     port: e.PORTA,
@@ -57,5 +64,6 @@ export function configDoServico(e: {
     broker: brokerAddress(e),
     confirmacaoMs: e.CONFIRMACAO_MS,
     consumidores: e.CONSUMIDORES,
+    pausaAntesDoAckMs: e.PAUSA_ANTES_DO_ACK_MS,
   };
 }

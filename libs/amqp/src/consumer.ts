@@ -28,6 +28,8 @@ export interface ConsumidorOptions<T> {
    * handled at once while each consumer still holds one unacknowledged message.
    */
   consumidores?: number;
+  /** PAUSA_ANTES_DO_ACK_MS: wait this long after the handler finished, before the ack. */
+  pausaAntesDoAckMs?: number;
 }
 
 /**
@@ -64,6 +66,14 @@ export async function consumir<T>(opts: ConsumidorOptions<T>): Promise<void> {
         await comContexto(continuar(headers.traceparent), () =>
           handle(decoded.value, { tentativa, redelivered: msg.fields.redelivered, headers }),
         );
+        const pausa = opts.pausaAntesDoAckMs ?? 0;
+        if (pausa > 0) {
+          log.warn(`handled; pausing ${pausa} ms before the ack (PAUSA_ANTES_DO_ACK_MS)`, {
+            queue,
+            mensagem: msg.content.toString("utf8"),
+          });
+          await new Promise((r) => setTimeout(r, pausa));
+        }
         settle(() => ch.ack(msg));
         metricas.consumidas.inc({ destino: queue });
       } catch (error) {
