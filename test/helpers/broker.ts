@@ -1,8 +1,8 @@
 import { createServer, type Server, type Socket, connect as tcpConnect } from "node:net";
 import amqp from "amqplib";
 import { testConfig } from "./env.ts";
-import type { TestVhost } from "./rabbit.ts";
-import { tempDb } from "./shop.ts";
+import { createTestVhost, type TestVhost } from "./rabbit.ts";
+import { ServiceProcess, tempDb } from "./shop.ts";
 
 /** Environment for a broker-edition service under test, in the test's own vhost. */
 export function brokerEnv(
@@ -104,5 +104,52 @@ export class TcpProxy {
   close(): Promise<void> {
     this.cutConnections();
     return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/** What a test gets from emVhostProprio: its vhost, both services' environments, a starter. */
+export interface AmbienteBroker {
+  vhost: TestVhost;
+  ordersEnv: NodeJS.ProcessEnv;
+  paymentsEnv: NodeJS.ProcessEnv;
+  /** Starts a broker-edition service as a real process; it is stopped when the test ends. */
+  start(
+    name: string,
+    dir: "broker/orders" | "broker/payments",
+    env: NodeJS.ProcessEnv,
+  ): Promise<ServiceProcess>;
+}
+
+/**
+ * Runs a test with the broker edition's services as real processes, in a vhost of its
+ * own, so that a queue left stuck by one test cannot fail the next. If the test fails,
+ * its error ends with the broker's view of the vhost's queues (ready, unacked, consumers)
+ * and alarms. Every process it started is stopped, and the vhost deleted, at the end.
+ */
+export async function emVhostProprio(
+  prefixo: string,
+  fn: (a: AmbienteBroker) => Promise<void>,
+): Promise<void> {
+  const vhost = await createTestVhost(prefixo);
+  const running: ServiceProcess[] = [];
+  try {
+    await fn({
+      vhost,
+      ordersEnv: brokerEnv(vhost, "orders"),
+      paymentsEnv: brokerEnv(vhost, "payments"),
+      async start(name, dir, env) {
+        const p = await ServiceProcess.start(name, dir, env);
+        running.push(p);
+        return p;
+      },
+    });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new Error(`${message}\n--- broker state of ${vhost.vhost}:\n${await vhost.estado()}`, {
+      cause: error,
+    });
+  } finally {
+    await Promise.all(running.map((p) => p.stop()));
+    await vhost.dispose();
   }
 }

@@ -148,7 +148,7 @@ describe("Unroutable publish", () => {
 });
 
 describe("Divergent content goes to .erros after 3 attempts", () => {
-  it("When a result names another pedidoId, then the orders consumer fails 3 times, the message lands in pedidos.resultados.erros and the record is unchanged", async () => {
+  it("Orders consumer rules 1 and 3: when a result names another pedidoId, then the orders consumer fails 3 times, the message lands in pedidos.resultados.erros and the record is unchanged", async () => {
     const p = await novoPedido();
     const key = randomUUID();
     await pedir(p.id, key);
@@ -173,7 +173,7 @@ describe("Divergent content goes to .erros after 3 attempts", () => {
     expect((await estado(p.id)).status).toBe("EM_PAGAMENTO");
   }, 30_000);
 
-  it("When a result is not even JSON, then it also lands in pedidos.resultados.erros after 3 attempts", async () => {
+  it("Orders consumer rules 1 and 5: when a result is not even JSON, then it also lands in pedidos.resultados.erros after 3 attempts", async () => {
     const antes = await prontas(vhost, FILAS_ERROS.resultados);
     await publicarCru(vhost, EXCHANGES.eventos, ROUTING_KEYS.resultado, "<xml/>");
     await waitFor(async () => (await prontas(vhost, FILAS_ERROS.resultados)) === antes + 1, {

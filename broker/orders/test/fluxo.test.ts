@@ -266,7 +266,7 @@ describe("POST /pedidos/{pedidoId}/pagamentos", () => {
     expect((await estado(p.id)).status).toBe("ABERTO");
   });
 
-  it("Refusal, then approval: the order goes back to ABERTO with items and total unchanged, then PAGO; the old refusal repeated changes nothing", async () => {
+  it("Orders consumer rules 2 and 4: refusal, then approval: the order goes back to ABERTO with items and total unchanged, then PAGO; the old refusal repeated changes nothing", async () => {
     const p = await novoPedido();
     const recusa = randomUUID();
     expect((await pedir(p.id, recusa, "RECUSAR")).status).toBe(202);

@@ -1,53 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { EXCHANGES, FILAS_ERROS, ROUTING_KEYS } from "@shop/contracts";
-import { afterAll, describe, expect, it } from "vitest";
-import { brokerEnv, prontas, publicarCru } from "../../../test/helpers/broker.ts";
-import { createTestVhost, type TestVhost } from "../../../test/helpers/rabbit.ts";
-import { http, ServiceProcess } from "../../../test/helpers/shop.ts";
+import { describe, expect, it } from "vitest";
+import { emVhostProprio, prontas, publicarCru } from "../../../test/helpers/broker.ts";
+import { http } from "../../../test/helpers/shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
-
-/** Both services as real processes, as a restart involves. */
-const running: ServiceProcess[] = [];
-
-afterAll(async () => {
-  await Promise.all(running.map((p) => p.stop()));
-});
-
-async function start(name: string, dir: string, env: NodeJS.ProcessEnv) {
-  const p = await ServiceProcess.start(name, dir, env);
-  running.push(p);
-  return p;
-}
-
-interface Ambiente {
-  vhost: TestVhost;
-  ordersEnv: NodeJS.ProcessEnv;
-  paymentsEnv: NodeJS.ProcessEnv;
-}
-
-/**
- * Runs a test in a vhost of its own, so that a queue left stuck by one test cannot fail
- * the next. If the test fails, its error ends with the broker's view of the vhost's
- * queues (ready, unacked, consumers) and alarms.
- */
-async function emVhostProprio(fn: (a: Ambiente) => Promise<void>): Promise<void> {
-  const vhost = await createTestVhost("pagamentos");
-  try {
-    await fn({
-      vhost,
-      ordersEnv: brokerEnv(vhost, "orders"),
-      paymentsEnv: brokerEnv(vhost, "payments"),
-    });
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    throw new Error(`${message}\n--- broker state of ${vhost.vhost}:\n${await vhost.estado()}`, {
-      cause: error,
-    });
-  } finally {
-    await Promise.all(running.splice(0).map((p) => p.stop()));
-    await vhost.dispose();
-  }
-}
 
 const comando = (solicitacaoId: string, pedidoId: string, valor: number, cenario = "APROVAR") =>
   JSON.stringify({ versao: 1, solicitacaoId, pedidoId, valor, cenario });
@@ -61,9 +17,9 @@ interface Decisao {
 
 describe("Restart before the ack", () => {
   it(
-    "When both processes stop after the decision is stored and published but before the ack, then after a restart the redelivery keeps one record and the order ends PAGO",
+    "Payments consumer rules 5 and 6: when both processes stop after the decision is stored and published but before the ack, then after a restart the redelivery keeps one record and the order ends PAGO",
     () =>
-      emVhostProprio(async ({ ordersEnv, paymentsEnv }) => {
+      emVhostProprio("pagamentos", async ({ start, ordersEnv, paymentsEnv }) => {
         let orders = await start("orders", "broker/orders", ordersEnv);
         let payments = await start("payments", "broker/payments", {
           ...paymentsEnv,
@@ -112,7 +68,7 @@ describe("A crash with idle consumers beside the busy one", () => {
   it(
     "When payments is killed -9 while one of its 64 consumers holds an unacked message, then after a restart it is decided once and not dead-lettered: one crash counts one delivery (3 rounds)",
     () =>
-      emVhostProprio(async ({ vhost, paymentsEnv }) => {
+      emVhostProprio("pagamentos", async ({ start, vhost, paymentsEnv }) => {
         // The idle consumers are what a returned message could go to while the dead
         // process's channels are still being closed. The race is timing-dependent: with a
         // channel per consumer, about one round in three lost its message to .erros.
@@ -148,9 +104,9 @@ describe("A crash with idle consumers beside the busy one", () => {
 
 describe("Divergent request content", () => {
   it(
-    "When a known key comes with another valor, then payments fails 3 times, the command lands in pagamentos.solicitacoes.erros and the stored decision is unchanged",
+    "Payments consumer rule 4: when a known key comes with another valor, then payments fails 3 times, the command lands in pagamentos.solicitacoes.erros and the stored decision is unchanged",
     () =>
-      emVhostProprio(async ({ vhost, paymentsEnv }) => {
+      emVhostProprio("pagamentos", async ({ start, vhost, paymentsEnv }) => {
         const payments = await start("payments-3", "broker/payments", paymentsEnv);
         const key = randomUUID();
         const pedidoId = randomUUID();
@@ -187,7 +143,7 @@ describe("Divergent request content", () => {
   it(
     "When the consumer restarts between attempts, then the attempt count does not reset: 3 attempts in all, then .erros",
     () =>
-      emVhostProprio(async ({ vhost, paymentsEnv }) => {
+      emVhostProprio("pagamentos", async ({ start, vhost, paymentsEnv }) => {
         // One consumer, so that no second consumer takes attempt 2 while this one is killed.
         const env = { ...paymentsEnv, CONSUMIDORES: "1" };
         let payments = await start("payments-4", "broker/payments", env);
