@@ -2,7 +2,7 @@ import { createServer, type Server, type Socket, connect as tcpConnect } from "n
 import amqp from "amqplib";
 import { testConfig } from "./env.ts";
 import { createTestVhost, type TestVhost } from "./rabbit.ts";
-import { ServiceProcess, tempDb } from "./shop.ts";
+import { http, ServiceProcess, tempDb } from "./shop.ts";
 
 /** Environment for a broker-edition service under test, in the test's own vhost. */
 export function brokerEnv(
@@ -153,3 +153,37 @@ export async function emVhostProprio(
     await vhost.dispose();
   }
 }
+
+/** An order of the broker edition as its orders service returns it. */
+export interface PedidoBroker {
+  id: string;
+  clienteId: string;
+  status: string;
+  total: number;
+  itens: { sku: string; quantidade: number; precoUnitario: number }[];
+}
+
+/** Creates an order through the orders service's API; fails unless the answer is 201. */
+export async function novoPedidoBroker(
+  ordersUrl: string,
+  itens = [{ sku: "CAFE", quantidade: 2, precoUnitario: 18.9 }],
+): Promise<PedidoBroker> {
+  const res = await http<PedidoBroker>("POST", `${ordersUrl}/pedidos`, {
+    clienteId: "cli-1",
+    itens,
+  });
+  if (res.status !== 201) throw new Error(`POST /pedidos answered ${res.status}, not 201`);
+  return res.body;
+}
+
+/** POST /pedidos/{id}/pagamentos with a key and a cenario. */
+export const pedirPagamento = <T = Record<string, unknown>>(
+  ordersUrl: string,
+  pedidoId: string,
+  solicitacaoId: string,
+  cenario = "APROVAR",
+) => http<T>("POST", `${ordersUrl}/pedidos/${pedidoId}/pagamentos`, { solicitacaoId, cenario });
+
+/** GET /pedidos/{id}: the order as it is now. */
+export const pedidoBroker = async (ordersUrl: string, pedidoId: string) =>
+  (await http<PedidoBroker>("GET", `${ordersUrl}/pedidos/${pedidoId}`)).body;

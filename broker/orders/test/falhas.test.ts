@@ -2,21 +2,23 @@ import { randomUUID } from "node:crypto";
 import { EXCHANGES, FILAS, FILAS_ERROS, ROUTING_KEYS } from "@shop/contracts";
 import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { brokerEnv, prontas, publicarCru, TcpProxy } from "../../../test/helpers/broker.ts";
+import {
+  brokerEnv,
+  novoPedidoBroker,
+  pedidoBroker,
+  pedirPagamento,
+  prontas,
+  publicarCru,
+  TcpProxy,
+} from "../../../test/helpers/broker.ts";
 import { testConfig } from "../../../test/helpers/env.ts";
 import { createTestVhost, type TestVhost } from "../../../test/helpers/rabbit.ts";
-import { capturingLogger, http } from "../../../test/helpers/shop.ts";
+import { capturingLogger } from "../../../test/helpers/shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
 import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
 import { startPayments } from "../../payments/src/server.ts";
 import { readConfig } from "../src/config.ts";
 import { type OrdersService, startOrders } from "../src/server.ts";
-
-interface Pedido {
-  id: string;
-  status: string;
-  total: number;
-}
 
 let vhost: TestVhost;
 let proxy: TcpProxy;
@@ -40,20 +42,11 @@ afterAll(async () => {
   await vhost?.dispose();
 });
 
-const novoPedido = async () =>
-  (
-    await http<Pedido>("POST", `${orders.url}/pedidos`, {
-      clienteId: "c",
-      itens: [{ sku: "CHA", quantidade: 1, precoUnitario: 12.5 }],
-    })
-  ).body;
+const novoPedido = () =>
+  novoPedidoBroker(orders.url, [{ sku: "CHA", quantidade: 1, precoUnitario: 12.5 }]);
 const pedir = (id: string, solicitacaoId: string, cenario = "APROVAR") =>
-  http<{ erro?: string; estado?: string }>("POST", `${orders.url}/pedidos/${id}/pagamentos`, {
-    solicitacaoId,
-    cenario,
-  });
-const estado = async (id: string) =>
-  (await http<Pedido>("GET", `${orders.url}/pedidos/${id}`)).body;
+  pedirPagamento<{ erro?: string; estado?: string }>(orders.url, id, solicitacaoId, cenario);
+const estado = (id: string) => pedidoBroker(orders.url, id);
 
 /** A message in the queue as the management API shows it, without consuming it for good. */
 async function espiar(queue: string) {

@@ -1,7 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { EXCHANGES, FILAS, type HistoricoBroker, ROUTING_KEYS } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { brokerEnv, prontas, publicarCru } from "../../../test/helpers/broker.ts";
+import {
+  brokerEnv,
+  novoPedidoBroker,
+  type PedidoBroker,
+  pedidoBroker,
+  pedirPagamento,
+  prontas,
+  publicarCru,
+} from "../../../test/helpers/broker.ts";
 import { createTestVhost, type TestVhost } from "../../../test/helpers/rabbit.ts";
 import { capturingLogger, http } from "../../../test/helpers/shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
@@ -9,14 +17,6 @@ import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
 import { type PaymentsService, startPayments } from "../../payments/src/server.ts";
 import { readConfig } from "../src/config.ts";
 import { type OrdersService, startOrders } from "../src/server.ts";
-
-interface Pedido {
-  id: string;
-  clienteId: string;
-  status: string;
-  total: number;
-  itens: { sku: string; quantidade: number; precoUnitario: number }[];
-}
 
 let vhost: TestVhost;
 let orders: OrdersService;
@@ -40,18 +40,10 @@ afterAll(async () => {
   await vhost?.dispose();
 });
 
-const novoPedido = async (itens = [{ sku: "CAFE", quantidade: 2, precoUnitario: 18.9 }]) => {
-  const res = await http<Pedido>("POST", `${orders.url}/pedidos`, { clienteId: "cli-1", itens });
-  expect(res.status).toBe(201);
-  return res.body;
-};
+const novoPedido = (itens?: PedidoBroker["itens"]) => novoPedidoBroker(orders.url, itens);
 const pedir = (id: string, solicitacaoId: string, cenario: string) =>
-  http<Record<string, unknown>>("POST", `${orders.url}/pedidos/${id}/pagamentos`, {
-    solicitacaoId,
-    cenario,
-  });
-const estado = async (id: string) =>
-  (await http<Pedido>("GET", `${orders.url}/pedidos/${id}`)).body;
+  pedirPagamento(orders.url, id, solicitacaoId, cenario);
+const estado = (id: string) => pedidoBroker(orders.url, id);
 const ate = (id: string, status: string) =>
   waitFor(async () => (await estado(id)).status === status, { what: `order ${id} ${status}` });
 

@@ -1,7 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { FILAS_ERROS } from "@shop/contracts";
 import { describe, expect, it } from "vitest";
-import { emVhostProprio, prontas } from "../../../test/helpers/broker.ts";
+import {
+  emVhostProprio,
+  novoPedidoBroker,
+  pedidoBroker,
+  pedirPagamento,
+  prontas,
+} from "../../../test/helpers/broker.ts";
 import { http } from "../../../test/helpers/shop.ts";
 
 describe("Orders consumer rule 4: ack only after the commit", () => {
@@ -14,34 +20,20 @@ describe("Orders consumer rule 4: ack only after the commit", () => {
           PAUSA_ANTES_DO_ACK_MS: "60000",
         });
         await start("payments", "broker/payments", paymentsEnv);
-        const pedido = (
-          await http<{ id: string }>("POST", `${orders.url()}/pedidos`, {
-            clienteId: "c",
-            itens: [{ sku: "BOLO", quantidade: 1, precoUnitario: 30 }],
-          })
-        ).body;
+        const pedido = await novoPedidoBroker(orders.url());
         const key = randomUUID();
-        const pedir = await http("POST", `${orders.url()}/pedidos/${pedido.id}/pagamentos`, {
-          solicitacaoId: key,
-          cenario: "APROVAR",
-        });
-        expect(pedir.status).toBe(202);
+        expect((await pedirPagamento(orders.url(), pedido.id, key)).status).toBe(202);
 
         // The result is committed (the order is PAGO) while its delivery is still unacked.
         await orders.waitForLine(new RegExp(`(?=.*pausing 60000 ms before the ack)(?=.*${key})`));
-        const antes = await http<{ status: string }>("GET", `${orders.url()}/pedidos/${pedido.id}`);
-        expect(antes.body.status).toBe("PAGO");
+        expect((await pedidoBroker(orders.url(), pedido.id)).status).toBe("PAGO");
         await orders.kill();
 
         orders = await start("orders-2", "broker/orders", ordersEnv);
         await orders.waitForLine(
           new RegExp(`(?=.*repeated result for a concluded request: nothing changes)(?=.*${key})`),
         );
-        const depois = await http<{ status: string }>(
-          "GET",
-          `${orders.url()}/pedidos/${pedido.id}`,
-        );
-        expect(depois.body.status).toBe("PAGO");
+        expect((await pedidoBroker(orders.url(), pedido.id)).status).toBe("PAGO");
         const historico = await http<{
           solicitacoes: { solicitacaoId: string; etapas: { etapa: string }[] }[];
         }>("GET", `${orders.url()}/pedidos/${pedido.id}/historico`);

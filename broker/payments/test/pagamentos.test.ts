@@ -1,7 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { EXCHANGES, FILAS_ERROS, ROUTING_KEYS } from "@shop/contracts";
 import { describe, expect, it } from "vitest";
-import { emVhostProprio, prontas, publicarCru } from "../../../test/helpers/broker.ts";
+import {
+  emVhostProprio,
+  novoPedidoBroker,
+  pedidoBroker,
+  pedirPagamento,
+  prontas,
+  publicarCru,
+} from "../../../test/helpers/broker.ts";
 import { http } from "../../../test/helpers/shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
 
@@ -25,21 +32,9 @@ describe("Restart before the ack", () => {
           ...paymentsEnv,
           PAUSA_ANTES_DO_ACK_MS: "60000",
         });
-        const pedido = (
-          await http<{ id: string }>("POST", `${orders.url()}/pedidos`, {
-            clienteId: "c",
-            itens: [{ sku: "BOLO", quantidade: 1, precoUnitario: 30 }],
-          })
-        ).body;
+        const pedido = await novoPedidoBroker(orders.url());
         const key = randomUUID();
-        expect(
-          (
-            await http("POST", `${orders.url()}/pedidos/${pedido.id}/pagamentos`, {
-              solicitacaoId: key,
-              cenario: "APROVAR",
-            })
-          ).status,
-        ).toBe(202);
+        expect((await pedirPagamento(orders.url(), pedido.id, key)).status).toBe(202);
 
         await payments.waitForLine(/pausing 60000 ms before the ack/);
         await Promise.all([payments.kill(), orders.kill()]);
@@ -49,11 +44,7 @@ describe("Restart before the ack", () => {
         await payments.waitForLine(
           new RegExp(`(?=.*repeated request: republishing the stored decision)(?=.*${key})`),
         );
-        await waitFor(
-          async () =>
-            (await http<{ status: string }>("GET", `${orders.url()}/pedidos/${pedido.id}`)).body
-              .status === "PAGO",
-        );
+        await waitFor(async () => (await pedidoBroker(orders.url(), pedido.id)).status === "PAGO");
         const decisoes = (await http<Decisao[]>("GET", `${payments.url()}/decisoes`)).body.filter(
           (d) => d.solicitacaoId === key,
         );
