@@ -8,7 +8,7 @@ import {
   toCents,
 } from "@shop/contracts";
 import type { Publicador, RecordMeta } from "@shop/kafka";
-import { contextoAtual, type Logger } from "@shop/service";
+import { contextoAtual, type Logger, saidaDoProcesso } from "@shop/service";
 import { type Decisao, decidir } from "./domain/decisao.ts";
 
 export interface PagamentosDeps {
@@ -25,7 +25,8 @@ const GUARDADOS = 1000;
 
 export function pagamentosService(deps: PagamentosDeps) {
   const processados: Processado[] = [];
-  const print = deps.print ?? ((line: string) => console.log(line));
+  const stdout = saidaDoProcesso(1);
+  const print = deps.print ?? ((line: string) => stdout.write(`${line}\n`));
   // With no wait at all (benchmarks), no timer either: a 0 ms timer still costs about 1 ms.
   const esperar = () =>
     deps.tempoDecisaoMs > 0

