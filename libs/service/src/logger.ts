@@ -17,6 +17,8 @@ type Saida = ((line: string) => void) | "stdout" | "stderr";
 
 const porTurno = new Map<1 | 2, pino.DestinationStream>();
 
+const ehTerminal = (fd: 1 | 2) => (fd === 2 ? process.stderr : process.stdout).isTTY;
+
 /**
  * Where the text written to stdout (1) or stderr (2) goes when it is not a terminal: the
  * text written in one turn of the event loop goes out in one write, at the end of that
@@ -33,7 +35,7 @@ export function saidaDoProcesso(fd: 1 | 2): pino.DestinationStream {
   // sonic-boom, synchronous: it retries a full pipe (EAGAIN) and a partial write itself.
   const dest = pino.destination({ dest: fd, sync: true });
   let saida: pino.DestinationStream = dest;
-  if (!(fd === 2 ? process.stderr : process.stdout).isTTY) {
+  if (!ehTerminal(fd)) {
     let pendente: string[] = [];
     const despejar = () => {
       if (pendente.length === 0) return;
@@ -56,7 +58,7 @@ export function saidaDoProcesso(fd: 1 | 2): pino.DestinationStream {
 function destino(saida: Saida): pino.DestinationStream {
   if (typeof saida === "function") return { write: (s: string) => saida(s.trimEnd()) };
   const fd = saida === "stderr" ? 2 : 1;
-  if ((fd === 2 ? process.stderr : process.stdout).isTTY)
+  if (ehTerminal(fd))
     return pretty({
       sync: true,
       colorize: true,
