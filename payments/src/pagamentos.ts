@@ -23,10 +23,15 @@ export interface PagamentosDeps {
 
 const GUARDADOS = 1000;
 
+/** The decision line on stdout, through the process's shared per-turn writer. */
+function imprimirNaSaida(): (line: string) => void {
+  const stdout = saidaDoProcesso(1);
+  return (line) => stdout.write(`${line}\n`);
+}
+
 export function pagamentosService(deps: PagamentosDeps) {
   const processados: Processado[] = [];
-  const stdout = saidaDoProcesso(1);
-  const print = deps.print ?? ((line: string) => stdout.write(`${line}\n`));
+  const print = deps.print ?? imprimirNaSaida();
   // With no wait at all (benchmarks), no timer either: a 0 ms timer still costs about 1 ms.
   const esperar = () =>
     deps.tempoDecisaoMs > 0
