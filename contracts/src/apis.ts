@@ -10,7 +10,9 @@ import {
   SaudeDoBrokerSchema,
 } from "./broker.ts";
 import {
+  ConsultaPedidosSchema,
   DecisaoSincronaSchema,
+  LISTA_DE_PEDIDOS,
   NovoPedidoSchema,
   PagamentoSincronoSchema,
   PedidoSchema,
@@ -94,7 +96,10 @@ export const API_PEDIDOS: ApiInfo = {
       caminho: "/pedidos",
       resumo: "Orders, newest first",
       query: {
-        limite: { esquema: z.string(), descricao: "how many (default 500, at most 5000)" },
+        limite: {
+          esquema: ConsultaPedidosSchema.shape.limite,
+          descricao: `how many, a whole number from 1 to ${LISTA_DE_PEDIDOS.maximo} (default ${LISTA_DE_PEDIDOS.padrao}); anything else is 400`,
+        },
       },
       respostas: { 200: { descricao: "the orders", esquema: z.array(PedidoSchema) } },
     },

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { valorPositivo } from "./money.ts";
+import { FORA_DO_LIMITE, MAX_CENTS, totalEmCentavos, valorPositivo } from "./money.ts";
+import { LIMITES_DE_TEXTO, textoLivre } from "./texto.ts";
 import { defineMessage } from "./versao.ts";
 
 /** Contracts of the broker (RabbitMQ) edition. */
@@ -19,24 +20,50 @@ export type StatusPedidoBroker = (typeof STATUS_PEDIDO_BROKER)[number];
 
 // --- HTTP ---------------------------------------------------------------------------
 
-export const ItemSchema = z.strictObject({
-  sku: textoNaoVazio,
-  quantidade: z
-    .number({ error: "must be a number" })
-    .int({ error: "must be an integer" })
-    .min(1, { error: "must be at least 1" })
-    .max(1_000_000, { error: "is too large" }),
-  precoUnitario: valorPositivo,
-});
+/**
+ * An item (POST /pedidos, POST /pedidos/{id}/itens). Its line, quantidade × precoUnitario,
+ * stays in the money range; so does the order's total (checked with the whole order).
+ */
+export const ItemSchema = z
+  .strictObject({
+    sku: textoLivre(LIMITES_DE_TEXTO.sku),
+    quantidade: z
+      .number({ error: "must be a number" })
+      .int({ error: "must be an integer" })
+      .min(1, { error: "must be at least 1" })
+      .max(1_000_000, { error: "must be at most 1000000" }),
+    precoUnitario: valorPositivo,
+  })
+  .superRefine((i, ctx) => {
+    const total = totalEmCentavos([i]);
+    if (total !== null && total > MAX_CENTS) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["precoUnitario"],
+        message: `quantidade × precoUnitario ${FORA_DO_LIMITE}`,
+      });
+    }
+  });
 export type Item = z.output<typeof ItemSchema>;
 
-/** POST /pedidos body. */
-export const NovoPedidoBrokerSchema = z.strictObject({
-  clienteId: textoNaoVazio,
-  itens: z.array(ItemSchema, { error: "must be a list of items" }).min(1, {
-    error: "must have at least one item",
-  }),
-});
+/** POST /pedidos body: the order's total stays in the money range, or 400 naming itens. */
+export const NovoPedidoBrokerSchema = z
+  .strictObject({
+    clienteId: textoLivre(LIMITES_DE_TEXTO.clienteId),
+    itens: z
+      .array(ItemSchema, { error: "must be a list of items" })
+      .min(1, { error: "must have at least one item" }),
+  })
+  .superRefine((p, ctx) => {
+    const total = Array.isArray(p.itens) ? totalEmCentavos(p.itens) : null;
+    if (total !== null && total > MAX_CENTS) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["itens"],
+        message: `the order's total ${FORA_DO_LIMITE}`,
+      });
+    }
+  });
 export type NovoPedidoBroker = z.output<typeof NovoPedidoBrokerSchema>;
 
 /** POST /pedidos/{pedidoId}/pagamentos body. No amount: it is read from the order. */

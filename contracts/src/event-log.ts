@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { valorPositivo } from "./money.ts";
+import { FORA_DO_LIMITE, MAX_CENTS, totalEmCentavos, valorPositivo } from "./money.ts";
+import { LIMITES_DE_TEXTO, textoLivre } from "./texto.ts";
 import { defineMessage } from "./versao.ts";
 
 /** Contracts of the event-log (Kafka) edition. */
@@ -30,14 +31,43 @@ export const MOTIVO_LIMITE = "limite do cartão de teste";
 
 // --- HTTP ---------------------------------------------------------------------------
 
-/** POST /pedidos body. The client never sends the total. */
-export const NovoPedidoSchema = z.strictObject({
-  cliente: textoNaoVazio,
-  item: textoNaoVazio,
-  quantidade: quantidadePedido,
-  precoUnitario: valorPositivo,
-});
+const cliente = textoLivre(LIMITES_DE_TEXTO.cliente);
+const item = textoLivre(LIMITES_DE_TEXTO.item);
+
+/**
+ * POST /pedidos body. The client never sends the total, and the total the server computes
+ * (quantidade × precoUnitario) stays in the money range, so that the order's event can
+ * carry it: a larger one is a 400 naming precoUnitario.
+ */
+export const NovoPedidoSchema = z
+  .strictObject({
+    cliente,
+    item,
+    quantidade: quantidadePedido,
+    precoUnitario: valorPositivo,
+  })
+  .superRefine((p, ctx) => {
+    const total = totalEmCentavos([p]);
+    if (total !== null && total > MAX_CENTS) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["precoUnitario"],
+        message: `quantidade × precoUnitario ${FORA_DO_LIMITE}`,
+      });
+    }
+  });
 export type NovoPedido = z.output<typeof NovoPedidoSchema>;
+
+/** GET /pedidos: how many orders, newest first. */
+export const LISTA_DE_PEDIDOS = { padrao: 500, maximo: 5000 } as const;
+const limiteDaLista = z
+  .string({ error: "must be given once" })
+  .regex(/^[0-9]{1,4}$/, { error: `must be a whole number from 1 to ${LISTA_DE_PEDIDOS.maximo}` })
+  .refine((s) => Number(s) >= 1 && Number(s) <= LISTA_DE_PEDIDOS.maximo, {
+    error: `must be a whole number from 1 to ${LISTA_DE_PEDIDOS.maximo}`,
+  });
+/** The query of GET /pedidos; other parameters are ignored. */
+export const ConsultaPedidosSchema = z.object({ limite: limiteDaLista.optional() });
 
 /** An order as the orders API returns it. */
 export const PedidoSchema = z.object({
@@ -73,8 +103,8 @@ export type DecisaoSincrona = z.output<typeof DecisaoSincronaSchema>;
 export const PedidoCriadoV1 = z.object({
   versao: z.literal(1),
   pedidoId: pedidoIdNumerico,
-  cliente: textoNaoVazio,
-  item: textoNaoVazio,
+  cliente,
+  item,
   quantidade: quantidadePedido,
   valor: valorPositivo,
   criadoEm: instanteUtc,

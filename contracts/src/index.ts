@@ -6,4 +6,5 @@ export * from "./http.ts";
 export * from "./money.ts";
 export * from "./names.ts";
 export * from "./openapi.ts";
+export * from "./texto.ts";
 export * from "./versao.ts";

@@ -6,7 +6,11 @@ import { z } from "zod";
  */
 export type Cents = number;
 
-/** Largest amount we accept, well inside Number.MAX_SAFE_INTEGER once in cents. */
+/**
+ * The one money range: 0.01 to 1,000,000,000.00. Every amount the shop accepts over HTTP,
+ * sends in a message or stores lies in it: a unit price, an order's total, a payment's
+ * valor. Well inside Number.MAX_SAFE_INTEGER once in cents, so a sum of amounts is exact.
+ */
 export const MAX_CENTS: Cents = 1_000_000_000_00;
 
 // String(n) is the shortest text that reads back as n, so this judges the number the
@@ -37,6 +41,11 @@ export function multiplyCents(unitCents: Cents, quantity: number): Cents {
   return total;
 }
 
+/** True when an amount in cents lies in the money range. */
+export function inMoneyRange(cents: Cents): boolean {
+  return Number.isSafeInteger(cents) && cents > 0 && cents <= MAX_CENTS;
+}
+
 /** "37.80": for people and logs; never parsed back. */
 export function formatCents(cents: Cents): string {
   const sign = cents < 0 ? "-" : "";
@@ -44,9 +53,30 @@ export function formatCents(cents: Cents): string {
   return `${sign}${Math.trunc(abs / 100)}.${String(abs % 100).padStart(2, "0")}`;
 }
 
-/** A positive amount on the wire: a JSON number, at most two decimals. */
+/** What a breach of the money range says, naming the limit. */
+export const FORA_DO_LIMITE = `is above the limit of ${formatCents(MAX_CENTS)}`;
+
+/** A positive amount on the wire: a JSON number, at most two decimals, in the money range. */
 export const valorPositivo = z
   .number({ error: "must be a number" })
   .positive({ error: "must be greater than zero" })
   .refine(hasAtMostTwoDecimals, { error: "must have at most two decimals" })
-  .refine((v) => v * 100 <= MAX_CENTS, { error: "is too large" });
+  .refine((v) => v * 100 <= MAX_CENTS, { error: FORA_DO_LIMITE });
+
+/**
+ * The total of quantities × unit prices, when every one is a valid amount and whole
+ * quantity; null when some line is not (its own field reports that). For a body's check
+ * that its total stays in the money range.
+ */
+export function totalEmCentavos(
+  linhas: readonly { quantidade: unknown; precoUnitario: unknown }[],
+): Cents | null {
+  let total = 0;
+  for (const { quantidade, precoUnitario } of linhas) {
+    if (typeof quantidade !== "number" || !Number.isSafeInteger(quantidade) || quantidade < 1)
+      return null;
+    if (typeof precoUnitario !== "number" || !hasAtMostTwoDecimals(precoUnitario)) return null;
+    total += Math.round(precoUnitario * 100) * quantidade;
+  }
+  return total;
+}

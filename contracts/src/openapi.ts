@@ -45,8 +45,9 @@ function comuns(r: Rota): Record<number, Resposta> {
       "malformed JSON, or a body that breaks the contract (`campos` names each field)",
     );
     todas[413] = erro("body larger than 1 MB");
-    todas[415] = erro("the body is not JSON");
+    todas[415] = erro("the body is not JSON in UTF-8, or its Content-Encoding is unsupported");
   }
+  if (r.query) todas[400] = erro("a query parameter out of its range (`campos` names it)");
   return { ...todas, ...r.respostas };
 }
 

@@ -1,4 +1,4 @@
-import { openDatabase } from "@shop/service";
+import { limiteDeDinheiro, openDatabase } from "@shop/service";
 import { type Efeito, efeitoDoResultado, type Pedido, type Resultado } from "./domain/pedido.ts";
 
 interface Linha {
@@ -49,6 +49,8 @@ const MIGRATIONS = [
      detalhes TEXT NOT NULL
    );
    CREATE INDEX historico_pedido ON historico (pedido_id);`,
+  // Every stored total is one PedidoCriado can carry.
+  limiteDeDinheiro("pedidos", "pedidos_valor_no_limite", "NEW.valor_centavos"),
 ];
 
 export type Detalhes = Record<string, string | number | boolean | null>;

@@ -3,9 +3,11 @@ import { type AmqpClient, type Entrega, PublicacaoFalhou } from "@shop/amqp";
 import {
   type Etapa,
   EXCHANGES,
+  FORA_DO_LIMITE,
   fromCents,
   type HistoricoBroker,
   type Item,
+  inMoneyRange,
   type NovoPedidoBroker,
   type PagamentoProcessado,
   type PedidoDePagamento,
@@ -171,9 +173,16 @@ export function pedidosService({ store, amqp, confirmacaoMs, log }: PedidosDeps)
 
     adicionarItem(id: string, item: Item): Pedido {
       store.transacao(() => {
-        const regra = podeAdicionarItem(obter(id));
+        const atual = obter(id);
+        const regra = podeAdicionarItem(atual);
         if (!regra.ok) throw conflito(regra.porque);
-        store.adicionarItem(id, itemDoPedido(item));
+        const novo = itemDoPedido(item);
+        if (!inMoneyRange(totalDe([...atual.itens, novo]))) {
+          throw new AppError("entrada-invalida", "invalid input", 400, {
+            precoUnitario: `with this item, the order's total ${FORA_DO_LIMITE}`,
+          });
+        }
+        store.adicionarItem(id, novo);
       });
       return obter(id);
     },

@@ -1,4 +1,4 @@
-import { openDatabase } from "@shop/service";
+import { limiteDeDinheiro, openDatabase } from "@shop/service";
 import type { Decisao } from "./domain/decisao.ts";
 
 const MIGRATIONS = [
@@ -11,6 +11,7 @@ const MIGRATIONS = [
      motivo TEXT NOT NULL,
      decidida_em TEXT NOT NULL
    )`,
+  limiteDeDinheiro("decisoes", "decisoes_valor_no_limite", "NEW.valor_centavos"),
 ];
 
 interface Linha {

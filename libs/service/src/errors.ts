@@ -1,4 +1,4 @@
-import { erroDeValidacao } from "@shop/contracts";
+import { type ErroHttp, erroDeValidacao } from "@shop/contracts";
 import type { ErrorRequestHandler } from "express";
 import type { z } from "zod";
 import type { Logger } from "./logger.ts";
@@ -32,6 +32,50 @@ export function validar<S extends z.ZodType>(schema: S, body: unknown): z.output
 interface BodyParserError extends Error {
   type?: string;
   status?: number;
+  expose?: boolean;
+}
+
+/**
+ * What each body-parser failure means for the client. Every one is the client's doing, so
+ * every one is a 4xx with the JSON error body: never a 500 for bytes a client chose.
+ */
+const FALHAS_DO_CORPO: Record<string, { status: number; erro: string; campo?: string }> = {
+  "entity.parse.failed": { status: 400, erro: "malformed JSON", campo: "is not valid JSON" },
+  "entity.too.large": { status: 413, erro: "body too large" },
+  "charset.unsupported": {
+    status: 415,
+    erro: "unsupported charset: the body must be JSON in UTF-8",
+  },
+  "encoding.unsupported": {
+    status: 415,
+    erro: "unsupported Content-Encoding: send the body plain or as gzip, deflate or br",
+  },
+  "request.aborted": { status: 400, erro: "the request body ended early" },
+  "request.size.invalid": {
+    status: 400,
+    erro: "the body's length does not match its Content-Length",
+  },
+};
+
+/** The JSON answer to a body-parser failure, or null when the error is not one. */
+function falhaDoCorpo(error: unknown): { status: number; body: ErroHttp } | null {
+  const e = error as BodyParserError | null;
+  if (typeof e !== "object" || e === null) return null;
+  const conhecida = e.type ? FALHAS_DO_CORPO[e.type] : undefined;
+  if (conhecida) {
+    return {
+      status: conhecida.status,
+      body: {
+        erro: conhecida.erro,
+        ...(conhecida.campo ? { campos: { "(body)": conhecida.campo } } : {}),
+      },
+    };
+  }
+  // Any other client error the parser raises (a corrupt gzip body, say): its own 4xx.
+  if (typeof e.status === "number" && e.status >= 400 && e.status < 500 && e.expose) {
+    return { status: e.status, body: { erro: `unreadable body: ${e.message}` } };
+  }
+  return null;
 }
 
 /** Maps every error to a JSON body; nothing is swallowed: 5xx are logged with their cause. */
@@ -45,13 +89,9 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
       });
       return;
     }
-    const parserError = error as BodyParserError;
-    if (parserError?.type === "entity.parse.failed") {
-      res.status(400).json({ erro: "malformed JSON", campos: { "(body)": "is not valid JSON" } });
-      return;
-    }
-    if (parserError?.type === "entity.too.large") {
-      res.status(413).json({ erro: "body too large" });
+    const falha = falhaDoCorpo(error);
+    if (falha) {
+      res.status(falha.status).json(falha.body);
       return;
     }
     log.error("unexpected error", { error: error instanceof Error ? error.stack : String(error) });

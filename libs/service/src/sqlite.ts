@@ -1,5 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
+import { MAX_CENTS } from "@shop/contracts";
 import Database from "better-sqlite3";
 
 /**
@@ -19,4 +20,15 @@ export function openDatabase(path: string, migrations: readonly string[]): Datab
     db.pragma(`user_version = ${migrations.length}`);
   })();
   return db;
+}
+
+/**
+ * A migration that keeps an amount column in the money range (contracts/src/money.ts): a
+ * trigger refuses a row whose amount, given as an SQL expression over NEW, is out of it.
+ * The store holds what the wire can carry, whoever writes the row.
+ */
+export function limiteDeDinheiro(tabela: string, nome: string, expressao: string): string {
+  return `CREATE TRIGGER ${nome} BEFORE INSERT ON ${tabela}
+     WHEN (${expressao}) NOT BETWEEN 1 AND ${MAX_CENTS}
+     BEGIN SELECT RAISE(ABORT, '${nome}: amount out of the money range'); END;`;
 }

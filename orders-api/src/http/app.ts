@@ -1,7 +1,9 @@
 import {
   API_PEDIDOS,
+  ConsultaPedidosSchema,
   type EstadoOutbox,
   fromCents,
+  LISTA_DE_PEDIDOS,
   NovoPedidoSchema,
   type Pedido as PedidoWire,
   type Plataforma,
@@ -43,8 +45,6 @@ export interface AppDeps {
   log: Logger;
 }
 
-const MAX_LISTA = 5000;
-
 /** The orders API. Handlers parse, call the use case, map the result. */
 export function createApp({
   pedidos,
@@ -63,8 +63,8 @@ export function createApp({
   });
 
   app.get("/pedidos", (req, res) => {
-    const limite = Math.min(Number(req.query.limite) || 500, MAX_LISTA);
-    res.json(pedidos.listar(limite).map(toWire));
+    const { limite } = validar(ConsultaPedidosSchema, req.query);
+    res.json(pedidos.listar(limite ? Number(limite) : LISTA_DE_PEDIDOS.padrao).map(toWire));
   });
 
   app.get("/pedidos/:id", (req, res) => {

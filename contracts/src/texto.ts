@@ -1,0 +1,29 @@
+import { z } from "zod";
+
+/**
+ * Text a person typed (a client's name, an item, a SKU): what the shop accepts, stores,
+ * sends in its messages and prints. Decided here once for every field and both editions:
+ *  - trimmed, then 1 to `maximo` characters (Unicode code points);
+ *  - no control characters (C0, DEL, C1: they drive terminals) and no bidirectional
+ *    overrides or isolates (they make a line read in another order than it is stored);
+ *  - well formed: no lone surrogate (it cannot be encoded as UTF-8);
+ *  - normalised to NFC, so that one text typed composed or decomposed is stored once.
+ * Unicode look-alikes ("Аna" with a Cyrillic А) are kept as typed: these fields are labels
+ * a person reads, never identities the shop compares or keys on (see docs/decisions.md).
+ */
+const PROIBIDOS = /[\p{Cc}\u202A-\u202E\u2066-\u2069]/u;
+const SURROGATE_SOZINHO = /\p{Cs}/u;
+
+/** The limits of each text field, in characters. */
+export const LIMITES_DE_TEXTO = { cliente: 100, item: 100, clienteId: 100, sku: 64 } as const;
+
+export function textoLivre(maximo: number) {
+  return z
+    .string({ error: "must be a string" })
+    .refine((s) => !SURROGATE_SOZINHO.test(s), { error: "must be valid Unicode text" })
+    .overwrite((s) => s.trim().normalize("NFC"))
+    .refine((s) => s.length > 0, { error: "must not be blank" })
+    .refine((s) => !PROIBIDOS.test(s), { error: "must not contain control characters" })
+    .refine((s) => [...s].length <= maximo, { error: `must be at most ${maximo} characters` })
+    .meta({ maxLength: maximo });
+}
