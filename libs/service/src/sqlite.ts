@@ -11,7 +11,10 @@ export function openDatabase(path: string, migrations: readonly string[]): Datab
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
   db.pragma("journal_mode = WAL");
-  db.pragma("synchronous = NORMAL");
+  // FULL: a commit is on disk before it returns, so an order answered 201 (or a request
+  // answered 202, or a message acked) survives an OS crash or power loss. NORMAL in WAL
+  // mode could lose the last commits, and with them an id the next order would reuse.
+  db.pragma("synchronous = FULL");
   db.pragma("busy_timeout = 5000");
   db.pragma("foreign_keys = ON");
   const version = db.pragma("user_version", { simple: true }) as number;

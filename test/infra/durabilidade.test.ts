@@ -1,0 +1,63 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { openDatabase } from "@shop/service";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { ROOT } from "../../infra/config.ts";
+import { openStore as ordersStore } from "../../orders-api/src/store.ts";
+import { tempDb } from "../helpers/shop.ts";
+
+/**
+ * Issue 14: what a service answered 201/202 for, or acked, is on disk before the answer.
+ * synchronous=FULL in WAL mode syncs the log at every commit; NORMAL could lose the last
+ * commits in a power loss, and with them an order id the next order would be given.
+ */
+describe("Durability of what was acknowledged", () => {
+  it("When any service's store opens, then it goes through openDatabase, the one place that sets durability", () => {
+    for (const arquivo of [
+      "orders-api/src/store.ts",
+      "broker/orders/src/store.ts",
+      "broker/payments/src/store.ts",
+    ]) {
+      const fonte = readFileSync(join(ROOT, arquivo), "utf8");
+      expect(fonte, arquivo).toMatch(/openDatabase\(path, MIGRATIONS\)/);
+      expect(fonte, arquivo).not.toMatch(/new Database\(|synchronous/);
+    }
+  });
+
+  it("When a store's database opens, then it is WAL and syncs every commit fully (PRAGMA synchronous = 2)", () => {
+    const db = openDatabase(tempDb("duravel"), []);
+    try {
+      expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+      expect(db.pragma("synchronous", { simple: true })).toBe(2);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("When the newest order is deleted (a restore, say), then the next order gets a new id, never the old one", () => {
+    const path = tempDb("ids");
+    const store = ordersStore(path);
+    const novo = {
+      cliente: "Ana",
+      item: "caneca",
+      quantidade: 1,
+      valorCentavos: 100,
+      status: "AGUARDANDO_PAGAMENTO" as const,
+      motivo: null,
+      processadoPor: null,
+      criadoEm: new Date().toISOString(),
+    };
+    const primeiro = store.inserir(novo);
+    store.close();
+    const db = new Database(path);
+    db.prepare("DELETE FROM pedidos WHERE id = ?").run(primeiro.id);
+    db.close();
+    const reaberto = ordersStore(path);
+    try {
+      expect(reaberto.inserir(novo).id).toBeGreaterThan(primeiro.id);
+    } finally {
+      reaberto.close();
+    }
+  });
+});
