@@ -43,3 +43,22 @@ describe("Architecture: the domain never imports a framework or a broker client"
     expect(result.stdout + result.stderr).not.toMatch(/noRestrictedImports/);
   });
 });
+
+describe("Safety nets: npm run typecheck reads every TypeScript file (issue 14)", () => {
+  it("When the typecheck runs, then every tracked .ts file outside web/ is one it reads (web/ has its own tsconfig)", () => {
+    const tracked = spawnSync("git", ["ls-files", "*.ts", "*.tsx"], { cwd: ROOT, encoding: "utf8" })
+      .stdout.split("\n")
+      .filter((f) => f && !f.startsWith("web/"));
+    const listed = new Set(
+      spawnSync(join(ROOT, "node_modules/.bin/tsc"), ["-p", "tsconfig.json", "--listFilesOnly"], {
+        cwd: ROOT,
+        encoding: "utf8",
+      })
+        .stdout.split("\n")
+        .filter((f) => f.startsWith(ROOT) && !f.includes("/node_modules/"))
+        .map((f) => f.slice(ROOT.length + 1)),
+    );
+    expect(tracked.length).toBeGreaterThan(100);
+    expect(tracked.filter((f) => !listed.has(f))).toEqual([]);
+  }, 60_000);
+});

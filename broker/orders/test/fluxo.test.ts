@@ -97,7 +97,7 @@ describe("Orders (broker edition)", () => {
 
   it("When an item is added while ABERTO, then 200 with the new total; an unknown order is 404", async () => {
     const p = await novoPedido();
-    const res = await http<Pedido>("POST", `${orders.url}/pedidos/${p.id}/itens`, {
+    const res = await http<PedidoBroker>("POST", `${orders.url}/pedidos/${p.id}/itens`, {
       sku: "PAO",
       quantidade: 3,
       precoUnitario: 0.5,
