@@ -67,7 +67,15 @@ export class TcpProxy {
     readonly port: number,
   ) {}
 
-  static async start(targetHost: string, targetPort: number): Promise<TcpProxy> {
+  /**
+   * @param doCliente sees every chunk the client sends, before it is forwarded (to read the
+   *   AMQP methods a consumer sends, say).
+   */
+  static async start(
+    targetHost: string,
+    targetPort: number,
+    doCliente?: (chunk: Buffer) => void,
+  ): Promise<TcpProxy> {
     let proxy: TcpProxy | null = null;
     const server = createServer((client) => {
       if (!proxy || proxy.cut) {
@@ -83,6 +91,7 @@ export class TcpProxy {
           upstream.destroy();
         });
       }
+      if (doCliente) client.on("data", (chunk: Buffer) => doCliente(chunk));
       client.pipe(upstream).pipe(client);
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -187,3 +196,39 @@ export const pedirPagamento = <T = Record<string, unknown>>(
 /** GET /pedidos/{id}: the order as it is now. */
 export const pedidoBroker = async (ordersUrl: string, pedidoId: string) =>
   (await http<PedidoBroker>("GET", `${ordersUrl}/pedidos/${pedidoId}`)).body;
+
+/**
+ * Reads the AMQP 0-9-1 frames a client sends (through TcpProxy's doCliente) and keeps the
+ * name of each method frame's class.method, in order: "basic.reject", "basic.ack"...
+ */
+export class MetodosAmqp {
+  readonly vistos: string[] = [];
+  private pendente = Buffer.alloc(0);
+  private cabecalhoLido = false;
+  private static readonly NOMES: Record<string, string> = {
+    "60.80": "basic.ack",
+    "60.90": "basic.reject",
+    "60.120": "basic.nack",
+    "60.40": "basic.publish",
+    "60.20": "basic.consume",
+  };
+
+  ler = (chunk: Buffer): void => {
+    this.pendente = Buffer.concat([this.pendente, chunk]);
+    if (!this.cabecalhoLido) {
+      if (this.pendente.length < 8) return;
+      this.pendente = this.pendente.subarray(8); // "AMQP" 0 0 9 1
+      this.cabecalhoLido = true;
+    }
+    // A frame: type (1), channel (2), size (4), payload (size), end 0xCE.
+    while (this.pendente.length >= 7) {
+      const tamanho = this.pendente.readUInt32BE(3);
+      if (this.pendente.length < 8 + tamanho) return;
+      if (this.pendente[0] === 1) {
+        const chave = `${this.pendente.readUInt16BE(7)}.${this.pendente.readUInt16BE(9)}`;
+        this.vistos.push(MetodosAmqp.NOMES[chave] ?? chave);
+      }
+      this.pendente = this.pendente.subarray(8 + tamanho);
+    }
+  };
+}

@@ -3,12 +3,15 @@ import { EXCHANGES, FILAS_ERROS, ROUTING_KEYS } from "@shop/contracts";
 import { describe, expect, it } from "vitest";
 import {
   emVhostProprio,
+  MetodosAmqp,
   novoPedidoBroker,
   pedidoBroker,
   pedirPagamento,
   prontas,
   publicarCru,
+  TcpProxy,
 } from "../../../test/helpers/broker.ts";
+import { testConfig } from "../../../test/helpers/env.ts";
 import { http } from "../../../test/helpers/shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
 
@@ -157,6 +160,37 @@ describe("Divergent request content", () => {
         expect(first + second.length).toBe(3);
         expect(second.at(-1)).toMatch(/failed 3 times: dead-lettered/);
         await payments.stop();
+      }),
+    60_000,
+  );
+
+  it(
+    "Consumer acknowledgement (issue 14): when a message fails, then each failed attempt goes back with basic.reject, which every RabbitMQ version counts in x-delivery-count, never basic.nack; the third is rejected to .erros",
+    () =>
+      emVhostProprio("pagamentos", async ({ start, vhost, paymentsEnv }) => {
+        const metodos = new MetodosAmqp();
+        const r = testConfig().rabbit;
+        const proxy = await TcpProxy.start(r.host, r.port, metodos.ler);
+        try {
+          const payments = await start("payments-reject", "broker/payments", {
+            ...paymentsEnv,
+            BROKER_PORT: String(proxy.port),
+            CONSUMIDORES: "1",
+          });
+          const antes = await prontas(vhost, FILAS_ERROS.solicitacoes);
+          await publicarCru(vhost, EXCHANGES.comandos, ROUTING_KEYS.solicitar, '{"versao": 1}');
+          await waitFor(
+            async () => (await prontas(vhost, FILAS_ERROS.solicitacoes)) === antes + 1,
+            { what: "the poison in .erros after 3 attempts" },
+          );
+          const devolucoes = metodos.vistos.filter(
+            (m) => m === "basic.reject" || m === "basic.nack",
+          );
+          expect(devolucoes).toEqual(["basic.reject", "basic.reject", "basic.reject"]);
+          await payments.stop();
+        } finally {
+          await proxy.close();
+        }
       }),
     60_000,
   );

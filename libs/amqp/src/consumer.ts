@@ -84,7 +84,7 @@ export async function consumir<T>(opts: ConsumidorOptions<T>): Promise<void> {
             queue,
             reason,
           });
-          settle(() => ch.nack(msg, false, false));
+          settle(() => ch.reject(msg, false));
           metricas.mortas.inc({ destino: queue });
         } else {
           log.warn(
@@ -92,7 +92,10 @@ export async function consumir<T>(opts: ConsumidorOptions<T>): Promise<void> {
             { queue, reason },
           );
           await new Promise((r) => setTimeout(r, tentativa * (opts.esperaMs ?? 200)));
-          settle(() => ch.nack(msg, false, true));
+          // basic.reject, not basic.nack: from RabbitMQ 4.3 a nack with requeue no longer
+          // raises a quorum queue's x-delivery-count (rabbitmq-server #15387), so a poison
+          // message returned that way would loop forever and never reach .erros.
+          settle(() => ch.reject(msg, true));
         }
       }
     },
