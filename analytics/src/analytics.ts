@@ -1,6 +1,6 @@
 import { nomesKafka, PedidoCriado, ResultadoPagamento } from "@shop/contracts";
 import { comRetentativas, createKafka } from "@shop/kafka";
-import type { Logger } from "@shop/service";
+import { escaparControles, type Logger } from "@shop/service";
 import type { Admin, Kafka } from "kafkajs";
 import {
   aplicarPedidoCriado,
@@ -67,7 +67,7 @@ async function replay(admin: Admin, groupId: string, topics: string[]): Promise<
   const [group] = (await comRetentativas(() => admin.describeGroups([groupId]))).groups;
   const members = group?.members ?? [];
   if (members.length > 0) {
-    const who = members.map((m) => `${m.clientId} (${m.clientHost})`).join(", ");
+    const who = members.map((m) => escaparControles(`${m.clientId} (${m.clientHost})`)).join(", ");
     throw new ReplayRecusado(
       `cannot replay: group ${groupId} has ${members.length} active member(s): ${who}. ` +
         "Kafka only resets the offsets of a group with no active member; stop those readers and try again.",
@@ -163,7 +163,8 @@ export async function runAnalytics(opts: AnalyticsOptions): Promise<Resumo> {
               `${batch.topic} partition=${batch.partition} offset=${message.offset}`;
             if (!decoded.ok) {
               invalidos++;
-              if (detalhar) linhas.push(`${where()} INVALID ${decoded.error.reason}`);
+              if (detalhar)
+                linhas.push(`${where()} INVALID ${escaparControles(decoded.error.reason)}`);
             } else {
               if (isCriado) aplicarPedidoCriado(visao, decoded.value as PedidoCriado);
               else aplicarResultado(visao, decoded.value as ResultadoPagamento);

@@ -1,4 +1,5 @@
 import { formatCents } from "@shop/contracts";
+import { escaparControles } from "@shop/service";
 import type { Painel } from "./domain/visao.ts";
 
 export interface LagParticao {
@@ -94,7 +95,9 @@ export interface Resumo {
 }
 
 export function painelTexto(grupo: string, p: Painel, invalidos: number): string {
-  const best = p.maisVendido ? `${p.maisVendido.item} (${p.maisVendido.quantidade} units)` : "-";
+  const best = p.maisVendido
+    ? `${escaparControles(p.maisVendido.item)} (${p.maisVendido.quantidade} units)`
+    : "-";
   return [
     `── dashboard (group ${grupo}) ──`,
     `orders seen      ${p.pedidosVistos}`,

@@ -36,6 +36,8 @@ export function nomesKafka(prefixo = "") {
       pedidosCriados: topicoDlq(topicos.pedidosCriados),
       pagamentosResultados: topicoDlq(topicos.pagamentosResultados),
     },
+    /** The dead-letter CLI's record of what it redrove: one record per letter, keyed by its id. */
+    reenviosDlq: `${prefixo}dlq-reenvios`,
     grupos: {
       pagamentos: `${prefixo}${GRUPOS.pagamentos}`,
       pedidosApi: `${prefixo}${GRUPOS.pedidosApi}`,

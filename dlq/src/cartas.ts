@@ -1,3 +1,5 @@
+import { escaparControles } from "@shop/service";
+
 /** One dead letter, whichever edition it comes from. */
 export interface CartaMorta {
   /** kafka:<dlq topic>:<partition>:<offset> or rabbitmq:<queue>:<position> */
@@ -13,7 +15,19 @@ export interface CartaMorta {
   corpo: string;
 }
 
+/**
+ * One line per dead letter. Everything but the CLI's own words came from a producer or a
+ * broker, so control characters are escaped before a terminal sees them.
+ */
 export function linha(c: CartaMorta): string {
   const corpo = c.corpo.length > 60 ? `${c.corpo.slice(0, 57)}...` : c.corpo;
-  return `${c.id}  [${c.estado}]  from ${c.origem}  attempts=${c.tentativas}  reason=${c.motivo}  body=${JSON.stringify(corpo)}`;
+  return escaparControles(
+    `${c.id}  [${c.estado}]  from ${c.origem}  attempts=${c.tentativas}  reason=${c.motivo}  body=${JSON.stringify(corpo)}`,
+  );
+}
+
+/** A dead letter, or several, as JSON text safe for a terminal (and still valid JSON). */
+export function json(valor: unknown): string {
+  // JSON.stringify escapes a newline inside a string, so each \n left is layout.
+  return JSON.stringify(valor, null, 2).split("\n").map(escaparControles).join("\n");
 }

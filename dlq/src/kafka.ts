@@ -1,40 +1,41 @@
 import { nomesKafka } from "@shop/contracts";
-import { comRetentativas, createKafka, createPublisher } from "@shop/kafka";
+import { createKafka, createPublisher } from "@shop/kafka";
 import type { Logger } from "@shop/service";
 import type { Admin, IHeaders, Kafka } from "kafkajs";
 import type { CartaMorta } from "./cartas.ts";
 
 const header = (h: IHeaders | undefined, name: string) => h?.[name]?.toString() ?? "";
 
+/** A dead letter's record as Kafka holds it: the bytes a redrive sends back. */
+interface Bruto {
+  key: Buffer | null;
+  value: Buffer;
+  headers: IHeaders;
+}
+
 /**
- * Kafka's dead letters are records in `<topic>.dlq`. Kafka never deletes them, so a
- * consumer group of this CLI (`<prefix>dlq-redrive`) remembers, by its committed offset,
- * which ones were already redriven.
+ * Kafka's dead letters are records in `<topic>.dlq`. Kafka never deletes them, so the CLI
+ * keeps its own record of each letter it redrove: one record per letter, keyed by the
+ * letter's id, in the compacted topic `<prefix>dlq-reenvios`. Each letter's state is its
+ * own: redriving letter 5 leaves 3 and 4 pending.
  */
 export function kafkaDlq(brokers: string[], prefix: string, log: Logger) {
   const nomes = nomesKafka(prefix);
   const topicos = [nomes.dlq.pedidosCriados, nomes.dlq.pagamentosResultados];
-  const grupo = `${prefix}dlq-redrive`;
+  const reenvios = nomes.reenviosDlq;
   const kafka: Kafka = createKafka(brokers, "dlq-cli", log);
+  /** The bytes of each letter read by the last ler(), by id. */
+  const brutos = new Map<string, Bruto>();
 
-  async function redriven(admin: Admin, topic: string): Promise<Map<number, number>> {
-    const [t] = await comRetentativas(() =>
-      admin.fetchOffsets({ groupId: grupo, topics: [topic] }),
-    );
-    return new Map((t?.partitions ?? []).map((p) => [p.partition, Math.max(0, Number(p.offset))]));
-  }
-
-  /** Reads every record of the dead-letter topics, up to the end seen now. */
+  /** Reads every record of the dead-letter topics (and of the redrive record), up to the end seen now. */
   async function ler(): Promise<CartaMorta[]> {
     const admin = kafka.admin();
     await admin.connect();
     try {
       const existing = new Set(await admin.listTopics());
-      const topics = topicos.filter((t) => existing.has(t));
+      const topics = [...topicos, reenvios].filter((t) => existing.has(t));
       const falta = new Map<string, number>(); // "topic:partition" -> end offset still to reach
-      const done = new Map<string, Map<number, number>>();
       for (const topic of topics) {
-        done.set(topic, await redriven(admin, topic));
         for (const p of await admin.fetchTopicOffsets(topic)) {
           if (Number(p.high) > Number(p.low)) falta.set(`${topic}:${p.partition}`, Number(p.high));
         }
@@ -43,6 +44,7 @@ export function kafkaDlq(brokers: string[], prefix: string, log: Logger) {
       const readerGroup = `${prefix}dlq-reader-${process.pid}-${Date.now()}`;
       const consumer = kafka.consumer({ groupId: readerGroup });
       const cartas: CartaMorta[] = [];
+      const reenviadas = new Set<string>();
       await consumer.connect();
       try {
         await consumer.subscribe({ topics, fromBeginning: true });
@@ -50,26 +52,33 @@ export function kafkaDlq(brokers: string[], prefix: string, log: Logger) {
           consumer
             .run({
               eachMessage: async ({ topic, partition, message }) => {
-                const h = message.headers;
-                cartas.push({
-                  id: `kafka:${topic}:${partition}:${message.offset}`,
-                  edicao: "kafka",
-                  onde: `${topic}[${partition}]@${message.offset}`,
-                  origem: `${header(h, "dlq-topico-original")}[${header(h, "dlq-particao-original")}]@${header(h, "dlq-offset-original")}`,
-                  motivo: header(h, "dlq-motivo"),
-                  tentativas: Number(header(h, "dlq-tentativas") || 1),
-                  estado:
-                    Number(message.offset) < (done.get(topic)?.get(partition) ?? 0)
-                      ? "reenviada"
-                      : "pendente",
-                  chave: message.key?.toString() ?? null,
-                  cabecalhos: Object.fromEntries(
-                    Object.entries(h ?? {}).map(([k, v]) => [k, String(v)]),
-                  ),
-                  corpo: message.value?.toString() ?? "",
-                });
                 const key = `${topic}:${partition}`;
                 if (Number(message.offset) + 1 >= (falta.get(key) ?? 0)) falta.delete(key);
+                if (topic === reenvios) {
+                  if (message.key && message.value) reenviadas.add(message.key.toString());
+                } else {
+                  const h = message.headers ?? {};
+                  const id = `kafka:${topic}:${partition}:${message.offset}`;
+                  brutos.set(id, {
+                    key: message.key,
+                    value: message.value ?? Buffer.alloc(0),
+                    headers: h,
+                  });
+                  cartas.push({
+                    id,
+                    edicao: "kafka",
+                    onde: `${topic}[${partition}]@${message.offset}`,
+                    origem: `${header(h, "dlq-topico-original")}[${header(h, "dlq-particao-original")}]@${header(h, "dlq-offset-original")}`,
+                    motivo: header(h, "dlq-motivo"),
+                    tentativas: Number(header(h, "dlq-tentativas") || 1),
+                    estado: "pendente",
+                    chave: message.key?.toString() ?? null,
+                    cabecalhos: Object.fromEntries(
+                      Object.entries(h).map(([k, v]) => [k, String(v)]),
+                    ),
+                    corpo: message.value?.toString() ?? "",
+                  });
+                }
                 if (falta.size === 0) resolve();
               },
             })
@@ -79,16 +88,39 @@ export function kafkaDlq(brokers: string[], prefix: string, log: Logger) {
         await consumer.disconnect();
         await admin.deleteGroups([readerGroup]).catch(() => {});
       }
+      for (const c of cartas) if (reenviadas.has(c.id)) c.estado = "reenviada";
       return cartas.sort((a, b) => a.id.localeCompare(b.id, undefined, { numeric: true }));
     } finally {
       await admin.disconnect();
     }
   }
 
+  /** The redrive record's topic: compacted, one record per letter redriven. */
+  async function garantirReenvios(admin: Admin): Promise<void> {
+    if ((await admin.listTopics()).includes(reenvios)) return;
+    await admin
+      .createTopics({
+        waitForLeaders: true,
+        topics: [
+          {
+            topic: reenvios,
+            numPartitions: 1,
+            configEntries: [{ name: "cleanup.policy", value: "compact" }],
+          },
+        ],
+      })
+      .catch((error: unknown) => {
+        // Another CLI created it meanwhile: that is what we wanted.
+        if (!String(error).includes("already exists")) throw error;
+      });
+  }
+
   /**
-   * Puts every pending dead letter back on its original topic (same key and value, with its
-   * attempt count), then marks it redriven. A record that fails again returns to the
-   * dead letters with the count raised. Nothing is lost: the mark comes after the ack.
+   * Puts pending dead letters back on their original topic, byte for byte (key, value and
+   * the original record's headers), with the attempt count and where it came from; then
+   * records that letter, and only it, as redriven. A record that fails again returns to
+   * the dead letters with the count raised. Nothing is lost: the record of the redrive is
+   * written after Kafka acknowledged the letter (a crash between the two sends it again).
    */
   async function reenviar(filtro: (c: CartaMorta) => boolean): Promise<CartaMorta[]> {
     const pendentes = (await ler()).filter((c) => c.estado === "pendente" && filtro(c));
@@ -97,18 +129,36 @@ export function kafkaDlq(brokers: string[], prefix: string, log: Logger) {
     const admin = kafka.admin();
     await admin.connect();
     try {
+      await garantirReenvios(admin);
       for (const c of pendentes) {
-        const [, topic, partition, offset] = c.id.split(":") as [string, string, string, string];
+        const bruto = brutos.get(c.id) as Bruto;
         const original = c.cabecalhos["dlq-topico-original"] as string;
-        await publicador.publicar(original, c.chave ?? "", c.corpo, {
-          "dlq-tentativas": String(c.tentativas),
-          "dlq-reenviado-de": `${topic}:${partition}:${offset}`,
-        });
-        await admin.setOffsets({
-          groupId: grupo,
-          topic,
-          partitions: [{ partition: Number(partition), offset: String(Number(offset) + 1) }],
-        });
+        const headers: IHeaders = Object.fromEntries(
+          Object.entries(bruto.headers).filter(([k]) => !k.startsWith("dlq-")),
+        );
+        const [, topic, partition, offset] = c.id.split(":") as [string, string, string, string];
+        const [para] = await publicador.publicarLote([
+          {
+            topic: original,
+            key: bruto.key,
+            value: bruto.value,
+            headers: {
+              ...headers,
+              "dlq-tentativas": String(c.tentativas),
+              "dlq-reenviado-de": `${topic}:${partition}:${offset}`,
+            },
+          },
+        ]);
+        await publicador.publicarLote([
+          {
+            topic: reenvios,
+            key: c.id,
+            value: JSON.stringify({
+              em: new Date().toISOString(),
+              para: `${para?.topic}[${para?.partition}]@${para?.offset}`,
+            }),
+          },
+        ]);
       }
     } finally {
       await admin.disconnect();

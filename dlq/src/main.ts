@@ -1,5 +1,5 @@
-import { createLogger, lerArgumentos, loadDotEnv } from "@shop/service";
-import { type CartaMorta, linha } from "./cartas.ts";
+import { createLogger, escaparControles, lerArgumentos, loadDotEnv } from "@shop/service";
+import { type CartaMorta, json, linha } from "./cartas.ts";
 import { readConfig } from "./config.ts";
 import { kafkaDlq } from "./kafka.ts";
 import { rabbitDlq } from "./rabbitmq.ts";
@@ -13,6 +13,9 @@ Dead letters of both editions: Kafka's <topic>.dlq topics and RabbitMQ's .erros 
   redrive <id>         put one back on its original path
   redrive --all        put every pending one back
   options: --edition kafka|rabbitmq (default: both), --json`;
+
+/** Where dead letters come from: Kafka's .dlq topics or RabbitMQ's .erros queues. */
+type Fonte = ReturnType<typeof kafkaDlq> | ReturnType<typeof rabbitDlq>;
 
 async function main(): Promise<number> {
   loadDotEnv();
@@ -41,7 +44,7 @@ async function main(): Promise<number> {
   }
   const config = readConfig();
   const log = createLogger("dlq", "stderr");
-  const fontes = [];
+  const fontes: Fonte[] = [];
   if (values.edition !== "rabbitmq")
     fontes.push(kafkaDlq(config.kafkaBrokers, config.kafkaPrefix, log));
   if (values.edition !== "kafka") {
@@ -52,7 +55,7 @@ async function main(): Promise<number> {
 
   const todas = async () => (await Promise.all(fontes.map((f) => f.ler()))).flat();
   const print = (cartas: CartaMorta[]) => {
-    if (values.json) console.log(JSON.stringify(cartas, null, 2));
+    if (values.json) console.log(json(cartas));
     else for (const c of cartas) console.log(linha(c));
   };
 
@@ -70,11 +73,13 @@ async function main(): Promise<number> {
       const c = (await todas()).find((x) => x.id === id);
       if (!c) {
         console.error(
-          `no dead letter ${id ?? "(none given)"}; \`npm run dlq -- list\` shows the ids`,
+          escaparControles(
+            `no dead letter ${id ?? "(none given)"}; \`npm run dlq -- list\` shows the ids`,
+          ),
         );
         return 1;
       }
-      console.log(JSON.stringify(c, null, 2));
+      console.log(json(c));
       return 0;
     }
     case "redrive": {
@@ -85,7 +90,7 @@ async function main(): Promise<number> {
       const feitos = (
         await Promise.all(fontes.map((f) => f.reenviar((c) => values.all === true || c.id === id)))
       ).flat();
-      for (const c of feitos) console.log(`redriven: ${c.id} -> ${c.origem}`);
+      for (const c of feitos) console.log(escaparControles(`redriven: ${c.id} -> ${c.origem}`));
       console.log(`${feitos.length} dead letter(s) redriven`);
       return feitos.length === 0 && id ? 1 : 0;
     }

@@ -9,7 +9,7 @@ import { ROOT } from "../../infra/config.ts";
 import { readConfig as ordersConfig } from "../../orders-api/src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../../orders-api/src/server.ts";
 import { brokerEnv, prontas, publicarCru } from "../../test/helpers/broker.ts";
-import { testKafka } from "../../test/helpers/kafka.ts";
+import { collectMessages, testKafka } from "../../test/helpers/kafka.ts";
 import { createTestVhost, type TestVhost } from "../../test/helpers/rabbit.ts";
 import { capturingLogger, http, serviceEnv, tempDb, testPrefix } from "../../test/helpers/shop.ts";
 import { waitFor } from "../../test/helpers/wait.ts";
@@ -94,6 +94,124 @@ describe("Dead letters of the event-log edition", () => {
       /1 dead letter\(s\) redriven/,
     );
   }, 120_000);
+});
+
+/** Every record of a topic now, as bytes, read by a group of its own from offset 0. */
+async function registros(topic: string, count: number) {
+  const consumer = testKafka().consumer({ groupId: `${topic}-leitor-${randomUUID()}` });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    const lidos = await collectMessages(consumer, count);
+    return lidos.map((p) => p.message).sort((a, b) => Number(a.offset) - Number(b.offset));
+  } finally {
+    await consumer.disconnect();
+  }
+}
+
+describe("Dead letters of the event-log edition: each letter's own state, bytes kept (issue 14)", () => {
+  const prefix = testPrefix("dlq-bytes");
+  const nomes = nomesKafka(prefix);
+  const env = serviceEnv(prefix, { DB_PATH: tempDb("dlq-bytes") });
+  let api: OrdersApi;
+
+  beforeAll(async () => {
+    api = await startOrdersApi(ordersConfig(env), capturingLogger("orders-api"));
+  });
+  afterAll(async () => {
+    await api?.stop();
+  });
+
+  it("When letter 2 of 0, 1, 2 is redriven by its id, then 0 and 1 stay pending and redrive --all sends exactly them; a letter with a null key, non-UTF-8 bytes and its own headers goes back byte for byte", async () => {
+    const lixo = Buffer.from([0xff, 0xfe, 0x00, 0x80, 0x1b, 0x5b, 0x32, 0x4a]);
+    const cabecalho = Buffer.from([0xc3, 0x28, 0x9b]);
+    const producer = testKafka().producer();
+    await producer.connect();
+    await producer.send({
+      topic: nomes.topicos.pagamentosResultados,
+      acks: -1,
+      messages: [
+        { key: null, value: lixo, headers: { origem: cabecalho } },
+        { key: "8", value: '{"versao": 9}' },
+        { key: "9", value: '{"versao": 9}' },
+      ],
+    });
+    await producer.disconnect();
+    const dlqTopic = nomes.dlq.pagamentosResultados;
+
+    // The dead letter holds the record as it was, byte for byte, with the reason beside it.
+    const bruta = (await registros(dlqTopic, 3)).find((m) => m.key === null);
+    expect(bruta?.key).toBeNull();
+    expect(bruta?.value).toEqual(lixo);
+    expect(bruta?.headers?.origem).toEqual(cabecalho);
+
+    // Letters 0, 1 and 2 of the dead-letter topic (its one partition), in the order the consumer met them.
+    const lista = () =>
+      JSON.parse(dlq(env, "list", "--edition", "kafka", "--json").out) as {
+        id: string;
+        estado: string;
+        chave: string | null;
+      }[];
+    const ids = lista().map((c) => c.id);
+    expect(ids).toHaveLength(3);
+    const terceira = ids[2] as string;
+    const um = dlq(env, "redrive", terceira, "--edition", "kafka");
+    expect(um.out, um.err).toMatch(/1 dead letter\(s\) redriven/);
+    const depois = lista().slice(0, 3);
+    expect(depois.map((c) => c.estado)).toEqual(["pendente", "pendente", "reenviada"]);
+
+    const todas = dlq(env, "redrive", "--all", "--edition", "kafka");
+    expect(todas.out).toContain(`redriven: ${ids[0]}`);
+    expect(todas.out).toContain(`redriven: ${ids[1]}`);
+    expect(todas.out).not.toContain(`redriven: ${terceira}`);
+
+    // Each redriven letter fails again: 3 letters redriven, 3 more dead letters, nothing lost.
+    const final = await registros(dlqTopic, 6);
+    expect(final).toHaveLength(6);
+    const voltou = final.slice(3).find((m) => m.key === null);
+    expect(voltou?.value).toEqual(lixo);
+    expect(voltou?.headers?.origem).toEqual(cabecalho);
+    expect(voltou?.headers?.["dlq-tentativas"]?.toString()).toBe("2");
+    expect(lista().map((c) => c.estado)).toEqual([
+      "reenviada",
+      "reenviada",
+      "reenviada",
+      "pendente",
+      "pendente",
+      "pendente",
+    ]);
+  }, 120_000);
+
+  it("When a dead letter carries escape sequences in its reason, headers and body, then list and show print them escaped", async () => {
+    const producer = testKafka().producer();
+    await producer.connect();
+    await producer.send({
+      topic: nomes.dlq.pedidosCriados,
+      acks: -1,
+      messages: [
+        {
+          key: "1",
+          value: "\u001b[2J{}",
+          headers: {
+            "dlq-motivo": "\u001b]0;pwned\u0007",
+            "dlq-topico-original": nomes.topicos.pedidosCriados,
+            x: "a\u009b31m",
+          },
+        },
+      ],
+    });
+    await producer.disconnect();
+    for (const args of [
+      ["list"],
+      ["list", "--json"],
+      ["show", `kafka:${nomes.dlq.pedidosCriados}:0:0`],
+    ]) {
+      const r = dlq(env, ...args, "--edition", "kafka");
+      expect(r.code, r.err).toBe(0);
+      expect(r.out).toContain("\\u001b");
+      expect(r.out, args.join(" ")).not.toMatch(/[\u001b\u0007\u009b]/);
+    }
+  }, 60_000);
 });
 
 describe("Dead letters of the broker edition", () => {

@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { Saida } from "../../src/saida.ts";
+import { painelTexto, Saida } from "../../src/saida.ts";
 
 function stream(tty: boolean) {
   const chunks: string[] = [];
@@ -71,5 +71,17 @@ describe("Progress and output of the analytics CLI", () => {
     expect(out.text()).toMatch(/revenue {10}37\.80/);
     expect(out.text()).toMatch(/best-selling {5}caneca \(2 units\)/);
     expect(out.text()).toMatch(/pedidos-criados\s+0\s+end\s+2\s+committed\s+2\s+lag 0/);
+  });
+});
+
+describe("Untrusted text in the dashboard (issue 14)", () => {
+  it("When the best-selling item carries an escape sequence, then the dashboard prints it escaped", () => {
+    const texto = painelTexto(
+      "analytics",
+      { ...resumo.painel, maisVendido: { item: "ouro\u001b[2J\u009b31m", quantidade: 3 } },
+      0,
+    );
+    expect(texto).toContain("ouro\\u001b[2J\\u009b31m (3 units)");
+    expect(texto).not.toMatch(/[\u001b\u009b]/);
   });
 });

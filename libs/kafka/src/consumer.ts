@@ -118,12 +118,15 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
         dlq,
         reason,
       });
-      await deadLetters.publicar(
-        dlq,
-        meta.key ?? "",
-        message.value?.toString("utf8") ?? "",
-        dlqHeaders(meta, reason ?? "", message),
-      );
+      // The record as it was, byte for byte (key, value and headers), with why beside it.
+      await deadLetters.publicarLote([
+        {
+          topic: dlq,
+          key: message.key ?? null,
+          value: message.value ?? Buffer.alloc(0),
+          headers: { ...message.headers, ...dlqHeaders(meta, reason ?? "", message) },
+        },
+      ]);
       return {};
     }
     let r: void | { depois: Promise<void> };

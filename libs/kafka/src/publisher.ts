@@ -27,8 +27,9 @@ export interface Confirmacao {
 
 export interface Registro {
   topic: string;
-  key: string;
-  value: string;
+  /** Text, or bytes kept as they are (a dead letter's key; null when the record had none). */
+  key: string | Buffer | null;
+  value: string | Buffer;
   headers?: IHeaders;
 }
 

@@ -15,3 +15,20 @@ export function lerArgumentos<T extends ParseArgsConfig>(
     return null;
   }
 }
+
+/** Control characters (C0, DEL, C1) and bidirectional overrides and isolates. */
+const CONTROLES = /[\p{Cc}\u202A-\u202E\u2066-\u2069]/gu;
+
+/**
+ * Text a CLI or a pretty log prints but did not write itself (an item, a dead letter's
+ * reason or headers, a client id), made safe for a terminal: each control character or
+ * bidirectional override becomes its `\uXXXX` escape, so no escape sequence it carries can
+ * move the cursor, recolour, retitle or clear the screen, or reorder the line. Inside a
+ * JSON string the result is still valid JSON meaning the same text.
+ */
+export function escaparControles(texto: string): string {
+  return texto.replace(
+    CONTROLES,
+    (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, "0")}`,
+  );
+}

@@ -1,5 +1,6 @@
 import pino from "pino";
 import pretty from "pino-pretty";
+import { escaparControles } from "./cli.ts";
 import { contextoAtual } from "./trace.ts";
 
 /**
@@ -55,10 +56,28 @@ export function saidaDoProcesso(fd: 1 | 2): pino.DestinationStream {
   return saida;
 }
 
+/** True when lines go to a terminal, pretty-printed for a person. */
+const paraPessoas = (saida: Saida) =>
+  typeof saida !== "function" && ehTerminal(saida === "stderr" ? 2 : 1);
+
+/**
+ * A log line's message and fields as a terminal may show them: text the service did not
+ * write itself (an item, a key, a reason from a broker) has its control characters
+ * escaped. JSON lines need nothing: a reader parses them.
+ */
+export function paraTerminal(valor: unknown): unknown {
+  if (typeof valor === "string") return escaparControles(valor);
+  if (Array.isArray(valor)) return valor.map(paraTerminal);
+  if (valor !== null && typeof valor === "object" && Object.getPrototypeOf(valor) === Object.prototype) {
+    return Object.fromEntries(Object.entries(valor).map(([k, v]) => [k, paraTerminal(v)]));
+  }
+  return valor;
+}
+
 function destino(saida: Saida): pino.DestinationStream {
   if (typeof saida === "function") return { write: (s: string) => saida(s.trimEnd()) };
   const fd = saida === "stderr" ? 2 : 1;
-  if (ehTerminal(fd))
+  if (paraPessoas(saida))
     return pretty({
       sync: true,
       colorize: true,
@@ -83,6 +102,15 @@ export function createLogger(component: string, saida: Saida = "stdout"): Logger
     },
     destino(saida),
   );
+  if (paraPessoas(saida)) {
+    const limpo = (fields?: Record<string, unknown>) =>
+      paraTerminal(fields ?? {}) as Record<string, unknown>;
+    return {
+      info: (message, fields) => p.info(limpo(fields), escaparControles(message)),
+      warn: (message, fields) => p.warn(limpo(fields), escaparControles(message)),
+      error: (message, fields) => p.error(limpo(fields), escaparControles(message)),
+    };
+  }
   return {
     info: (message, fields) => p.info(fields ?? {}, message),
     warn: (message, fields) => p.warn(fields ?? {}, message),
