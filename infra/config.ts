@@ -13,14 +13,15 @@ const ENV_EXAMPLE = join(ROOT, ".env.example");
 
 /**
  * Creates .env from .env.example when it is absent, giving the broker a local user name
- * and a random password. Nothing secret is ever committed: .env is git-ignored.
+ * and a random password, and Grafana a random admin password. Nothing secret is ever committed: .env is git-ignored.
  */
 export function ensureEnvFile(): { created: boolean; path: string } {
   if (existsSync(ENV_FILE)) return { created: false, path: ENV_FILE };
   const example = readFileSync(ENV_EXAMPLE, "utf8");
   const filled = example
     .replace("<broker-user>", "shop")
-    .replace("<broker-password>", randomBytes(18).toString("base64url"));
+    .replace("<broker-password>", randomBytes(18).toString("base64url"))
+    .replace("<grafana-password>", randomBytes(18).toString("base64url"));
   writeFileSync(ENV_FILE, filled, { mode: 0o600 });
   return { created: true, path: ENV_FILE };
 }

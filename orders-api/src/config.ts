@@ -6,8 +6,16 @@ import { z } from "zod";
 export const envSchema = z.object({
   ...httpEnvShape(8080),
   ...kafkaEnvShape,
-  /** The web front end's origin, the only one CORS allows. */
-  FRONT_ORIGIN: z.string().default("http://localhost:5173"),
+  /**
+   * The web front end's origin, the only one CORS allows: one http(s) origin, never `*`
+   * (the API has no authentication, so any page on the web could then mark orders).
+   */
+  FRONT_ORIGIN: z
+    .string()
+    .default("http://localhost:5173")
+    .refine((o) => /^https?:\/\/[^/*\s,]+$/.test(o), {
+      error: "must be one origin such as http://localhost:5173 (scheme://host[:port]), never *",
+    }),
   DB_PATH: z.string().default(".data/pedidos.db"),
   /** eventos: publish PedidoCriado; sincrono: the earlier configuration, HTTP to payments. */
   MODO: z.enum(["eventos", "sincrono"]).default("eventos"),

@@ -5,6 +5,7 @@ import { parse } from "yaml";
 import type { z } from "zod";
 import { ENTRADAS, type Entrada, NODE_FLAGS } from "../../infra/build.ts";
 import { ROOT } from "../../infra/config.ts";
+import { readConfig as ordersConfig } from "../../orders-api/src/config.ts";
 
 /** Docker cannot run here, so compose.yaml is checked by parsing it. */
 interface ComposeService {
@@ -32,7 +33,7 @@ describe("compose.yaml, for users who have Docker", () => {
   it("When parsed, then Kafka is KRaft with 9092 for the host and 19092 for containers", () => {
     const kafka = services.kafka as ComposeService;
     expect(kafka.image).toMatch(/^apache\/kafka:3\.9\./);
-    expect(kafka.ports).toEqual(["9092:9092"]);
+    expect(kafka.ports).toEqual(["127.0.0.1:9092:9092"]);
     const env = kafka.environment ?? {};
     expect(env.KAFKA_PROCESS_ROLES).toBe("broker,controller");
     expect(env.KAFKA_ADVERTISED_LISTENERS).toContain("kafka:19092");
@@ -44,14 +45,14 @@ describe("compose.yaml, for users who have Docker", () => {
 
   it("When parsed, then the Kafka web panel is on 8090 and reads the internal listener", () => {
     const panel = services["kafka-panel"] as ComposeService;
-    expect(panel.ports?.[0]).toMatch(/^8090:/);
+    expect(panel.ports?.[0]).toMatch(/^127\.0\.0\.1:8090:/);
     expect(panel.environment?.KAFKA_CLUSTERS_0_BOOTSTRAPSERVERS).toBe("kafka:19092");
   });
 
   it("When parsed, then RabbitMQ's panel is published on 127.0.0.1 only and credentials come from the environment", () => {
     const rabbit = services.rabbitmq as ComposeService;
     expect(rabbit.image).toMatch(/management/);
-    expect(rabbit.ports).toContain("5672:5672");
+    expect(rabbit.ports).toContain("127.0.0.1:5672:5672");
     const panelPorts = (rabbit.ports ?? []).filter((p) => p.endsWith(":15672"));
     expect(panelPorts).toEqual(["127.0.0.1:15672:15672"]);
     expect(rabbit.environment?.RABBITMQ_DEFAULT_USER).toMatch(/^\$\{BROKER_USER[:?}]/);
@@ -60,10 +61,10 @@ describe("compose.yaml, for users who have Docker", () => {
 
   it("When parsed, then every service of both editions is there with the spec's ports", () => {
     const expected: Record<string, string> = {
-      "orders-api": "8080:8080",
-      payments: "5001:5001",
-      "broker-orders": "8080:8080",
-      "broker-payments": "8081:8081",
+      "orders-api": "127.0.0.1:8080:8080",
+      payments: "127.0.0.1:5001:5001",
+      "broker-orders": "127.0.0.1:8080:8080",
+      "broker-payments": "127.0.0.1:8081:8081",
     };
     for (const [name, port] of Object.entries(expected)) {
       expect(services[name]?.ports, name).toContain(port);
@@ -87,7 +88,7 @@ describe("compose.yaml, for users who have Docker", () => {
         expect(known, `${name} sets ${variable}`).toContain(variable);
       }
       const port = service.environment?.PORTA;
-      if (port) expect(service.ports).toContain(`${port}:${port}`);
+      if (port) expect(service.ports).toContain(`127.0.0.1:${port}:${port}`);
       checked.push(name);
     }
     // Grows as services are built; every compose service with a main.ts has a config.ts.
@@ -183,5 +184,32 @@ describe("compose.yaml, for users who have Docker", () => {
   it("When parsed, then no literal password is committed in it", () => {
     const text = readFileSync(join(ROOT, "compose.yaml"), "utf8");
     expect(text).not.toMatch(/^\s*[A-Z_]*PASS(WORD)?:\s*(?!\$\{)\S/m);
+  });
+
+  it("Issue 14: when parsed, then every published port is bound to 127.0.0.1, Grafana has no anonymous access and its admin password comes from .env", () => {
+    for (const [name, service] of Object.entries(services)) {
+      for (const port of service.ports ?? []) expect(port, name).toMatch(/^127\.0\.0\.1:\d+:\d+$/);
+    }
+    const grafana = services.grafana?.environment ?? {};
+    expect(grafana.GF_AUTH_ANONYMOUS_ENABLED).toBe("false");
+    expect(grafana.GF_SECURITY_ADMIN_PASSWORD).toMatch(/^\$\{GRAFANA_ADMIN_PASSWORD:\?/);
+    expect(readFileSync(join(ROOT, ".env.example"), "utf8")).toMatch(
+      /^GRAFANA_ADMIN_PASSWORD=<grafana-password>$/m,
+    );
+  });
+
+  it("Issue 14: when FRONT_ORIGIN is * (or not one origin), then the orders API refuses to start, naming it", () => {
+    for (const origem of [
+      "*",
+      "http://a.example, http://b.example",
+      "localhost:5173",
+      "http://*.example",
+    ]) {
+      expect(() => ordersConfig({ FRONT_ORIGIN: origem }), origem).toThrow(/FRONT_ORIGIN/);
+    }
+    expect(ordersConfig({ FRONT_ORIGIN: "https://loja.example:8443" }).frontOrigin).toBe(
+      "https://loja.example:8443",
+    );
+    expect(services["orders-api"]?.environment?.FRONT_ORIGIN).toBe("http://localhost:5173");
   });
 });
