@@ -159,6 +159,10 @@ export const EstadoOutboxSchema = z.object({
   pendentes: z.number().int(),
   maisAntigoEm: z.string().nullable(),
   idadeMaisAntigoMs: z.number(),
+  /** Events Kafka refused for good (too large, say): set aside with why; the rest went on. */
+  postosDeLado: z.array(
+    z.object({ pedidoId: z.number().int(), em: z.string(), motivo: z.string() }),
+  ),
 });
 export type EstadoOutbox = z.output<typeof EstadoOutboxSchema>;
 

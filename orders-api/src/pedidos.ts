@@ -11,7 +11,7 @@ import {
 import type { Publicador, RecordMeta } from "@shop/kafka";
 import { AppError, agrupar, contextoAtual, type Logger, traceparentAtual } from "@shop/service";
 import { novoPedido, type Pedido } from "./domain/pedido.ts";
-import type { Relay } from "./outbox.ts";
+import { EnvioRecusado, type Relay } from "./outbox.ts";
 import type { PedidosStore, ResultadoParaAplicar } from "./store.ts";
 
 export interface PedidosDeps {
@@ -79,7 +79,9 @@ export function pedidosService(deps: PedidosDeps) {
     } catch (error) {
       throw naoConfirmado(
         pedido,
-        "the outbox will publish the event as soon as Kafka is back",
+        error instanceof EnvioRecusado
+          ? `Kafka refused its event for good (${error.message}); the event is set aside (GET /saude) and later orders go on`
+          : "the outbox will publish the event as soon as Kafka is back",
         error,
       );
     }

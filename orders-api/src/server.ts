@@ -49,10 +49,19 @@ export async function startOrdersApi(
   }
 
   const relay = publicador && config.outbox ? startRelay({ store, publicador, log }) : null;
-  if (relay)
+  if (relay) {
     medidor("shop_outbox_pending", "outbox rows not yet acknowledged by Kafka", [], (g) => {
       g.set(store.estadoOutbox().pendentes);
     });
+    medidor(
+      "shop_outbox_set_aside",
+      "outbox rows Kafka refused for good, set aside so that the rest go on",
+      [],
+      (g) => {
+        g.set(store.postasDeLado().length);
+      },
+    );
+  }
   const pedidos = pedidosService({
     store,
     log,
@@ -148,5 +157,8 @@ export function estadoOutbox(store: PedidosStore): EstadoOutbox {
     pendentes: e.pendentes,
     maisAntigoEm: e.maisAntigoEm,
     idadeMaisAntigoMs: e.maisAntigoEm ? Date.now() - Date.parse(e.maisAntigoEm) : 0,
+    postosDeLado: store
+      .postasDeLado()
+      .map(({ pedidoId, em, motivo }) => ({ pedidoId, em, motivo })),
   };
 }

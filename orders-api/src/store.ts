@@ -49,6 +49,10 @@ const MIGRATIONS = [
      detalhes TEXT NOT NULL
    );
    CREATE INDEX historico_pedido ON historico (pedido_id);`,
+  // A row Kafka refuses for good (too large, say) is set aside with why, and the rows after
+  // it go on: the outbox never stops behind one row.
+  `ALTER TABLE outbox ADD COLUMN posta_de_lado_em TEXT;
+   ALTER TABLE outbox ADD COLUMN motivo TEXT;`,
   // Every stored total is one PedidoCriado can carry.
   limiteDeDinheiro("pedidos", "pedidos_valor_no_limite", "NEW.valor_centavos"),
 ];
@@ -147,13 +151,22 @@ export function openStore(path: string) {
     "INSERT INTO outbox (pedido_id, topico, chave, valor, criado_em, traceparent) VALUES (?, ?, ?, ?, ?, ?)",
   );
   const outboxPendentes = db.prepare<[number], LinhaOutbox>(
-    "SELECT id, pedido_id, topico, chave, valor, criado_em, traceparent FROM outbox WHERE enviado_em IS NULL ORDER BY id LIMIT ?",
+    "SELECT id, pedido_id, topico, chave, valor, criado_em, traceparent FROM outbox WHERE enviado_em IS NULL AND posta_de_lado_em IS NULL ORDER BY id LIMIT ?",
+  );
+  const outboxPorDeLado = db.prepare<[string, string, number], never>(
+    "UPDATE outbox SET posta_de_lado_em = ?, motivo = ? WHERE id = ? AND enviado_em IS NULL",
+  );
+  const outboxPostasDeLado = db.prepare<
+    [],
+    { id: number; pedidoId: number; em: string; motivo: string }
+  >(
+    "SELECT id, pedido_id AS pedidoId, posta_de_lado_em AS em, motivo FROM outbox WHERE posta_de_lado_em IS NOT NULL AND enviado_em IS NULL ORDER BY id",
   );
   const outboxMarcar = db.prepare<[string, number], never>(
     "UPDATE outbox SET enviado_em = ? WHERE id = ?",
   );
   const outboxEstado = db.prepare<[], { pendentes: number; maisAntigo: string | null }>(
-    "SELECT COUNT(*) AS pendentes, MIN(criado_em) AS maisAntigo FROM outbox WHERE enviado_em IS NULL",
+    "SELECT COUNT(*) AS pendentes, MIN(criado_em) AS maisAntigo FROM outbox WHERE enviado_em IS NULL AND posta_de_lado_em IS NULL",
   );
 
   function inserir(pedido: Omit<Pedido, "id">): Pedido {
@@ -220,6 +233,16 @@ export function openStore(path: string) {
         }
       },
     ),
+    /** A row Kafka refused for good: set aside with why, on the order's timeline too. */
+    porDeLado: db.transaction((linha: { id: number; pedidoId: number }, motivo: string) => {
+      const agora = new Date().toISOString();
+      outboxPorDeLado.run(agora, motivo, linha.id);
+      registrarEtapa(linha.pedidoId, "evento-posto-de-lado", { motivo }, agora);
+    }),
+    /** The rows set aside, oldest first. */
+    postasDeLado(): { id: number; pedidoId: number; em: string; motivo: string }[] {
+      return outboxPostasDeLado.all();
+    },
     registrarEtapa(pedidoId: number, etapa: string, detalhes: Detalhes): void {
       registrarEtapa(pedidoId, etapa, detalhes);
     },

@@ -77,3 +77,21 @@ async function createMissing(
     await admin.disconnect();
   }
 }
+
+/**
+ * True when Kafka refused a request for good: somewhere in the error's chain (our
+ * PublicacaoNaoConfirmada, kafkajs's retry wrapper) is a broker error kafkajs marks not
+ * retriable, such as MESSAGE_TOO_LARGE or TOPIC_AUTHORIZATION_FAILED. Sending the same
+ * bytes again would fail the same way. A broker that is down or slow is not this.
+ */
+export function recusadoDeVez(error: unknown): boolean {
+  const vistos = new Set<unknown>();
+  let atual: unknown = error;
+  while (atual && typeof atual === "object" && !vistos.has(atual)) {
+    vistos.add(atual);
+    const e = atual as { name?: string; retriable?: boolean; cause?: unknown };
+    if (e.name === "KafkaJSProtocolError" && e.retriable === false) return true;
+    atual = e.cause;
+  }
+  return false;
+}

@@ -68,7 +68,11 @@ const paraPessoas = (saida: Saida) =>
 export function paraTerminal(valor: unknown): unknown {
   if (typeof valor === "string") return escaparControles(valor);
   if (Array.isArray(valor)) return valor.map(paraTerminal);
-  if (valor !== null && typeof valor === "object" && Object.getPrototypeOf(valor) === Object.prototype) {
+  if (
+    valor !== null &&
+    typeof valor === "object" &&
+    Object.getPrototypeOf(valor) === Object.prototype
+  ) {
     return Object.fromEntries(Object.entries(valor).map(([k, v]) => [k, paraTerminal(v)]));
   }
   return valor;

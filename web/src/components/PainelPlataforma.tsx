@@ -22,6 +22,21 @@ export function PainelPlataforma({
             ` (oldest ${Math.round(plataforma.outbox.idadeMaisAntigoMs / 1000)} s)`}
         </p>
       )}
+      {plataforma?.outbox && plataforma.outbox.postosDeLado.length > 0 && (
+        <div className="erro" data-testid="outbox-postos-de-lado">
+          <p>
+            Set aside: <strong>{plataforma.outbox.postosDeLado.length}</strong> event(s) Kafka
+            refused for good; later orders went on.
+          </p>
+          <ul>
+            {plataforma.outbox.postosDeLado.map((p) => (
+              <li key={p.pedidoId}>
+                order #{p.pedidoId}: {p.motivo}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
       {plataforma?.topicos.map((t) => {
         const grupos = t.particoes[0]?.grupos.map((g) => g.grupo) ?? [];
         return (
