@@ -10,6 +10,8 @@ import {
   SaudeDoBrokerSchema,
 } from "./broker.ts";
 import {
+  CabecalhosDoPedidoSchema,
+  CHAVE_DE_IDEMPOTENCIA,
   ConsultaPedidosSchema,
   DecisaoSincronaSchema,
   LISTA_DE_PEDIDOS,
@@ -79,7 +81,22 @@ export const API_PEDIDOS: ApiInfo = {
       caminho: "/pedidos",
       resumo: "Create an order; answers once Kafka acknowledged its PedidoCriado event",
       corpo: NovoPedidoSchema,
+      cabecalhos: {
+        "Idempotency-Key": {
+          esquema: CabecalhosDoPedidoSchema.shape[CHAVE_DE_IDEMPOTENCIA],
+          descricao:
+            "optional; the same key with the same body gets the first answer again (status and body, with Idempotent-Replayed: true) and creates nothing; kept 48 h",
+        },
+      },
       respostas: {
+        409: {
+          descricao: "a request with this Idempotency-Key is still being answered",
+          esquema: ErroSchema,
+        },
+        422: {
+          descricao: "this Idempotency-Key was already used with a different body",
+          esquema: ErroSchema,
+        },
         201: {
           descricao: "the order, AGUARDANDO_PAGAMENTO (or decided, synchronous configuration)",
           esquema: PedidoSchema,

@@ -58,6 +58,20 @@ export const NovoPedidoSchema = z
   });
 export type NovoPedido = z.output<typeof NovoPedidoSchema>;
 
+/**
+ * The Idempotency-Key request header of POST /pedidos (IETF httpapi draft): 1 to 255
+ * visible ASCII characters, a UUID for instance. Validated with the other headers.
+ */
+export const CHAVE_DE_IDEMPOTENCIA = "idempotency-key";
+export const CabecalhosDoPedidoSchema = z.object({
+  [CHAVE_DE_IDEMPOTENCIA]: z
+    .string()
+    .regex(/^[\x21-\x7e]{1,255}$/, {
+      error: "must be 1 to 255 visible ASCII characters, given once (a UUID, say)",
+    })
+    .optional(),
+});
+
 /** GET /pedidos: how many orders, newest first. */
 export const LISTA_DE_PEDIDOS = { padrao: 500, maximo: 5000 } as const;
 const limiteDaLista = z

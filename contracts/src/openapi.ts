@@ -26,6 +26,7 @@ export interface Rota {
   resumo: string;
   corpo?: z.ZodType;
   query?: Record<string, { esquema: z.ZodType; descricao: string }>;
+  cabecalhos?: Record<string, { esquema: z.ZodType; descricao: string }>;
   respostas: Record<number, Resposta>;
 }
 
@@ -75,7 +76,14 @@ export function documentoOpenApi(api: ApiInfo, versao = "1.0.0") {
       description: q.descricao,
       schema: jsonSchema(q.esquema, "input"),
     }));
-    const parameters = [...parametrosDeCaminho, ...parametrosDeQuery];
+    const parametrosDeCabecalho = Object.entries(r.cabecalhos ?? {}).map(([name, q]) => ({
+      name,
+      in: "header",
+      required: false,
+      description: q.descricao,
+      schema: jsonSchema(q.esquema, "input"),
+    }));
+    const parameters = [...parametrosDeCaminho, ...parametrosDeQuery, ...parametrosDeCabecalho];
     paths[r.caminho] ??= {};
     (paths[r.caminho] as Record<string, unknown>)[r.metodo] = {
       summary: r.resumo,

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import {
   chaveDoPedido,
   DecisaoSincronaSchema,
@@ -12,7 +13,17 @@ import type { Publicador, RecordMeta } from "@shop/kafka";
 import { AppError, agrupar, contextoAtual, type Logger, traceparentAtual } from "@shop/service";
 import { novoPedido, type Pedido } from "./domain/pedido.ts";
 import { EnvioRecusado, type Relay } from "./outbox.ts";
-import type { PedidosStore, ResultadoParaAplicar } from "./store.ts";
+import type { Idempotencia, PedidosStore, ResultadoParaAplicar } from "./store.ts";
+
+/** Keys of Idempotency-Key are kept this long at least (the IETF draft's and Stripe's 24 h). */
+export const GUARDA_DAS_CHAVES_MS = 48 * 3600_000;
+
+/** The answer a POST /pedidos gave, or gives again for a repeated Idempotency-Key. */
+export interface RespostaGuardada {
+  status: number;
+  body: unknown;
+  repetida: boolean;
+}
 
 export interface PedidosDeps {
   store: PedidosStore;
@@ -61,16 +72,26 @@ export function pedidosService(deps: PedidosDeps) {
   const aplicarJunto = agrupar((itens: ResultadoParaAplicar[]) => store.aplicarResultados(itens));
 
   /** Group commit: the orders of a turn and their events in one transaction. */
-  const inserirComEvento = agrupar((novos: { pedido: Omit<Pedido, "id">; traceparent: string }[]) =>
-    store.inserirComEventos(novos, evento),
+  const inserirComEvento = agrupar(
+    (novos: { pedido: Omit<Pedido, "id">; traceparent: string; idempotencia?: Idempotencia }[]) =>
+      store.inserirComEventos(novos, evento),
   );
 
+  /** Idempotency-Keys whose first request is being answered now, in this process. */
+  const emCurso = new Set<string>();
+  let esquecidasEm = 0;
+
   /** With the outbox: the order and its event in one transaction; wait for the relay's acknowledgement. */
-  async function criarComOutbox(dados: NovoPedido, relay: Relay): Promise<Pedido> {
+  async function criarComOutbox(
+    dados: NovoPedido,
+    relay: Relay,
+    idempotencia?: Idempotencia,
+  ): Promise<Pedido> {
     // The request's trace goes with its event (the batch is written outside its context).
     const { pedido, outboxId } = await inserirComEvento({
       pedido: novoPedido(dados, agora()),
       traceparent: traceparentAtual(),
+      ...(idempotencia ? { idempotencia } : {}),
     });
     relay.notificar();
     try {
@@ -137,13 +158,80 @@ export function pedidosService(deps: PedidosDeps) {
     store.aplicarResultado(pedido.id, decisao, { via: "http (synchronous configuration)" });
   }
 
+  async function criar(dados: NovoPedido, idempotencia?: Idempotencia): Promise<Pedido> {
+    if (deps.modo === "eventos" && deps.relay)
+      return criarComOutbox(dados, deps.relay, idempotencia);
+    const pedido = store.inserir(novoPedido(dados, agora()), idempotencia);
+    if (deps.modo === "eventos") await publicarCriacao(pedido);
+    else await pagarSincrono(pedido);
+    return store.buscar(pedido.id) as Pedido;
+  }
+
+  /** Keys older than GUARDA_DAS_CHAVES_MS are forgotten, at most once an hour. */
+  function esquecerChavesAntigas() {
+    const t = agora().getTime();
+    if (t - esquecidasEm < 3600_000) return;
+    esquecidasEm = t;
+    store.esquecerChaves(new Date(t - GUARDA_DAS_CHAVES_MS).toISOString());
+  }
+
   return {
-    async criar(dados: NovoPedido): Promise<Pedido> {
-      if (deps.modo === "eventos" && deps.relay) return criarComOutbox(dados, deps.relay);
-      const pedido = store.inserir(novoPedido(dados, agora()));
-      if (deps.modo === "eventos") await publicarCriacao(pedido);
-      else await pagarSincrono(pedido);
-      return store.buscar(pedido.id) as Pedido;
+    criar: (dados: NovoPedido) => criar(dados),
+
+    /**
+     * POST /pedidos with an Idempotency-Key (the IETF httpapi draft's semantics, as Stripe
+     * uses them). The first request with a key creates the order, the key in the same
+     * transaction, and keeps its answer, a 201 or the 500 of an event not confirmed in
+     * time. The same key with the same body gets that answer again and creates nothing;
+     * with another body, 422; while the first is still being answered, 409. `responder`
+     * gives an order's wire form.
+     */
+    async criarUmaVez(
+      dados: NovoPedido,
+      chave: string,
+      responder: (p: Pedido) => unknown,
+    ): Promise<RespostaGuardada> {
+      esquecerChavesAntigas();
+      const impressao = createHash("sha256").update(JSON.stringify(dados)).digest("hex");
+      const existente = store.idempotencia(chave);
+      if (existente && existente.impressao !== impressao) {
+        throw new AppError(
+          "chave-reutilizada",
+          "this Idempotency-Key was already used with a different body; use a new key for a new order",
+          422,
+        );
+      }
+      if (emCurso.has(chave)) {
+        throw new AppError(
+          "chave-em-curso",
+          "a request with this Idempotency-Key is still being answered; repeat it in a moment",
+          409,
+        );
+      }
+      if (existente) {
+        if (existente.status !== null)
+          return { status: existente.status, body: existente.resposta, repetida: true };
+        // Its first answer died with an earlier process: the order it created, as it is now.
+        return {
+          status: 201,
+          body: responder(store.buscar(existente.pedidoId) as Pedido),
+          repetida: true,
+        };
+      }
+      emCurso.add(chave);
+      try {
+        const pedido = await criar(dados, { chave, impressao });
+        const body = responder(pedido);
+        store.guardarResposta(chave, 201, body);
+        return { status: 201, body, repetida: false };
+      } catch (error) {
+        // The order was saved but its event not confirmed: a repeat gets this same answer.
+        if (error instanceof AppError && error.status === 500)
+          store.guardarResposta(chave, 500, { erro: error.message });
+        throw error;
+      } finally {
+        emCurso.delete(chave);
+      }
     },
 
     listar: (limite?: number) => store.listar(limite),

@@ -25,6 +25,9 @@ import { startRelay } from "./outbox.ts";
 import { pedidosService } from "./pedidos.ts";
 import { openStore, type PedidosStore } from "./store.ts";
 
+/** Longer than kafkajs's retries of one send (3 retries, a 30 s request timeout at most). */
+const LIMITE_DO_RELAY_MS = 150_000;
+
 export interface OrdersApi {
   port: number;
   url: string;
@@ -48,7 +51,15 @@ export async function startOrdersApi(
     publicador = createPublisher(kafka, config.confirmacaoMs, log);
   }
 
-  const relay = publicador && config.outbox ? startRelay({ store, publicador, log }) : null;
+  // The relay waits for kafkajs's own verdict on each send, not for our 5 s: a send given
+  // up on while kafkajs still retried it could be written late, after the relay had sent
+  // the same rows again (two PedidoCriado records, two decisions). Its own producer, with
+  // a time limit longer than kafkajs's retries, learns whether the rows were written.
+  const publicadorDoRelay =
+    kafka && config.outbox ? createPublisher(kafka, LIMITE_DO_RELAY_MS, log) : null;
+  const relay = publicadorDoRelay
+    ? startRelay({ store, publicador: publicadorDoRelay, log })
+    : null;
   if (relay) {
     medidor("shop_outbox_pending", "outbox rows not yet acknowledged by Kafka", [], (g) => {
       g.set(store.estadoOutbox().pendentes);
@@ -109,6 +120,7 @@ export async function startOrdersApi(
     async stop() {
       await http.close();
       await relay?.stop();
+      await publicadorDoRelay?.close();
       await consumer?.stop();
       await publicador?.close();
       await plataforma?.close();

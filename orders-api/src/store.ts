@@ -53,6 +53,17 @@ const MIGRATIONS = [
   // it go on: the outbox never stops behind one row.
   `ALTER TABLE outbox ADD COLUMN posta_de_lado_em TEXT;
    ALTER TABLE outbox ADD COLUMN motivo TEXT;`,
+  // Idempotency-Key of POST /pedidos: the key, what the body was, the order it created (in
+  // the order's own transaction) and the answer given, replayed for a repeat.
+  `CREATE TABLE idempotencia (
+     chave TEXT PRIMARY KEY,
+     impressao TEXT NOT NULL,
+     pedido_id INTEGER NOT NULL REFERENCES pedidos(id),
+     status INTEGER,
+     resposta TEXT,
+     criada_em TEXT NOT NULL
+   );
+   CREATE INDEX idempotencia_criada ON idempotencia (criada_em);`,
   // Every stored total is one PedidoCriado can carry.
   limiteDeDinheiro("pedidos", "pedidos_valor_no_limite", "NEW.valor_centavos"),
 ];
@@ -74,6 +85,19 @@ export interface LinhaOutbox {
   chave: string;
   valor: string;
   criado_em: string;
+}
+
+/** An Idempotency-Key and the fingerprint of the body it came with. */
+export interface Idempotencia {
+  chave: string;
+  impressao: string;
+}
+
+export interface RegistroDeIdempotencia extends Idempotencia {
+  pedidoId: number;
+  /** The answer given (null until it was: the request is in progress, or its process died). */
+  status: number | null;
+  resposta: unknown;
 }
 
 export interface EventoParaPublicar {
@@ -169,6 +193,27 @@ export function openStore(path: string) {
     "SELECT COUNT(*) AS pendentes, MIN(criado_em) AS maisAntigo FROM outbox WHERE enviado_em IS NULL AND posta_de_lado_em IS NULL",
   );
 
+  const idemInsert = db.prepare<[string, string, number, string], never>(
+    "INSERT INTO idempotencia (chave, impressao, pedido_id, criada_em) VALUES (?, ?, ?, ?)",
+  );
+  const idemGet = db.prepare<
+    [string],
+    {
+      chave: string;
+      impressao: string;
+      pedido_id: number;
+      status: number | null;
+      resposta: string | null;
+    }
+  >("SELECT chave, impressao, pedido_id, status, resposta FROM idempotencia WHERE chave = ?");
+  const idemResposta = db.prepare<[number, string, string], never>(
+    "UPDATE idempotencia SET status = ?, resposta = ? WHERE chave = ?",
+  );
+  const idemEsquecer = db.prepare<[string], never>("DELETE FROM idempotencia WHERE criada_em < ?");
+  const lembrar = (idem: Idempotencia | undefined, pedido: Pedido) => {
+    if (idem) idemInsert.run(idem.chave, idem.impressao, pedido.id, pedido.criadoEm);
+  };
+
   function inserir(pedido: Omit<Pedido, "id">): Pedido {
     const info = insert.run({
       cliente: pedido.cliente,
@@ -190,11 +235,16 @@ export function openStore(path: string) {
      */
     inserirComEventos: db.transaction(
       (
-        novos: { pedido: Omit<Pedido, "id">; traceparent: string }[],
+        novos: {
+          pedido: Omit<Pedido, "id">;
+          traceparent: string;
+          idempotencia?: Idempotencia;
+        }[],
         evento: (p: Pedido) => EventoParaPublicar,
       ): { pedido: Pedido; outboxId: number }[] =>
-        novos.map(({ pedido, traceparent }) => {
+        novos.map(({ pedido, traceparent, idempotencia }) => {
           const salvo = inserir(pedido);
+          lembrar(idempotencia, salvo);
           const e = evento(salvo);
           const info = outboxInsert.run(
             salvo.id,
@@ -256,7 +306,30 @@ export function openStore(path: string) {
       const e = outboxEstado.get() as { pendentes: number; maisAntigo: string | null };
       return { pendentes: e.pendentes, maisAntigoEm: e.maisAntigo };
     },
-    inserir,
+    /** An order, and its Idempotency-Key when given, in one transaction. */
+    inserir: db.transaction((pedido: Omit<Pedido, "id">, idempotencia?: Idempotencia): Pedido => {
+      const salvo = inserir(pedido);
+      lembrar(idempotencia, salvo);
+      return salvo;
+    }),
+    idempotencia(chave: string): RegistroDeIdempotencia | null {
+      const l = idemGet.get(chave);
+      if (!l) return null;
+      return {
+        chave: l.chave,
+        impressao: l.impressao,
+        pedidoId: l.pedido_id,
+        status: l.status,
+        resposta: l.resposta === null ? null : JSON.parse(l.resposta),
+      };
+    },
+    guardarResposta(chave: string, status: number, resposta: unknown): void {
+      idemResposta.run(status, JSON.stringify(resposta), chave);
+    },
+    /** Forgets the keys created before `antesDe` (ISO 8601). */
+    esquecerChaves(antesDe: string): number {
+      return idemEsquecer.run(antesDe).changes;
+    },
     buscar(id: number): Pedido | null {
       const linha = byId.get(id);
       return linha ? toPedido(linha) : null;

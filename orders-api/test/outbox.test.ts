@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { EstadoOutbox, Pedido } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
@@ -87,6 +88,62 @@ describe("Outbox for the event-log orders API", () => {
         0,
     );
     await api.stop();
+  }, 120_000);
+
+  it("Issue 14: when a POST /pedidos with an Idempotency-Key answers 500 with Kafka down and the client retries with the same key, then once Kafka is back there is exactly one order and one decision", async () => {
+    // Topics and groups of its own: order ids start at 1 in every database.
+    const proprio = (extra: Record<string, string>) => ({
+      ...env(extra),
+      KAFKA_PREFIXO: testPrefix("outbox-idem"),
+    });
+    const envIdem = proprio({ DB_PATH: tempDb("outbox-idempotencia") });
+    const retry = await startOrdersApi(readConfig(envIdem), capturingLogger("orders-api-idem"));
+    const chave = randomUUID();
+    const headers = { "Idempotency-Key": chave };
+    try {
+      await kafka.stop();
+      const primeira = await http<{ erro: string }>(
+        "POST",
+        `${retry.url}/pedidos`,
+        pedido,
+        headers,
+      );
+      expect(primeira.status).toBe(500);
+      const id = Number((primeira.body.erro.match(/order (\d+)/) as RegExpMatchArray)[1]);
+      // The web form's retry: same key, same body. The first answer again, nothing new.
+      const segunda = await http<{ erro: string }>("POST", `${retry.url}/pedidos`, pedido, headers);
+      expect(segunda.status).toBe(500);
+      expect(segunda.body).toEqual(primeira.body);
+      expect(segunda.headers.get("idempotent-replayed")).toBe("true");
+
+      await kafka.start();
+      const fresh = await startPayments(
+        paymentsConfig({
+          ...envIdem,
+          TEMPO_DECISAO_MS: "0",
+          INSTANCIA: "caixa-outbox-idem",
+        }),
+        capturingLogger("payments-idem"),
+        () => {},
+      );
+      try {
+        expect((await decidido(retry.url, id)).status).toBe("PAGO");
+        const terceira = await http("POST", `${retry.url}/pedidos`, pedido, headers);
+        expect(terceira.status).toBe(500);
+        const todos = (await http<Pedido[]>("GET", `${retry.url}/pedidos`)).body;
+        expect(todos.map((p) => p.id)).toEqual([id]);
+        // The one payments instance of these topics decided the order once: one charge.
+        const decisoes = (
+          await http<{ pedidoId: number }[]>("GET", `${fresh.url}/pagamentos`)
+        ).body.filter((d) => d.pedidoId === id);
+        expect(decisoes).toHaveLength(1);
+      } finally {
+        await fresh.stop();
+      }
+    } finally {
+      await kafka.start();
+      await retry.stop();
+    }
   }, 120_000);
 
   it("When the orders API is killed -9 between its commit and the publish, then after a restart the outbox publishes the event and the order is decided", async () => {

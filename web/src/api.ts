@@ -15,12 +15,20 @@ export type ResultadoCriacao =
   | { tipo: "nao-confirmado"; erro: ErroDaApi }
   | { tipo: "falhou"; mensagem: string };
 
-export async function criarPedido(base: string, body: unknown): Promise<ResultadoCriacao> {
+/**
+ * POST /pedidos with an Idempotency-Key: the form sends one key per order and the same key
+ * again when the person retries after an error, so a retry never makes a second order.
+ */
+export async function criarPedido(
+  base: string,
+  body: unknown,
+  chave: string,
+): Promise<ResultadoCriacao> {
   let response: Response;
   try {
     response = await fetch(`${base}/pedidos`, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", "idempotency-key": chave },
       body: JSON.stringify(body),
     });
   } catch {
@@ -33,6 +41,11 @@ export async function criarPedido(base: string, body: unknown): Promise<Resultad
   if (response.status === 201) return { tipo: "criado", pedido: json as Pedido };
   if (response.status === 400) return { tipo: "invalido", erro: json as ErroDaApi };
   if (response.status === 500) return { tipo: "nao-confirmado", erro: json as ErroDaApi };
+  if (response.status === 409)
+    return {
+      tipo: "falhou",
+      mensagem: "The first attempt of this order is still being answered: try again in a moment.",
+    };
   return { tipo: "falhou", mensagem: `The orders API answered ${response.status}.` };
 }
 

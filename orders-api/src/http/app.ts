@@ -1,5 +1,7 @@
 import {
   API_PEDIDOS,
+  CabecalhosDoPedidoSchema,
+  CHAVE_DE_IDEMPOTENCIA,
   ConsultaPedidosSchema,
   type EstadoOutbox,
   fromCents,
@@ -58,8 +60,14 @@ export function createApp({
 
   app.post("/pedidos", async (req, res) => {
     const dados = validar(NovoPedidoSchema, req.body);
-    const pedido = await pedidos.criar(dados);
-    res.status(201).json(toWire(pedido));
+    const chave = validar(CabecalhosDoPedidoSchema, req.headers)[CHAVE_DE_IDEMPOTENCIA];
+    if (!chave) {
+      res.status(201).json(toWire(await pedidos.criar(dados)));
+      return;
+    }
+    const resposta = await pedidos.criarUmaVez(dados, chave, toWire);
+    if (resposta.repetida) res.set("Idempotent-Replayed", "true");
+    res.status(resposta.status).json(resposta.body);
   });
 
   app.get("/pedidos", (req, res) => {

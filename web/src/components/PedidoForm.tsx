@@ -54,6 +54,8 @@ export function PedidoForm({ apiUrl, onCriado }: { apiUrl: string; onCriado?: ()
   const [errosDoServidor, setErrosDoServidor] = useState<Record<string, string>>({});
   const [resultado, setResultado] = useState<ResultadoCriacao | null>(null);
   const [enviando, setEnviando] = useState(false);
+  /** The Idempotency-Key of the last attempt, and the body it was sent with. */
+  const [tentativa, setTentativa] = useState<{ chave: string; corpo: string } | null>(null);
 
   const local = validar(valores);
   const total = totalEmCentavos(valores);
@@ -73,11 +75,17 @@ export function PedidoForm({ apiUrl, onCriado }: { apiUrl: string; onCriado?: ()
     setTocados({ cliente: true, item: true, quantidade: true, precoUnitario: true });
     if (!local.ok) return;
     setEnviando(true);
-    const r = await criarPedido(apiUrl, local.corpo);
+    // A retry of the same order (same fields after an error) reuses its key: the server
+    // then answers it as the first attempt and creates nothing. Other fields, a new order.
+    const corpo = JSON.stringify(local.corpo);
+    const chave = tentativa?.corpo === corpo ? tentativa.chave : crypto.randomUUID();
+    setTentativa({ chave, corpo });
+    const r = await criarPedido(apiUrl, local.corpo, chave);
     setEnviando(false);
     setResultado(r);
     if (r.tipo === "invalido") setErrosDoServidor(r.erro.campos ?? {});
     if (r.tipo === "criado") {
+      setTentativa(null);
       setValores(VAZIO);
       setTocados({});
       onCriado?.();

@@ -111,4 +111,26 @@ describe("The order form", () => {
       precoUnitario: 18.9,
     });
   });
+
+  it("Issue 14: when the person retries after a 500, then the same Idempotency-Key goes again; a changed order gets a new one", async () => {
+    const fetchMock = respond(500, { erro: "order 7 was saved, but Kafka did not acknowledge" });
+    render(<PedidoForm apiUrl="http://api" />);
+    const user = await preencher({ cliente: "Ana", item: "caneca", quantidade: "2", preco: "1" });
+    const botao = () => screen.getByRole("button", { name: "Fazer pedido" });
+    await user.click(botao());
+    await screen.findByRole("alert");
+    await user.click(botao());
+    await user.type(screen.getByLabelText("Item"), "s");
+    await user.click(botao());
+    const chaves = fetchMock.mock.calls.map(
+      (c) =>
+        ((c as unknown as [string, RequestInit])[1].headers as Record<string, string>)[
+          "idempotency-key"
+        ],
+    );
+    expect(chaves).toHaveLength(3);
+    expect(chaves[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(chaves[1]).toBe(chaves[0]);
+    expect(chaves[2]).not.toBe(chaves[0]);
+  });
 });
