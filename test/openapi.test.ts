@@ -27,6 +27,7 @@ const apps: [ApiInfo, () => Express][] = [
       ordersApp({
         pedidos: nada,
         outbox: null,
+        presas: null,
         modo: "eventos",
         plataforma: null,
         frontOrigin: "http://localhost:5173",

@@ -193,11 +193,25 @@ export type Plataforma = z.output<typeof PlataformaSchema>;
 
 const MODOS = ["eventos", "sincrono"] as const;
 
+/** A partition whose current record keeps failing: tried again with backoff, named here. */
+export const ParticaoPresaSchema = z.object({
+  topic: z.string(),
+  partition: z.number().int(),
+  offset: z.string(),
+  tentativas: z.number().int(),
+  ultimoErro: z.string(),
+  desde: z.string(),
+});
+
+export type ParticaoPresa = z.output<typeof ParticaoPresaSchema>;
+
 /** GET /saude of the orders API. */
 export const SaudeDoPedidosSchema = z.object({
   status: z.literal("ok"),
   modo: z.enum(MODOS),
   outbox: EstadoOutboxSchema.nullable(),
+  /** The results consumer's stuck partitions (empty when none; null without Kafka). */
+  particoesPresas: z.array(ParticaoPresaSchema).nullable(),
 });
 
 /** GET /saude of a payments instance. */
@@ -206,7 +220,12 @@ export const SaudeDoPagamentosSchema = z.object({
   instancia: z.string(),
   modo: z.enum(MODOS),
   consumidor: z
-    .object({ conectado: z.boolean(), grupo: z.string(), particoes: ParticoesSchema })
+    .object({
+      conectado: z.boolean(),
+      grupo: z.string(),
+      particoes: ParticoesSchema,
+      presas: z.array(ParticaoPresaSchema),
+    })
     .nullable(),
 });
 

@@ -102,6 +102,7 @@ export async function startOrdersApi(
   const app = createApp({
     pedidos,
     outbox: relay ? () => estadoOutbox(store) : null,
+    presas: consumer ? () => consumer.status().presas : null,
     modo: config.modo,
     plataforma: plataforma?.read ?? null,
     frontOrigin: config.frontOrigin,

@@ -2,7 +2,7 @@ import type { MessageContract } from "@shop/contracts";
 import { topicoDlq } from "@shop/contracts";
 import { comContexto, continuar, type Logger, metricas } from "@shop/service";
 import type { Consumer, ConsumerConfig, Kafka, KafkaMessage } from "kafkajs";
-import { medirLag } from "./lag.ts";
+import { contarPresas, medirLag } from "./lag.ts";
 import type { Publicador } from "./publisher.ts";
 
 export interface RecordMeta {
@@ -18,10 +18,28 @@ export interface Particoes {
   [topic: string]: number[];
 }
 
+/** A partition held up by a record whose handling keeps failing (retried with backoff). */
+export interface ParticaoPresa {
+  topic: string;
+  partition: number;
+  offset: string;
+  tentativas: number;
+  ultimoErro: string;
+  /** When the first attempt failed, ISO 8601. */
+  desde: string;
+}
+
 export interface ConsumerStatus {
   conectado: boolean;
   grupo: string;
   particoes: Particoes;
+  /** Partitions stuck on a record right now, with the record, attempts and last error. */
+  presas: ParticaoPresa[];
+}
+
+/** Pause before the next attempt at a record that failed n times: 250 ms doubling, to 30 s. */
+export function esperaDaTentativa(n: number): number {
+  return Math.min(250 * 2 ** (n - 1), 30_000);
 }
 
 export interface ConsumerOptions<T> {
@@ -71,11 +89,16 @@ const PARTICOES_PARALELAS = 3;
  * The one consumer of the event-log edition. It owns decode, validation, dead-lettering
  * and commit; the handler only sees valid values. A record that fails the contract never
  * blocks its partition and is never lost: it is copied to `<topic>.dlq` (confirmed) before
- * the consumer moves on. A handler error is not swallowed: kafkajs retries the record.
+ * the consumer moves on. A handler error is not a bad record and is not swallowed: the
+ * record is tried again, with a growing pause (esperaDaTentativa), for as long as it
+ * fails; meanwhile its partition is reported stuck (status().presas, the metric
+ * shop_consumer_stuck_partitions) with the record, the attempts and the last error. The
+ * same goes for a dead letter that cannot be published (its topic deleted, say).
  */
 export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<RunningConsumer> {
   const { kafka, groupId, topics, contract, keyOf, handle, deadLetters, log } = options;
-  const state: ConsumerStatus = { conectado: false, grupo: groupId, particoes: {} };
+  const state: Omit<ConsumerStatus, "presas"> = { conectado: false, grupo: groupId, particoes: {} };
+  const presas = new Map<string, ParticaoPresa>();
   let parando = false;
 
   // Returns the pipelined step wrapped in an object: awaiting a promise of a promise would
@@ -215,9 +238,53 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
           while (pendentes[0]?.feito)
             resolveOffset((pendentes.shift() as { offset: string }).offset);
         };
+        /** The record handled, tried again with backoff while it fails; null if the partition went away. */
+        const comRetentativas = async (message: KafkaMessage) => {
+          const chave = `${batch.topic}:${batch.partition}`;
+          for (let tentativa = 1; ; tentativa++) {
+            try {
+              const r = await onRecord(batch.topic, batch.partition, message);
+              presas.delete(chave);
+              return r;
+            } catch (error) {
+              const anterior = presas.get(chave);
+              const presa: ParticaoPresa = {
+                topic: batch.topic,
+                partition: batch.partition,
+                offset: message.offset,
+                tentativas: tentativa,
+                ultimoErro: error instanceof Error ? error.message : String(error),
+                desde:
+                  anterior?.offset === message.offset ? anterior.desde : new Date().toISOString(),
+              };
+              presas.set(chave, presa);
+              metricas.retentativas.inc({ destino: batch.topic });
+              const espera = esperaDaTentativa(tentativa);
+              log.warn("record failed; its partition waits and tries it again", {
+                topic: batch.topic,
+                partition: batch.partition,
+                offset: message.offset,
+                attempt: tentativa,
+                nextInMs: espera,
+                error: presa.ultimoErro,
+              });
+              // Wait in slices, heartbeating, so that the group keeps this member.
+              for (let esperado = 0; esperado < espera; esperado += 500) {
+                if (!isRunning() || isStale()) {
+                  presas.delete(chave);
+                  return null;
+                }
+                await new Promise((r) => setTimeout(r, Math.min(500, espera - esperado)));
+                await heartbeat().catch(() => {});
+              }
+            }
+          }
+        };
         for (const message of batch.messages) {
           if (!isRunning() || isStale()) break;
-          const { depois } = await onRecord(batch.topic, batch.partition, message);
+          const feito = await comRetentativas(message);
+          if (feito === null) break;
+          const { depois } = feito;
           const p = { offset: message.offset, depois, feito: depois === undefined };
           depois?.then(
             () => {
@@ -258,12 +325,18 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
 
   let atual = await iniciar();
   const paraDeMedir = medirLag(kafka, groupId, topics);
+  const paraDeContar = contarPresas(groupId, () => presas.size);
 
   return {
-    status: () => ({ ...state, particoes: { ...state.particoes } }),
+    status: () => ({
+      ...state,
+      particoes: { ...state.particoes },
+      presas: [...presas.values()].map((p) => ({ ...p })),
+    }),
     async stop() {
       parando = true;
       paraDeMedir();
+      paraDeContar();
       await atual.disconnect();
     },
   };

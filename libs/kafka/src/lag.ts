@@ -42,3 +42,21 @@ export function medirLag(kafka: Kafka, groupId: string, topics: string[]): () =>
   fontes.add(f);
   return () => fontes.delete(f);
 }
+
+const presasPorGrupo = new Map<string, () => number>();
+
+medidor(
+  "shop_consumer_stuck_partitions",
+  "partitions whose current record keeps failing and is being tried again with backoff",
+  ["group"],
+  (g) => {
+    g.reset();
+    for (const [group, contar] of presasPorGrupo) g.set({ group }, contar());
+  },
+);
+
+/** Reports this consumer's stuck partitions on /metrics until the returned function is called. */
+export function contarPresas(groupId: string, contar: () => number): () => void {
+  presasPorGrupo.set(groupId, contar);
+  return () => presasPorGrupo.delete(groupId);
+}

@@ -48,6 +48,10 @@ export const metricas = {
     "shop_messages_dead_lettered_total",
     "messages sent to a dead-letter destination",
   ),
+  retentativas: mensagens(
+    "shop_consumer_retries_total",
+    "records tried again after their handling failed (their partition waits meanwhile)",
+  ),
 };
 
 /** A gauge whose value is read when Prometheus scrapes. */

@@ -7,6 +7,7 @@ import {
   fromCents,
   LISTA_DE_PEDIDOS,
   NovoPedidoSchema,
+  type ParticaoPresa,
   type Pedido as PedidoWire,
   type Plataforma,
 } from "@shop/contracts";
@@ -41,6 +42,8 @@ export interface AppDeps {
   /** The outbox's state; null when the outbox is off. */
   outbox: (() => EstadoOutbox) | null;
   modo: "eventos" | "sincrono";
+  /** The results consumer's stuck partitions; null without Kafka. */
+  presas: (() => ParticaoPresa[]) | null;
   /** The platform panel's data; null in the synchronous configuration (no Kafka). */
   plataforma: (() => Promise<Plataforma>) | null;
   frontOrigin: string;
@@ -51,6 +54,7 @@ export interface AppDeps {
 export function createApp({
   pedidos,
   outbox,
+  presas,
   modo,
   plataforma,
   frontOrigin,
@@ -96,7 +100,12 @@ export function createApp({
   });
 
   app.get("/saude", (_req, res) => {
-    res.json({ status: "ok", modo, outbox: outbox?.() ?? null });
+    res.json({
+      status: "ok",
+      modo,
+      outbox: outbox?.() ?? null,
+      particoesPresas: presas?.() ?? null,
+    });
   });
 
   finalizarApp(app, API_PEDIDOS, log);

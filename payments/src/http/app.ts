@@ -25,6 +25,7 @@ export function createApp({ instancia, modo, pagamentos, consumerStatus, log }: 
         conectado: consumidor.conectado,
         grupo: consumidor.grupo,
         particoes: consumidor.particoes,
+        presas: consumidor.presas,
       },
     });
   });
