@@ -22,7 +22,8 @@ import { type InfraConfig, type Log, ROOT } from "../config.ts";
  */
 export const KAFKA_DIR = join(ROOT, "infra", "kafka");
 const WORK = join(KAFKA_DIR, ".work");
-export const KAFKA_LIB = join(WORK, "lib");
+/** The jars; KAFKA_JARS_DIR puts them elsewhere (a test of a checkout that has none yet). */
+export const KAFKA_LIB = process.env.KAFKA_JARS_DIR ?? join(WORK, "lib");
 
 /**
  * Where one broker keeps its data, config, log and pid. The default broker lives in
@@ -45,8 +46,13 @@ export const KAFKA_CLASSPATH = join(KAFKA_LIB, "*");
 /** Log settings of the broker and its tools (quiet on the console). */
 export const KAFKA_LOG4J = `-Dlog4j.configuration=file:${join(KAFKA_DIR, "log4j.properties")}`;
 
-/** Runs one of Kafka's Java tools (ProducerPerformance, ConsumerPerformance...) to its end. */
-export function ferramentaKafka(classe: string, args: string[]) {
+/**
+ * Runs one of Kafka's Java tools (ProducerPerformance, ConsumerPerformance...) to its end.
+ * It fetches the jars first when this checkout has none: the Kafka it talks to may be one
+ * this checkout did not start (Docker's, say), which brought no jars here.
+ */
+export function ferramentaKafka(classe: string, args: string[], log: Log = () => {}) {
+  ensureJars(log);
   return spawnSync("java", ["-Xmx512m", KAFKA_LOG4J, "-cp", KAFKA_CLASSPATH, classe, ...args], {
     encoding: "utf8",
     timeout: 300_000,

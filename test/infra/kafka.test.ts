@@ -1,4 +1,10 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { ROOT } from "../../infra/config.ts";
+import { testConfig } from "../helpers/env.ts";
 import {
   createTopic,
   testKafka,
@@ -51,4 +57,42 @@ describe("The real Kafka broker started by infra/", () => {
     const forKey0 = seen.filter((s) => s.key === "0").map((s) => s.value);
     expect(forKey0).toEqual(["v0", "v10", "v20"]);
   });
+});
+
+describe("Kafka's Java tools for the benchmarks (issue 14)", () => {
+  it("When a checkout has no Kafka jars (its Kafka came from Docker, say), then running a tool fetches them first and the tool runs", async () => {
+    const jars = mkdtempSync(join(tmpdir(), "kafka-jars-"));
+    const topic = uniqueName("ferramenta");
+    await createTopic(testKafka(), topic, 1);
+    const args = [
+      "--topic",
+      topic,
+      "--num-records",
+      "10",
+      "--record-size",
+      "10",
+      "--throughput",
+      "-1",
+      "--producer-props",
+      `bootstrap.servers=${testConfig().kafka.brokers.join(",")}`,
+      "acks=all",
+    ];
+    const script = `import { ferramentaKafka } from ${JSON.stringify(join(ROOT, "infra/kafka/kafka.ts"))};
+      const r = ferramentaKafka("org.apache.kafka.tools.ProducerPerformance", ${JSON.stringify(args)});
+      process.stdout.write(r.stdout + r.stderr); process.exitCode = r.status ?? 1;`;
+    const r = spawnSync(
+      process.execPath,
+      ["--import", "tsx", "--input-type=module", "-e", script],
+      {
+        cwd: ROOT,
+        env: { ...process.env, KAFKA_JARS_DIR: jars },
+        encoding: "utf8",
+        timeout: 240_000,
+      },
+    );
+    expect(r.stdout).toMatch(/10 records sent/);
+    expect(r.status, r.stderr).toBe(0);
+    expect(readdirSync(jars).some((f) => /^kafka-tools-.*\.jar$/.test(f))).toBe(true);
+    rmSync(jars, { recursive: true, force: true });
+  }, 240_000);
 });
