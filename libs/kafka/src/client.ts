@@ -1,6 +1,30 @@
 import type { Logger } from "@shop/service";
 import { Kafka, type LogEntry, logLevel } from "kafkajs";
 
+/**
+ * What kafkajs logs at error level for conditions that are expected while services start
+ * together or a group settles, and that kafkajs itself retries or handles: another service
+ * created the topic first, the group coordinator is not elected yet, a rebalance is on.
+ * kafkajs logs every error answer of a request as "Response <API>(...)" with the broker's
+ * message; these are logged at info level. Every other error stays an error.
+ */
+const ESPERADOS = new Set([
+  "Topic creation errors",
+  "The group coordinator is not available",
+  "This is not the correct coordinator for this group",
+  "The coordinator is loading and hence can't process requests",
+  "The group is rebalancing, so a rejoin is needed",
+  "There is no leader for this topic-partition as we are in the middle of a leadership election",
+  "This server does not host this topic-partition",
+  "The coordinator is not aware of this member",
+]);
+
+/** True for a kafkajs log entry that reports an expected, handled transient. */
+export function transitorioEsperado(message: string, error: string | undefined): boolean {
+  if (message.startsWith("Response ") && error !== undefined) return ESPERADOS.has(error);
+  return message === "The coordinator is not aware of this member, re-joining the group";
+}
+
 /** A kafkajs client whose own log lines go through our logger, warnings and errors only. */
 export function createKafka(brokers: string[], clientId: string, log: Logger): Kafka {
   return new Kafka({
@@ -20,7 +44,9 @@ export function createKafka(brokers: string[], clientId: string, log: Logger): K
         const fields = Object.fromEntries(
           Object.entries({ broker, error, groupId }).filter(([, v]) => v !== undefined),
         );
-        (level <= logLevel.ERROR ? log.error : log.warn)(`kafkajs: ${message}`, fields);
+        if (transitorioEsperado(message, error))
+          log.info(`kafkajs (expected, kafkajs handles it): ${message}`, fields);
+        else (level <= logLevel.ERROR ? log.error : log.warn)(`kafkajs: ${message}`, fields);
       },
   });
 }
