@@ -209,7 +209,8 @@ describe("Dead letters of the event-log edition: each letter's own state, bytes 
       const r = dlq(env, ...args, "--edition", "kafka");
       expect(r.code, r.err).toBe(0);
       expect(r.out).toContain("\\u001b");
-      expect(r.out, args.join(" ")).not.toMatch(/[\u001b\u0007\u009b]/);
+      for (const c of ["\u001b", "\u0007", "\u009b"])
+        expect(r.out, args.join(" ")).not.toContain(c);
     }
   }, 60_000);
 });
