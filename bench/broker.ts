@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import { ROOT } from "../infra/config.ts";
-import { amqpUrl } from "../infra/rabbitmq/rabbitmq.ts";
+import { amqpUrlAdmin } from "../infra/rabbitmq/rabbitmq.ts";
 import { brokerEnv } from "../test/helpers/broker.ts";
 import { testConfig } from "../test/helpers/env.ts";
 import { createTestVhost } from "../test/helpers/rabbit.ts";
@@ -187,7 +187,7 @@ export async function benchBroker(opts: {
       `broker: PerfTest, ${connections} producers, ${size} bytes, confirms, ${seconds4Perf} s...`,
     );
     const perf = perfTest(
-      amqpUrl(testConfig().rabbit, vhost.vhost),
+      amqpUrlAdmin(testConfig().rabbit, vhost.vhost),
       connections,
       size,
       seconds4Perf,

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DOTENV_PATH, lerAmbiente } from "@shop/service";
@@ -11,19 +11,41 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const ENV_FILE = DOTENV_PATH;
 const ENV_EXAMPLE = join(ROOT, ".env.example");
 
+/** What `npm run setup` puts in place of each placeholder of .env.example. */
+const GERADOS: Record<string, () => string> = {
+  "<broker-user>": () => "shop",
+  "<broker-password>": () => randomBytes(18).toString("base64url"),
+  "<broker-admin-user>": () => "shop-admin",
+  "<broker-admin-password>": () => randomBytes(18).toString("base64url"),
+  "<grafana-password>": () => randomBytes(18).toString("base64url"),
+};
+
+const preencher = (linha: string) => linha.replace(/<[a-z-]+>/g, (p) => GERADOS[p]?.() ?? p);
+
 /**
- * Creates .env from .env.example when it is absent, giving the broker a local user name
- * and a random password, and Grafana a random admin password. Nothing secret is ever committed: .env is git-ignored.
+ * Creates .env from .env.example when it is absent, with local user names and random
+ * passwords. An .env written before a setting was added gets that setting appended, so
+ * that an existing checkout keeps working. Nothing secret is ever committed: .env is
+ * git-ignored.
  */
 export function ensureEnvFile(): { created: boolean; path: string } {
-  if (existsSync(ENV_FILE)) return { created: false, path: ENV_FILE };
   const example = readFileSync(ENV_EXAMPLE, "utf8");
-  const filled = example
-    .replace("<broker-user>", "shop")
-    .replace("<broker-password>", randomBytes(18).toString("base64url"))
-    .replace("<grafana-password>", randomBytes(18).toString("base64url"));
-  writeFileSync(ENV_FILE, filled, { mode: 0o600 });
-  return { created: true, path: ENV_FILE };
+  if (!existsSync(ENV_FILE)) {
+    writeFileSync(ENV_FILE, example.split("\n").map(preencher).join("\n"), { mode: 0o600 });
+    return { created: true, path: ENV_FILE };
+  }
+  const atual = readFileSync(ENV_FILE, "utf8");
+  const tem = new Set(atual.split("\n").map((l) => l.split("=")[0]?.trim()));
+  const faltam = example
+    .split("\n")
+    .filter((l) => /^[A-Z_]+=<[a-z-]+>$/.test(l) && !tem.has(l.split("=")[0]));
+  if (faltam.length > 0) {
+    appendFileSync(
+      ENV_FILE,
+      `${atual.endsWith("\n") ? "" : "\n"}# added by npm run setup\n${faltam.map(preencher).join("\n")}\n`,
+    );
+  }
+  return { created: false, path: ENV_FILE };
 }
 
 const placeholder = /^<.*>$/;
@@ -46,6 +68,8 @@ const InfraEnv = z.object({
   BROKER_VHOST: z.string().default("/"),
   BROKER_USER: secret("BROKER_USER"),
   BROKER_PASSWORD: secret("BROKER_PASSWORD"),
+  BROKER_ADMIN_USER: secret("BROKER_ADMIN_USER"),
+  BROKER_ADMIN_PASSWORD: secret("BROKER_ADMIN_PASSWORD"),
 });
 
 export interface InfraConfig {
@@ -55,8 +79,11 @@ export interface InfraConfig {
     port: number;
     panelPort: number;
     vhost: string;
+    /** The services' user: the shop's exchanges and queues of `vhost`, no tag. */
     user: string;
     password: string;
+    /** The administrator: infra, tests and benchmarks (vhosts, panel, management API). */
+    admin: { user: string; password: string };
   };
 }
 
@@ -73,6 +100,7 @@ export function readInfraConfig(env: NodeJS.ProcessEnv = process.env): InfraConf
       vhost: e.BROKER_VHOST,
       user: e.BROKER_USER,
       password: e.BROKER_PASSWORD,
+      admin: { user: e.BROKER_ADMIN_USER, password: e.BROKER_ADMIN_PASSWORD },
     },
   };
 }

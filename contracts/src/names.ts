@@ -107,3 +107,20 @@ export const TOPOLOGIA: readonly Ligacao[] = [
     deadLetterQueue: FILAS_ERROS.resultados,
   },
 ];
+
+/**
+ * What the broker edition's services may touch in their vhost, as RabbitMQ permission
+ * patterns: exactly the topology's exchanges and queues (configure to declare them, write
+ * to publish and bind, read to consume and bind), and write on the default exchange,
+ * which RabbitMQ asks of whoever declares a queue whose dead letters go through it. Their
+ * user has no tag: no panel, no management API, nothing in other vhosts.
+ */
+export function permissoesDaLoja(ligacoes: readonly Ligacao[] = TOPOLOGIA) {
+  const nomes = [...new Set(ligacoes.flatMap((l) => [l.exchange, l.queue, l.deadLetterQueue]))];
+  const padrao = (ns: string[]) => `^(${ns.map((n) => n.replaceAll(".", "\\.")).join("|")})$`;
+  return {
+    configure: padrao(nomes),
+    write: padrao([...nomes, "amq.default"]),
+    read: padrao(nomes),
+  };
+}

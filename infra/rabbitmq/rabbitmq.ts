@@ -3,13 +3,14 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect as tcpConnect } from "node:net";
 import { join } from "node:path";
 import { amqpUrl as buildAmqpUrl } from "@shop/amqp";
+import { permissoesDaLoja } from "@shop/contracts";
 import amqp from "amqplib";
 import { type InfraConfig, type Log, ROOT } from "../config.ts";
 
 /**
  * Makes sure a real RabbitMQ answers with the management plugin on the loopback only.
  * Reuses one that is running; otherwise starts Debian's rabbitmq-server, installing it
- * with apt-get when it is absent and we are root. Creates BROKER_USER.
+ * with apt-get when it is absent and we are root. Creates BROKER_ADMIN_USER and BROKER_USER.
  */
 type RabbitSettings = InfraConfig["rabbit"];
 
@@ -32,22 +33,28 @@ export function amqpAnswers(host: string, port: number, timeoutMs = 2000): Promi
   });
 }
 
+/** The services' AMQP URL (their user), to a vhost. */
 export function amqpUrl(r: RabbitSettings, vhost = r.vhost): string {
   return buildAmqpUrl({ ...r, vhost });
+}
+
+/** The administrator's AMQP URL, for tools that declare queues of their own (PerfTest). */
+export function amqpUrlAdmin(r: RabbitSettings, vhost = r.vhost): string {
+  return buildAmqpUrl({ ...r, ...r.admin, vhost });
 }
 
 export function panelUrl(r: RabbitSettings): string {
   return `http://${r.host}:${r.panelPort}`;
 }
 
-/** Calls the management HTTP API with the configured credentials. */
+/** Calls the management HTTP API as the administrator. */
 export async function managementApi(
   r: RabbitSettings,
   method: string,
   path: string,
   body?: unknown,
 ): Promise<Response> {
-  const auth = Buffer.from(`${r.user}:${r.password}`).toString("base64");
+  const auth = Buffer.from(`${r.admin.user}:${r.admin.password}`).toString("base64");
   return fetch(`${panelUrl(r)}/api${path}`, {
     method,
     headers: { authorization: `Basic ${auth}`, "content-type": "application/json" },
@@ -120,19 +127,31 @@ function enableManagement(r: RabbitSettings, log: Log): void {
   log("rabbitmq: enabled the management plugin on 127.0.0.1");
 }
 
-function ensureUser(r: RabbitSettings, log: Log): void {
-  const auth = run("rabbitmqctl", ["authenticate_user", r.user, r.password]);
-  if (auth.status !== 0) {
-    const users = run("rabbitmqctl", ["list_users", "--quiet", "--no-table-headers"]).stdout;
-    const exists = users.split("\n").some((line) => line.split(/\s+/)[0] === r.user);
-    const result = exists
-      ? run("rabbitmqctl", ["change_password", r.user, r.password], log)
-      : run("rabbitmqctl", ["add_user", r.user, r.password], log);
-    if (result.status !== 0) throw new Error(`rabbitmq: could not set up user ${r.user}`);
-    log(`rabbitmq: ${exists ? "updated the password of" : "created"} user ${r.user}`);
-  }
-  run("rabbitmqctl", ["set_user_tags", r.user, "administrator"], log);
-  run("rabbitmqctl", ["set_permissions", "-p", r.vhost, r.user, ".*", ".*", ".*"], log);
+/** A user with this password, created or updated. */
+function ensureUser(user: string, password: string, log: Log): void {
+  if (run("rabbitmqctl", ["authenticate_user", user, password]).status === 0) return;
+  const users = run("rabbitmqctl", ["list_users", "--quiet", "--no-table-headers"]).stdout;
+  const exists = users.split("\n").some((line) => line.split(/\s+/)[0] === user);
+  const result = exists
+    ? run("rabbitmqctl", ["change_password", user, password], log)
+    : run("rabbitmqctl", ["add_user", user, password], log);
+  if (result.status !== 0) throw new Error(`rabbitmq: could not set up user ${user}`);
+  log(`rabbitmq: ${exists ? "updated the password of" : "created"} user ${user}`);
+}
+
+/**
+ * Two users. The administrator (BROKER_ADMIN_USER, tag administrator) is infra's, the
+ * tests' and the benchmarks'. The services' user (BROKER_USER) has no tag and, in
+ * BROKER_VHOST only, the shop's own exchanges and queues (permissoesDaLoja).
+ */
+function ensureUsers(r: RabbitSettings, log: Log): void {
+  ensureUser(r.admin.user, r.admin.password, log);
+  run("rabbitmqctl", ["set_user_tags", r.admin.user, "administrator"], log);
+  run("rabbitmqctl", ["set_permissions", "-p", r.vhost, r.admin.user, ".*", ".*", ".*"], log);
+  ensureUser(r.user, r.password, log);
+  run("rabbitmqctl", ["set_user_tags", r.user], log);
+  const p = permissoesDaLoja();
+  run("rabbitmqctl", ["set_permissions", "-p", r.vhost, r.user, p.configure, p.write, p.read], log);
 }
 
 async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number) {
@@ -176,7 +195,7 @@ export async function startRabbit(
   if (local && hasCommand("rabbitmqctl")) {
     pinPanelToLoopbackInConfig(log);
     enableManagement(r, log);
-    ensureUser(r, log);
+    ensureUsers(r, log);
   }
   await waitFor("the management panel answering", () => panelAnswers(r), 60_000);
   const connection = await amqp.connect(amqpUrl(r));

@@ -1,11 +1,14 @@
-import { amqpUrl, managementApi } from "../../infra/rabbitmq/rabbitmq.ts";
+import { permissoesDaLoja } from "@shop/contracts";
+import { amqpUrl, amqpUrlAdmin, managementApi } from "../../infra/rabbitmq/rabbitmq.ts";
 import { testConfig } from "./env.ts";
 import { uniqueName } from "./kafka.ts";
 
 export interface TestVhost {
   vhost: string;
-  /** AMQP URL with the configured credentials, pointing at this vhost. */
+  /** AMQP URL of the services' user (the shop's exchanges and queues only), to this vhost. */
   url: string;
+  /** AMQP URL of the administrator, to this vhost (for queues of a test's own). */
+  urlAdmin: string;
   /** Management HTTP API call; paths may use {vhost}, replaced by the encoded name. */
   api(method: string, path: string, body?: unknown): Promise<Response>;
   /**
@@ -26,16 +29,21 @@ export async function createTestVhost(prefix = "test"): Promise<TestVhost> {
 
   const created = await api("PUT", "/vhosts/{vhost}");
   if (!created.ok) throw new Error(`could not create vhost ${vhost}: ${created.status}`);
-  const permitted = await api("PUT", `/permissions/{vhost}/${encodeURIComponent(rabbit.user)}`, {
-    configure: ".*",
-    write: ".*",
-    read: ".*",
-  });
-  if (!permitted.ok) throw new Error(`could not grant ${vhost}: ${permitted.status}`);
+  // As infra sets up the default vhost: the administrator everything, the services' user
+  // only the shop's exchanges and queues.
+  const tudo = { configure: ".*", write: ".*", read: ".*" };
+  for (const [user, p] of [
+    [rabbit.admin.user, tudo],
+    [rabbit.user, permissoesDaLoja()],
+  ] as const) {
+    const permitted = await api("PUT", `/permissions/{vhost}/${encodeURIComponent(user)}`, p);
+    if (!permitted.ok) throw new Error(`could not grant ${vhost} to ${user}: ${permitted.status}`);
+  }
 
   return {
     vhost,
     url: amqpUrl(rabbit, vhost),
+    urlAdmin: amqpUrlAdmin(rabbit, vhost),
     api,
     async estado() {
       try {

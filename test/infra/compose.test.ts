@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { permissoesDaLoja } from "@shop/contracts";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import type { z } from "zod";
@@ -55,8 +56,8 @@ describe("compose.yaml, for users who have Docker", () => {
     expect(rabbit.ports).toContain("127.0.0.1:5672:5672");
     const panelPorts = (rabbit.ports ?? []).filter((p) => p.endsWith(":15672"));
     expect(panelPorts).toEqual(["127.0.0.1:15672:15672"]);
-    expect(rabbit.environment?.RABBITMQ_DEFAULT_USER).toMatch(/^\$\{BROKER_USER[:?}]/);
-    expect(rabbit.environment?.RABBITMQ_DEFAULT_PASS).toMatch(/^\$\{BROKER_PASSWORD[:?}]/);
+    expect(rabbit.environment?.RABBITMQ_DEFAULT_USER).toMatch(/^\$\{BROKER_ADMIN_USER[:?}]/);
+    expect(rabbit.environment?.RABBITMQ_DEFAULT_PASS).toMatch(/^\$\{BROKER_ADMIN_PASSWORD[:?}]/);
   });
 
   it("When parsed, then every service of both editions is there with the spec's ports", () => {
@@ -211,5 +212,28 @@ describe("compose.yaml, for users who have Docker", () => {
       "https://loja.example:8443",
     );
     expect(services["orders-api"]?.environment?.FRONT_ORIGIN).toBe("http://localhost:5173");
+  });
+
+  it("Issue 14: when parsed, then the broker services use a user of their own, made by rabbitmq-users with no tag and exactly the shop's permission pattern, and start after it", () => {
+    const users = services["rabbitmq-users"] as ComposeService & {
+      depends_on?: Record<string, { condition: string }>;
+    };
+    expect(users.profiles).toEqual(["broker"]);
+    expect(users.environment?.APP).toMatch(/^\$\{BROKER_USER[:?}]/);
+    expect(users.environment?.ADMIN).toMatch(/^\$\{BROKER_ADMIN_USER[:?}]/);
+    const p = permissoesDaLoja();
+    expect(users.environment?.PERMITIDO?.replaceAll("$$", "$")).toBe(p.configure);
+    expect(p.read).toBe(p.configure);
+    expect(users.environment?.PERMITIDO_ESCREVER?.replaceAll("$$", "$")).toBe(p.write);
+    expect(users.command?.join("\n")).toMatch(/"tags\\":\\"\\"/);
+    for (const name of ["broker-orders", "broker-payments"]) {
+      const s = services[name] as ComposeService & {
+        depends_on?: Record<string, { condition: string }>;
+      };
+      expect(s.environment?.BROKER_USER, name).toMatch(/^\$\{BROKER_USER[:?}]/);
+      expect(s.depends_on?.["rabbitmq-users"]?.condition, name).toBe(
+        "service_completed_successfully",
+      );
+    }
   });
 });

@@ -1,7 +1,9 @@
+import { clienteDaLoja } from "@shop/amqp";
 import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testConfig } from "../helpers/env.ts";
 import { createTestVhost, type TestVhost } from "../helpers/rabbit.ts";
+import { capturingLogger } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 describe("The real RabbitMQ made ready by infra/", () => {
@@ -14,7 +16,7 @@ describe("The real RabbitMQ made ready by infra/", () => {
   });
 
   it("When a message is published with a publisher confirm to a declared queue, then it is confirmed and consumed", async () => {
-    const connection = await amqp.connect(vhost.url);
+    const connection = await amqp.connect(vhost.urlAdmin);
     const channel = await connection.createConfirmChannel();
     await channel.assertQueue("harness.q", { durable: true });
     const body = Buffer.from(JSON.stringify({ versao: 1, hello: "world" }));
@@ -43,7 +45,7 @@ describe("The real RabbitMQ made ready by infra/", () => {
   });
 
   it("When a mandatory message has no route, then the broker returns it to the publisher", async () => {
-    const connection = await amqp.connect(vhost.url);
+    const connection = await amqp.connect(vhost.urlAdmin);
     const channel = await connection.createConfirmChannel();
     await channel.assertExchange("harness.x", "direct", { durable: true });
     const returned = new Promise<amqp.Message>((resolve) => channel.once("return", resolve));
@@ -59,5 +61,41 @@ describe("The real RabbitMQ made ready by infra/", () => {
     const overview = (await res.json()) as { contexts?: { ip?: string; port?: string | number }[] };
     const panel = overview.contexts?.find((c) => Number(c.port) === testConfig().rabbit.panelPort);
     expect(panel?.ip).toBe("127.0.0.1");
+  });
+
+  it("Issue 14: when the services' user is used, then it has no tag, cannot use the management API, cannot declare anything but the shop's topology, and the shop's own topology works", async () => {
+    const r = testConfig().rabbit;
+    const usuario = (await (
+      await vhost.api("GET", `/users/${encodeURIComponent(r.user)}`)
+    ).json()) as {
+      tags: string[] | string;
+    };
+    expect([usuario.tags].flat().filter(Boolean)).toEqual([]);
+    const semPainel = await fetch(`http://${r.host}:${r.panelPort}/api/overview`, {
+      headers: {
+        authorization: `Basic ${Buffer.from(`${r.user}:${r.password}`).toString("base64")}`,
+      },
+    });
+    expect(semPainel.status).toBe(401);
+
+    // The shop's own topology, declared the way the services declare it.
+    const client = clienteDaLoja(
+      { host: r.host, port: r.port, vhost: vhost.vhost, user: r.user, password: r.password },
+      capturingLogger("amqp"),
+    );
+    try {
+      await client.canal();
+    } finally {
+      await client.close();
+    }
+    const conn = await amqp.connect(vhost.url);
+    try {
+      const ch = await conn.createChannel();
+      const recusado = new Promise<Error>((resolve) => ch.once("error", resolve));
+      ch.assertQueue("outra.fila").catch(() => {});
+      expect(String(await recusado)).toMatch(/ACCESS_REFUSED/);
+    } finally {
+      await conn.close().catch(() => {});
+    }
   });
 });
