@@ -19,7 +19,7 @@ export async function startOrders(
   const store = openStore(config.dbPath);
   const amqp = clienteDaLoja(config.broker, log);
   const pedidos = pedidosService({ store, amqp, confirmacaoMs: config.confirmacaoMs, log });
-  await consumir({
+  const consumidor = await consumir({
     client: amqp,
     queue: FILAS.resultados,
     contract: PagamentoProcessado,
@@ -37,6 +37,8 @@ export async function startOrders(
     url,
     async stop() {
       await http.close();
+      // The messages in hand are finished and acked before the connection closes.
+      await consumidor.stop();
       await amqp.close();
       store.close();
     },

@@ -24,7 +24,7 @@ export async function startPayments(
     confirmacaoMs: config.confirmacaoMs,
     log,
   });
-  await consumir({
+  const consumidor = await consumir({
     client: amqp,
     queue: FILAS.solicitacoes,
     contract: SolicitacaoPagamento,
@@ -43,6 +43,8 @@ export async function startPayments(
     url,
     async stop() {
       await http.close();
+      // The messages in hand are finished and acked before the connection closes.
+      await consumidor.stop();
       await amqp.close();
       store.close();
     },

@@ -41,7 +41,8 @@ export interface AmqpClientOptions {
 }
 
 /**
- * One AMQP connection with a confirm channel for publishing and one channel per consumer.
+ * One AMQP connection with a confirm channel for publishing and one channel per queue's
+ * consumers.
  * Publishing connects on demand, so that a broker that was down is used again as soon as
  * it is back; consumers are re-established by a reconnect loop.
  */
@@ -52,6 +53,8 @@ export class AmqpClient {
   private readonly returned = new Set<string>();
   private readonly consumos: Consumo[] = [];
   private readonly ativos = new Map<Consumo, ChannelModel>();
+  /** Each consumer's channel and consumer tags on the current connection, for cancelling. */
+  private readonly tags = new Map<Consumo, { ch: Channel; tags: string[] }>();
   private reconnectTimer: NodeJS.Timeout | null = null;
   private closing = false;
 
@@ -136,11 +139,32 @@ export class AmqpClient {
       this.opts.log.warn("AMQP consumer channel error", { error: error.message }),
     );
     await ch.prefetch(c.prefetch, false);
+    const tags: string[] = [];
+    this.tags.set(c, { ch, tags });
     for (let i = 0; i < (c.consumidores ?? 1); i++) {
-      await ch.consume(c.queue, (msg) => {
+      const { consumerTag } = await ch.consume(c.queue, (msg) => {
         if (msg) void c.onMessage(ch, msg);
       });
+      tags.push(consumerTag);
     }
+  }
+
+  /**
+   * Stops a queue's consumers: RabbitMQ delivers them nothing more (basic.cancel), and no
+   * reconnection starts them again. Then, once `emMaos` resolves (the messages they hold
+   * are settled), their channel is closed: its close comes after their acks on the same
+   * channel, so every ack reaches RabbitMQ before the service closes its connection (a
+   * connection's close could overtake acks still queued on another channel).
+   */
+  async cancelar(c: Consumo, emMaos: () => Promise<unknown>): Promise<void> {
+    const i = this.consumos.indexOf(c);
+    if (i >= 0) this.consumos.splice(i, 1);
+    const ativo = this.tags.get(c);
+    this.tags.delete(c);
+    this.ativos.delete(c);
+    for (const tag of ativo?.tags ?? []) await ativo?.ch.cancel(tag).catch(() => {});
+    await emMaos();
+    await ativo?.ch.close().catch(() => {});
   }
 
   /** Registers a consumer now and after every reconnection. */

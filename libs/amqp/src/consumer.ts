@@ -1,7 +1,7 @@
 import type { MessageContract } from "@shop/contracts";
 import { comContexto, continuar, type Logger, metricas } from "@shop/service";
-import type { ConsumeMessage } from "amqplib";
-import type { AmqpClient } from "./client.ts";
+import type { Channel, ConsumeMessage } from "amqplib";
+import type { AmqpClient, Consumo } from "./client.ts";
 import { TENTATIVAS } from "./topology.ts";
 
 export interface Entrega {
@@ -32,72 +32,105 @@ export interface ConsumidorOptions<T> {
   pausaAntesDoAckMs?: number;
 }
 
+/** A running consumer of a queue, as the Kafka wrapper's: stop it before closing the client. */
+export interface ConsumidorAtivo {
+  /** Cancels the consumers, then waits for the messages being handled to be settled. */
+  stop(): Promise<void>;
+}
+
 /**
  * The one consumer of the broker edition: prefetch 1 per consumer; decode and validate with the
  * contract; ack only after the handler finished; a failure (invalid contract, conflict,
  * exception) is returned to the queue until the third attempt, then rejected without
  * requeue, so that the broker dead-letters it to `<queue>.erros`. Nothing is swallowed.
+ * stop() cancels the consumers and waits for the messages in hand: their effects are
+ * committed and acked before the service closes its connection. A message paused before
+ * its ack (PAUSA_ANTES_DO_ACK_MS) is left unacked instead: redelivered, as after a crash.
  */
-export async function consumir<T>(opts: ConsumidorOptions<T>): Promise<void> {
+export async function consumir<T>(opts: ConsumidorOptions<T>): Promise<ConsumidorAtivo> {
   const tentativas = opts.tentativas ?? TENTATIVAS;
   const { client, queue, contract, handle, log } = opts;
-  await client.consumir({
+  const emMaos = new Set<Promise<void>>();
+  let parando = false;
+  let acordar: () => void = () => {};
+  const parou = new Promise<void>((resolve) => {
+    acordar = resolve;
+  });
+
+  async function tratar(ch: Channel, msg: ConsumeMessage): Promise<void> {
+    // The channel may have closed meanwhile: the broker then redelivers the message.
+    const settle = (what: () => void) => {
+      try {
+        what();
+      } catch (error) {
+        log.warn("could not settle a delivery; the broker will redeliver it", {
+          queue,
+          error: String(error),
+        });
+      }
+    };
+    const tentativa = Number(msg.properties.headers?.["x-delivery-count"] ?? 0) + 1;
+    try {
+      const decoded = contract.decode(msg.content);
+      if (!decoded.ok) throw new Error(decoded.error.reason);
+      const headers = msg.properties.headers ?? {};
+      // The message continues the trace of whoever published it.
+      await comContexto(continuar(headers.traceparent), () =>
+        handle(decoded.value, { tentativa, redelivered: msg.fields.redelivered, headers }),
+      );
+      const pausa = opts.pausaAntesDoAckMs ?? 0;
+      if (pausa > 0) {
+        log.warn(`handled; pausing ${pausa} ms before the ack (PAUSA_ANTES_DO_ACK_MS)`, {
+          queue,
+          mensagem: msg.content.toString("utf8"),
+        });
+        await Promise.race([new Promise((r) => setTimeout(r, pausa)), parou]);
+        // Stopped during the pause: no ack, so the broker redelivers it, as after a crash.
+        if (parando) return;
+      }
+      settle(() => ch.ack(msg));
+      metricas.consumidas.inc({ destino: queue });
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      metricas.falhas.inc({ destino: queue });
+      if (tentativa >= tentativas) {
+        log.error(`message failed ${tentativa} times: dead-lettered to ${queue}.erros`, {
+          queue,
+          reason,
+        });
+        settle(() => ch.reject(msg, false));
+        metricas.mortas.inc({ destino: queue });
+      } else {
+        log.warn(`message failed (attempt ${tentativa} of ${tentativas}); returned to the queue`, {
+          queue,
+          reason,
+        });
+        await new Promise((r) => setTimeout(r, tentativa * (opts.esperaMs ?? 200)));
+        // basic.reject, not basic.nack: from RabbitMQ 4.3 a nack with requeue no longer
+        // raises a quorum queue's x-delivery-count (rabbitmq-server #15387), so a poison
+        // message returned that way would loop forever and never reach .erros.
+        settle(() => ch.reject(msg, true));
+      }
+    }
+  }
+
+  const consumo: Consumo = {
     queue,
     prefetch: 1,
     consumidores: opts.consumidores ?? 1,
-    async onMessage(ch, msg: ConsumeMessage) {
-      // The channel may have closed meanwhile: the broker then redelivers the message.
-      const settle = (what: () => void) => {
-        try {
-          what();
-        } catch (error) {
-          log.warn("could not settle a delivery; the broker will redeliver it", {
-            queue,
-            error: String(error),
-          });
-        }
-      };
-      const tentativa = Number(msg.properties.headers?.["x-delivery-count"] ?? 0) + 1;
-      try {
-        const decoded = contract.decode(msg.content);
-        if (!decoded.ok) throw new Error(decoded.error.reason);
-        const headers = msg.properties.headers ?? {};
-        // The message continues the trace of whoever published it.
-        await comContexto(continuar(headers.traceparent), () =>
-          handle(decoded.value, { tentativa, redelivered: msg.fields.redelivered, headers }),
-        );
-        const pausa = opts.pausaAntesDoAckMs ?? 0;
-        if (pausa > 0) {
-          log.warn(`handled; pausing ${pausa} ms before the ack (PAUSA_ANTES_DO_ACK_MS)`, {
-            queue,
-            mensagem: msg.content.toString("utf8"),
-          });
-          await new Promise((r) => setTimeout(r, pausa));
-        }
-        settle(() => ch.ack(msg));
-        metricas.consumidas.inc({ destino: queue });
-      } catch (error) {
-        const reason = error instanceof Error ? error.message : String(error);
-        metricas.falhas.inc({ destino: queue });
-        if (tentativa >= tentativas) {
-          log.error(`message failed ${tentativa} times: dead-lettered to ${queue}.erros`, {
-            queue,
-            reason,
-          });
-          settle(() => ch.reject(msg, false));
-          metricas.mortas.inc({ destino: queue });
-        } else {
-          log.warn(
-            `message failed (attempt ${tentativa} of ${tentativas}); returned to the queue`,
-            { queue, reason },
-          );
-          await new Promise((r) => setTimeout(r, tentativa * (opts.esperaMs ?? 200)));
-          // basic.reject, not basic.nack: from RabbitMQ 4.3 a nack with requeue no longer
-          // raises a quorum queue's x-delivery-count (rabbitmq-server #15387), so a poison
-          // message returned that way would loop forever and never reach .erros.
-          settle(() => ch.reject(msg, true));
-        }
-      }
+    onMessage(ch, msg) {
+      const tratando = tratar(ch, msg);
+      emMaos.add(tratando);
+      void tratando.finally(() => emMaos.delete(tratando));
+      return tratando;
     },
-  });
+  };
+  await client.consumir(consumo);
+  return {
+    async stop() {
+      parando = true;
+      acordar();
+      await client.cancelar(consumo, () => Promise.allSettled([...emMaos]));
+    },
+  };
 }

@@ -1,0 +1,77 @@
+import { randomUUID } from "node:crypto";
+import { EXCHANGES, FILAS, ROUTING_KEYS, SolicitacaoPagamento } from "@shop/contracts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { brokerEnv, prontas, publicarCru } from "../../../test/helpers/broker.ts";
+import { createTestVhost, type TestVhost } from "../../../test/helpers/rabbit.ts";
+import { capturingLogger } from "../../../test/helpers/shop.ts";
+import { waitFor } from "../../../test/helpers/wait.ts";
+import { brokerAddress } from "../src/config.ts";
+import { clienteDaLoja, consumir } from "../src/index.ts";
+
+let vhost: TestVhost;
+beforeAll(async () => {
+  vhost = await createTestVhost("amqp-stop");
+});
+afterAll(async () => {
+  await vhost?.dispose();
+});
+
+const comando = () =>
+  JSON.stringify({
+    versao: 1,
+    solicitacaoId: randomUUID(),
+    pedidoId: randomUUID(),
+    valor: 10,
+    cenario: "APROVAR",
+  });
+
+describe("The AMQP consumer's stop()", () => {
+  it("When stop() is called while a message is being handled, then no new message is delivered, stop waits for the handler, and the message is acked before the connection closes", async () => {
+    const env = brokerEnv(vhost, "stop");
+    const log = capturingLogger("amqp-stop");
+    const client = clienteDaLoja(
+      brokerAddress({
+        BROKER_HOST: env.BROKER_HOST as string,
+        BROKER_PORT: Number(env.BROKER_PORT),
+        BROKER_VHOST: vhost.vhost,
+        BROKER_USER: env.BROKER_USER as string,
+        BROKER_PASSWORD: env.BROKER_PASSWORD as string,
+      }),
+      log,
+    );
+    let soltar: () => void = () => {};
+    const portao = new Promise<void>((r) => {
+      soltar = r;
+    });
+    const tratadas: string[] = [];
+    let comecou = false;
+    const consumidor = await consumir({
+      client,
+      queue: FILAS.solicitacoes,
+      contract: SolicitacaoPagamento,
+      log,
+      handle: async (s) => {
+        comecou = true;
+        await portao;
+        tratadas.push(s.solicitacaoId);
+      },
+    });
+    await publicarCru(vhost, EXCHANGES.comandos, ROUTING_KEYS.solicitar, comando());
+    await waitFor(() => comecou, { what: "the handler to start" });
+
+    let parou = false;
+    const parando = consumidor.stop().then(() => {
+      parou = true;
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(parou).toBe(false);
+    // Cancelled: a message published now is not delivered to this consumer.
+    await publicarCru(vhost, EXCHANGES.comandos, ROUTING_KEYS.solicitar, comando());
+    soltar();
+    await parando;
+    await client.close();
+    expect(tratadas).toHaveLength(1);
+    // The first was acked before the close (not returned); the second is still ready.
+    expect(await prontas(vhost, FILAS.solicitacoes)).toBe(1);
+  });
+});
