@@ -1,3 +1,5 @@
+import type { EventosDeConsumo, EventosDoConsumidor } from "@shop/service";
+
 type Truthy<T> = Exclude<T, false | null | undefined | 0 | "">;
 
 /** Waits for a condition instead of sleeping: polls until check returns a truthy value. */
@@ -18,4 +20,18 @@ export async function waitFor<T>(
   }
   const cause = lastError instanceof Error ? ` (last error: ${lastError.message})` : "";
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${cause}`);
+}
+
+/**
+ * The events of one name a broker wrapper emits from now on (EventosDeConsumo of
+ * libs/kafka's startConsumer or libs/amqp's consumir), kept in order for a test to wait on.
+ */
+export function colher<K extends keyof EventosDoConsumidor>(
+  eventos: EventosDeConsumo,
+  nome: K,
+): EventosDoConsumidor[K][0][] {
+  const vistos: EventosDoConsumidor[K][0][] = [];
+  // biome-ignore lint/suspicious/noExplicitAny: node's typed EventEmitter needs the listener's exact tuple
+  eventos.on(nome, ((e: EventosDoConsumidor[K][0]) => vistos.push(e)) as any);
+  return vistos;
 }

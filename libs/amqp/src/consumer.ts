@@ -1,5 +1,5 @@
 import type { MessageContract } from "@shop/contracts";
-import { comContexto, continuar, type Logger, metricas } from "@shop/service";
+import { comContexto, continuar, EventosDeConsumo, type Logger, metricas } from "@shop/service";
 import type { Channel, ConsumeMessage } from "amqplib";
 import type { AmqpClient, Consumo } from "./client.ts";
 import { TENTATIVAS } from "./topology.ts";
@@ -36,6 +36,8 @@ export interface ConsumidorOptions<T> {
 export interface ConsumidorAtivo {
   /** Cancels the consumers, then waits for the messages being handled to be settled. */
   stop(): Promise<void>;
+  /** received, handled, retried, dead-lettered, acked: the same events as the Kafka wrapper's. */
+  eventos: EventosDeConsumo;
 }
 
 /**
@@ -51,6 +53,7 @@ export async function consumir<T>(opts: ConsumidorOptions<T>): Promise<Consumido
   const tentativas = opts.tentativas ?? TENTATIVAS;
   const { client, queue, contract, handle, log } = opts;
   const emMaos = new Set<Promise<void>>();
+  const eventos = new EventosDeConsumo();
   let parando = false;
   let acordar: () => void = () => {};
   const parou = new Promise<void>((resolve) => {
@@ -70,6 +73,12 @@ export async function consumir<T>(opts: ConsumidorOptions<T>): Promise<Consumido
       }
     };
     const tentativa = Number(msg.properties.headers?.["x-delivery-count"] ?? 0) + 1;
+    const mensagem = {
+      origem: queue,
+      onde: `${queue}#${tentativa}`,
+      chave: (msg.properties.messageId as string | undefined) ?? null,
+    };
+    eventos.emit("received", mensagem);
     try {
       const decoded = contract.decode(msg.content);
       if (!decoded.ok) throw new Error(decoded.error.reason);
@@ -78,6 +87,7 @@ export async function consumir<T>(opts: ConsumidorOptions<T>): Promise<Consumido
       await comContexto(continuar(headers.traceparent), () =>
         handle(decoded.value, { tentativa, redelivered: msg.fields.redelivered, headers }),
       );
+      eventos.emit("handled", mensagem);
       const pausa = opts.pausaAntesDoAckMs ?? 0;
       if (pausa > 0) {
         log.warn(`handled; pausing ${pausa} ms before the ack (PAUSA_ANTES_DO_ACK_MS)`, {
@@ -90,6 +100,7 @@ export async function consumir<T>(opts: ConsumidorOptions<T>): Promise<Consumido
       }
       settle(() => ch.ack(msg));
       metricas.consumidas.inc({ destino: queue });
+      eventos.emit("acked", mensagem);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       metricas.falhas.inc({ destino: queue });
@@ -100,6 +111,7 @@ export async function consumir<T>(opts: ConsumidorOptions<T>): Promise<Consumido
         });
         settle(() => ch.reject(msg, false));
         metricas.mortas.inc({ destino: queue });
+        eventos.emit("dead-lettered", { ...mensagem, motivo: reason });
       } else {
         log.warn(`message failed (attempt ${tentativa} of ${tentativas}); returned to the queue`, {
           queue,
@@ -110,6 +122,7 @@ export async function consumir<T>(opts: ConsumidorOptions<T>): Promise<Consumido
         // raises a quorum queue's x-delivery-count (rabbitmq-server #15387), so a poison
         // message returned that way would loop forever and never reach .erros.
         settle(() => ch.reject(msg, true));
+        eventos.emit("retried", { ...mensagem, tentativa, erro: reason });
       }
     }
   }
@@ -127,6 +140,7 @@ export async function consumir<T>(opts: ConsumidorOptions<T>): Promise<Consumido
   };
   await client.consumir(consumo);
   return {
+    eventos,
     async stop() {
       parando = true;
       acordar();

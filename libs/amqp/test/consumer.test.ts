@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { brokerEnv, prontas, publicarCru } from "../../../test/helpers/broker.ts";
 import { createTestVhost, type TestVhost } from "../../../test/helpers/rabbit.ts";
 import { capturingLogger } from "../../../test/helpers/shop.ts";
-import { waitFor } from "../../../test/helpers/wait.ts";
+import { colher, waitFor } from "../../../test/helpers/wait.ts";
 import { brokerAddress } from "../src/config.ts";
 import { clienteDaLoja, consumir } from "../src/index.ts";
 
@@ -73,5 +73,47 @@ describe("The AMQP consumer's stop()", () => {
     expect(tratadas).toHaveLength(1);
     // The first was acked before the close (not returned); the second is still ready.
     expect(await prontas(vhost, FILAS.solicitacoes)).toBe(1);
+  });
+
+  it("When a message breaks its contract, then the wrapper's events tell it all: received three times, retried twice, dead-lettered once, never handled or acked", async () => {
+    const env = brokerEnv(vhost, "eventos");
+    const log = capturingLogger("amqp-eventos");
+    const client = clienteDaLoja(
+      brokerAddress({
+        BROKER_HOST: env.BROKER_HOST as string,
+        BROKER_PORT: Number(env.BROKER_PORT),
+        BROKER_VHOST: vhost.vhost,
+        BROKER_USER: env.BROKER_USER as string,
+        BROKER_PASSWORD: env.BROKER_PASSWORD as string,
+      }),
+      log,
+    );
+    const consumidor = await consumir({
+      client,
+      queue: FILAS.solicitacoes,
+      contract: SolicitacaoPagamento,
+      log,
+      esperaMs: 10,
+      handle: async () => {},
+    });
+    const [recebidas, retentadas, mortas, tratadas, confirmadas] = (
+      ["received", "retried", "dead-lettered", "handled", "acked"] as const
+    ).map((n) => colher(consumidor.eventos, n));
+    try {
+      await publicarCru(vhost, EXCHANGES.comandos, ROUTING_KEYS.solicitar, '{"versao": 7}');
+      await waitFor(() => mortas?.length === 1, { what: "the dead-lettered event" });
+      expect(recebidas?.map((e) => e.onde)).toEqual([
+        `${FILAS.solicitacoes}#1`,
+        `${FILAS.solicitacoes}#2`,
+        `${FILAS.solicitacoes}#3`,
+      ]);
+      expect(retentadas?.map((e) => (e as { tentativa: number }).tentativa)).toEqual([1, 2]);
+      expect((mortas?.[0] as { motivo: string }).motivo).toMatch(/versao 7/);
+      expect(tratadas).toEqual([]);
+      expect(confirmadas).toEqual([]);
+    } finally {
+      await consumidor.stop();
+      await client.close();
+    }
   });
 });

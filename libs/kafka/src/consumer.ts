@@ -1,6 +1,6 @@
 import type { MessageContract } from "@shop/contracts";
 import { topicoDlq } from "@shop/contracts";
-import { comContexto, continuar, type Logger, metricas } from "@shop/service";
+import { comContexto, continuar, EventosDeConsumo, type Logger, metricas } from "@shop/service";
 import type { Consumer, ConsumerConfig, Kafka, KafkaMessage } from "kafkajs";
 import { contarPresas, medirLag } from "./lag.ts";
 import type { Publicador } from "./publisher.ts";
@@ -66,6 +66,8 @@ export interface ConsumerOptions<T> {
 
 export interface RunningConsumer {
   status(): ConsumerStatus;
+  /** received, handled, retried, dead-lettered, acked (offset resolved), committed. */
+  eventos: EventosDeConsumo;
   stop(): Promise<void>;
 }
 
@@ -99,6 +101,12 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
   const { kafka, groupId, topics, contract, keyOf, handle, deadLetters, log } = options;
   const state: Omit<ConsumerStatus, "presas"> = { conectado: false, grupo: groupId, particoes: {} };
   const presas = new Map<string, ParticaoPresa>();
+  const eventos = new EventosDeConsumo();
+  const mensagem = (topic: string, partition: number, m: KafkaMessage) => ({
+    origem: topic,
+    onde: `${topic}[${partition}]@${m.offset}`,
+    chave: m.key?.toString("utf8") ?? null,
+  });
   let parando = false;
 
   // Returns the pipelined step wrapped in an object: awaiting a promise of a promise would
@@ -125,6 +133,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
       key: message.key?.toString("utf8") ?? null,
       timestamp: new Date(Number(message.timestamp)).toISOString(),
     };
+    eventos.emit("received", mensagem(topic, partition, message));
     const decoded = contract.decode(message.value);
     let reason: string | null = null;
     if (!decoded.ok) reason = decoded.error.reason;
@@ -150,6 +159,10 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
           headers: { ...message.headers, ...dlqHeaders(meta, reason ?? "", message) },
         },
       ]);
+      eventos.emit("dead-lettered", {
+        ...mensagem(topic, partition, message),
+        motivo: reason ?? "",
+      });
       return {};
     }
     let r: void | { depois: Promise<void> };
@@ -161,10 +174,14 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
     }
     if (!r) {
       metricas.consumidas.inc({ destino: topic });
+      eventos.emit("handled", mensagem(topic, partition, message));
       return {};
     }
     r.depois.then(
-      () => metricas.consumidas.inc({ destino: topic }),
+      () => {
+        metricas.consumidas.inc({ destino: topic });
+        eventos.emit("handled", mensagem(topic, partition, message));
+      },
       () => metricas.falhas.inc({ destino: topic }),
     );
     return { depois: r.depois };
@@ -195,6 +212,15 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
         .map(([t, ps]) => `${t}[${ps.join(",")}]`)
         .join(" ");
       log.info(`rebalance: group ${groupId} assigned ${held || "no partitions (idle member)"}`);
+    });
+    consumer.on(consumer.events.COMMIT_OFFSETS, ({ payload }) => {
+      for (const t of payload.topics)
+        for (const p of t.partitions)
+          eventos.emit("committed", {
+            origem: t.topic,
+            particao: Number(p.partition),
+            offset: p.offset,
+          });
     });
     consumer.on(consumer.events.CONNECT, () => {
       state.conectado = true;
@@ -234,9 +260,16 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
         // In order: an offset is resolved only when its record and every earlier one are done.
         const pendentes: { offset: string; depois: Promise<void> | undefined; feito: boolean }[] =
           [];
+        const resolver = (offset: string) => {
+          resolveOffset(offset);
+          eventos.emit("acked", {
+            origem: batch.topic,
+            onde: `${batch.topic}[${batch.partition}]@${offset}`,
+            chave: null,
+          });
+        };
         const resolverFeitos = () => {
-          while (pendentes[0]?.feito)
-            resolveOffset((pendentes.shift() as { offset: string }).offset);
+          while (pendentes[0]?.feito) resolver((pendentes.shift() as { offset: string }).offset);
         };
         /** The record handled, tried again with backoff while it fails; null if the partition went away. */
         const comRetentativas = async (message: KafkaMessage) => {
@@ -259,6 +292,11 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
               };
               presas.set(chave, presa);
               metricas.retentativas.inc({ destino: batch.topic });
+              eventos.emit("retried", {
+                ...mensagem(batch.topic, batch.partition, message),
+                tentativa,
+                erro: presa.ultimoErro,
+              });
               const espera = esperaDaTentativa(tentativa);
               log.warn("record failed; its partition waits and tries it again", {
                 topic: batch.topic,
@@ -302,7 +340,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
         }
         for (const p of pendentes) {
           await p.depois;
-          resolveOffset(p.offset);
+          resolver(p.offset);
         }
       },
     });
@@ -328,6 +366,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
   const paraDeContar = contarPresas(groupId, () => presas.size);
 
   return {
+    eventos,
     status: () => ({
       ...state,
       particoes: { ...state.particoes },

@@ -33,6 +33,7 @@ describe("startConsumer", () => {
     let chamadas = 0;
     const handled: number[] = [];
     let presasNaSegunda: unknown[] = [];
+    const eventos: string[] = [];
     running = await startConsumer({
       kafka,
       groupId: uniqueName("crash-group"),
@@ -50,7 +51,10 @@ describe("startConsumer", () => {
       },
     });
 
+    for (const nome of ["received", "retried", "handled", "acked", "committed"] as const)
+      (running as RunningConsumer).eventos.on(nome, () => eventos.push(nome));
     await waitFor(() => handled.length === 1, { timeoutMs: 30_000, what: "the record handled" });
+    await waitFor(() => eventos.includes("committed"), { what: "the offset committed" });
     expect(handled).toEqual([7]);
     expect(chamadas).toBe(2);
     expect(presasNaSegunda).toEqual([
@@ -63,5 +67,12 @@ describe("startConsumer", () => {
       }),
     ]);
     expect(running.status().presas).toEqual([]);
+    // The wrapper's events, in order: the record read again, handled, acked, committed.
+    expect(eventos.slice(eventos.lastIndexOf("received")).slice(0, 4)).toEqual([
+      "received",
+      "handled",
+      "acked",
+      "committed",
+    ]);
   }, 60_000);
 });

@@ -3,6 +3,7 @@ export * from "./config.ts";
 export * from "./docs.ts";
 export * from "./dotenv.ts";
 export * from "./errors.ts";
+export * from "./eventos.ts";
 export * from "./http.ts";
 export * from "./lifecycle.ts";
 export * from "./logger.ts";
