@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { FORA_DO_LIMITE, MAX_CENTS, totalEmCentavos, valorPositivo } from "./money.ts";
+import { totalNoLimite, valorPositivo } from "./money.ts";
 import { LIMITES_DE_TEXTO, textoLivre } from "./texto.ts";
 import { defineMessage } from "./versao.ts";
 
@@ -34,16 +34,7 @@ export const ItemSchema = z
       .max(1_000_000, { error: "must be at most 1000000" }),
     precoUnitario: valorPositivo,
   })
-  .superRefine((i, ctx) => {
-    const total = totalEmCentavos([i]);
-    if (total !== null && total > MAX_CENTS) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["precoUnitario"],
-        message: `quantidade × precoUnitario ${FORA_DO_LIMITE}`,
-      });
-    }
-  });
+  .superRefine(totalNoLimite((i) => [i], "precoUnitario", "quantidade × precoUnitario"));
 export type Item = z.output<typeof ItemSchema>;
 
 /** POST /pedidos body: the order's total stays in the money range, or 400 naming itens. */
@@ -54,16 +45,9 @@ export const NovoPedidoBrokerSchema = z
       .array(ItemSchema, { error: "must be a list of items" })
       .min(1, { error: "must have at least one item" }),
   })
-  .superRefine((p, ctx) => {
-    const total = Array.isArray(p.itens) ? totalEmCentavos(p.itens) : null;
-    if (total !== null && total > MAX_CENTS) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["itens"],
-        message: `the order's total ${FORA_DO_LIMITE}`,
-      });
-    }
-  });
+  .superRefine(
+    totalNoLimite((p) => (Array.isArray(p.itens) ? p.itens : null), "itens", "the order's total"),
+  );
 export type NovoPedidoBroker = z.output<typeof NovoPedidoBrokerSchema>;
 
 /** POST /pedidos/{pedidoId}/pagamentos body. No amount: it is read from the order. */

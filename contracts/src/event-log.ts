@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { FORA_DO_LIMITE, MAX_CENTS, totalEmCentavos, valorPositivo } from "./money.ts";
+import { totalNoLimite, valorPositivo } from "./money.ts";
 import { LIMITES_DE_TEXTO, textoLivre } from "./texto.ts";
 import { defineMessage } from "./versao.ts";
 
@@ -46,16 +46,7 @@ export const NovoPedidoSchema = z
     quantidade: quantidadePedido,
     precoUnitario: valorPositivo,
   })
-  .superRefine((p, ctx) => {
-    const total = totalEmCentavos([p]);
-    if (total !== null && total > MAX_CENTS) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["precoUnitario"],
-        message: `quantidade × precoUnitario ${FORA_DO_LIMITE}`,
-      });
-    }
-  });
+  .superRefine(totalNoLimite((p) => [p], "precoUnitario", "quantidade × precoUnitario"));
 export type NovoPedido = z.output<typeof NovoPedidoSchema>;
 
 /**

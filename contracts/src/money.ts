@@ -80,3 +80,21 @@ export function totalEmCentavos(
   }
   return total;
 }
+
+/**
+ * A body's check that the total of its lines stays in the money range, for zod's
+ * superRefine: a total above it is an issue on `caminho`, saying `oQue`'s limit.
+ */
+export function totalNoLimite<T>(
+  linhas: (valor: T) => readonly { quantidade: unknown; precoUnitario: unknown }[] | null,
+  caminho: string,
+  oQue: string,
+) {
+  return (valor: T, ctx: z.RefinementCtx) => {
+    const l = linhas(valor);
+    const total = l ? totalEmCentavos(l) : null;
+    if (total !== null && total > MAX_CENTS) {
+      ctx.addIssue({ code: "custom", path: [caminho], message: `${oQue} ${FORA_DO_LIMITE}` });
+    }
+  };
+}

@@ -1,8 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type { Pedido } from "@shop/contracts";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { capturingLogger, http, serviceEnv, tempDb, testPrefix } from "../../test/helpers/shop.ts";
+import {
+  capturingLogger,
+  contarLinhas,
+  http,
+  serviceEnv,
+  tempDb,
+  testPrefix,
+} from "../../test/helpers/shop.ts";
 import { readConfig } from "../src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../src/server.ts";
 
@@ -27,14 +33,7 @@ afterAll(async () => {
 });
 
 const pedido = { cliente: "Ana", item: "caneca", quantidade: 2, precoUnitario: 18.9 };
-const pedidos = () => {
-  const db = new Database(dbPath, { readonly: true });
-  try {
-    return (db.prepare("SELECT COUNT(*) AS n FROM pedidos").get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
-};
+const pedidos = () => contarLinhas(dbPath, "SELECT COUNT(*) AS n FROM pedidos");
 const postar = (body: unknown, chave?: string) =>
   http<Pedido & { erro?: string }>(
     "POST",

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLogger, type Logger } from "@shop/service";
+import Database from "better-sqlite3";
 import { construidoDe, NODE_FLAGS } from "../../infra/build.ts";
 import { ROOT } from "../../infra/config.ts";
 import { testConfig } from "./env.ts";
@@ -181,5 +182,15 @@ export class ServiceProcess {
 
   kill(): Promise<number | null> {
     return this.stop("SIGKILL");
+  }
+}
+
+/** Rows an SQL count query (`SELECT COUNT(*) AS n ...`) finds in a service's own database, read beside it. */
+export function contarLinhas(path: string, sql: string, ...params: unknown[]): number {
+  const db = new Database(path, { readonly: true });
+  try {
+    return (db.prepare(sql).get(...params) as { n: number }).n;
+  } finally {
+    db.close();
   }
 }

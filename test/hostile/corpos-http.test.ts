@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import Database from "better-sqlite3";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readConfig as brokerOrdersConfig } from "../../broker/orders/src/config.ts";
@@ -10,7 +9,14 @@ import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
 import { type PaymentsInstance, startPayments } from "../../payments/src/server.ts";
 import { brokerEnv } from "../helpers/broker.ts";
 import { createTestVhost, type TestVhost } from "../helpers/rabbit.ts";
-import { capturingLogger, http, serviceEnv, tempDb, testPrefix } from "../helpers/shop.ts";
+import {
+  capturingLogger,
+  contarLinhas,
+  http,
+  serviceEnv,
+  tempDb,
+  testPrefix,
+} from "../helpers/shop.ts";
 
 /**
  * Hostile input on every HTTP body of both editions: property-based (fast-check), at
@@ -193,19 +199,9 @@ async function bombardear(
 
 const contar = (t: Tally, status: number) => t.byStatus.get(status) ?? 0;
 
-/** Rows a query counts in a service's own database, read beside the running service. */
-function linhas(path: string, sql: string, ...params: unknown[]): number {
-  const db = new Database(path, { readonly: true });
-  try {
-    return (db.prepare(sql).get(...params) as { n: number }).n;
-  } finally {
-    db.close();
-  }
-}
-
 describe("Hostile HTTP bodies (fast-check, 10,000 cases per endpoint)", () => {
   it("Event-log POST /pedidos: never a 5xx, and exactly the 201s are stored", async () => {
-    const pedidos = () => linhas(apiDb, "SELECT COUNT(*) AS n FROM pedidos");
+    const pedidos = () => contarLinhas(apiDb, "SELECT COUNT(*) AS n FROM pedidos");
     const t = await bombardear(
       `${api.url}/pedidos`,
       corpo({ cliente: texto, item: texto, quantidade: numero, precoUnitario: numero }),
@@ -231,7 +227,7 @@ describe("Hostile HTTP bodies (fast-check, 10,000 cases per endpoint)", () => {
       { sku: texto, quantidade: numero, precoUnitario: numero },
       { requiredKeys: [] },
     );
-    const pedidos = () => linhas(brokerDb, "SELECT COUNT(*) AS n FROM pedidos");
+    const pedidos = () => contarLinhas(brokerDb, "SELECT COUNT(*) AS n FROM pedidos");
     const antes = pedidos();
     const t = await bombardear(
       `${brokerOrders.url}/pedidos`,
@@ -247,7 +243,7 @@ describe("Hostile HTTP bodies (fast-check, 10,000 cases per endpoint)", () => {
       itens: [{ sku: "A", quantidade: 1, precoUnitario: 1 }],
     });
     const itensGuardados = () =>
-      linhas(brokerDb, "SELECT COUNT(*) AS n FROM itens WHERE pedido_id = ?", body.id);
+      contarLinhas(brokerDb, "SELECT COUNT(*) AS n FROM itens WHERE pedido_id = ?", body.id);
     const t = await bombardear(
       `${brokerOrders.url}/pedidos/${body.id}/itens`,
       corpo({ sku: texto, quantidade: numero, precoUnitario: numero }),
@@ -272,7 +268,7 @@ describe("Hostile HTTP bodies (fast-check, 10,000 cases per endpoint)", () => {
         cenario: fc.oneof(fc.constantFrom("APROVAR", "RECUSAR"), texto),
       }),
     );
-    const requests = linhas(
+    const requests = contarLinhas(
       brokerDb,
       "SELECT COUNT(*) AS n FROM solicitacoes WHERE pedido_id = ?",
       body.id,

@@ -15,7 +15,14 @@ import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
 import { type PaymentsInstance, startPayments } from "../../payments/src/server.ts";
 import { brokerEnv } from "../helpers/broker.ts";
 import { createTestVhost, type TestVhost } from "../helpers/rabbit.ts";
-import { capturingLogger, http, serviceEnv, tempDb, testPrefix } from "../helpers/shop.ts";
+import {
+  capturingLogger,
+  contarLinhas,
+  http,
+  serviceEnv,
+  tempDb,
+  testPrefix,
+} from "../helpers/shop.ts";
 
 /**
  * Issue 14: client input that answered 500. Request framing on all four HTTP services,
@@ -105,14 +112,7 @@ function cru(url: string, request: string, { meiaVolta = false } = {}): Promise<
   });
 }
 
-const pedidosGuardados = () => {
-  const db = new Database(apiDb, { readonly: true });
-  try {
-    return (db.prepare("SELECT COUNT(*) AS n FROM pedidos").get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
-};
+const pedidosGuardados = () => contarLinhas(apiDb, "SELECT COUNT(*) AS n FROM pedidos");
 
 describe("Issue 14: request framing answers 4xx with the JSON error body on all four services", () => {
   const casos: {
@@ -260,10 +260,7 @@ describe("Issue 14: one money range, from HTTP to the messages and the stores", 
       expect(res.status).toBe(400);
       expect(res.body.campos.itens).toMatch(/limit/);
     }
-    const db = new Database(brokerOrdersDb, { readonly: true });
-    const n = (db.prepare("SELECT COUNT(*) AS n FROM pedidos").get() as { n: number }).n;
-    db.close();
-    expect(n).toBe(0);
+    expect(contarLinhas(brokerOrdersDb, "SELECT COUNT(*) AS n FROM pedidos")).toBe(0);
   });
 
   it("When an added item would take the total above the limit, then 400 and the order is unchanged; at the limit, a payment is requested and answered 202", async () => {

@@ -16,6 +16,23 @@ afterAll(async () => {
   await vhost?.dispose();
 });
 
+/** The shop's AMQP client, as the broker services make it, in this file's vhost. */
+function cliente(nome: string) {
+  const env = brokerEnv(vhost, nome);
+  const log = capturingLogger(nome);
+  const client = clienteDaLoja(
+    brokerAddress({
+      BROKER_HOST: env.BROKER_HOST as string,
+      BROKER_PORT: Number(env.BROKER_PORT),
+      BROKER_VHOST: vhost.vhost,
+      BROKER_USER: env.BROKER_USER as string,
+      BROKER_PASSWORD: env.BROKER_PASSWORD as string,
+    }),
+    log,
+  );
+  return { client, log };
+}
+
 const comando = () =>
   JSON.stringify({
     versao: 1,
@@ -27,18 +44,7 @@ const comando = () =>
 
 describe("The AMQP consumer's stop()", () => {
   it("When stop() is called while a message is being handled, then no new message is delivered, stop waits for the handler, and the message is acked before the connection closes", async () => {
-    const env = brokerEnv(vhost, "stop");
-    const log = capturingLogger("amqp-stop");
-    const client = clienteDaLoja(
-      brokerAddress({
-        BROKER_HOST: env.BROKER_HOST as string,
-        BROKER_PORT: Number(env.BROKER_PORT),
-        BROKER_VHOST: vhost.vhost,
-        BROKER_USER: env.BROKER_USER as string,
-        BROKER_PASSWORD: env.BROKER_PASSWORD as string,
-      }),
-      log,
-    );
+    const { client, log } = cliente("amqp-stop");
     let soltar: () => void = () => {};
     const portao = new Promise<void>((r) => {
       soltar = r;
@@ -76,18 +82,7 @@ describe("The AMQP consumer's stop()", () => {
   });
 
   it("When a message breaks its contract, then the wrapper's events tell it all: received three times, retried twice, dead-lettered once, never handled or acked", async () => {
-    const env = brokerEnv(vhost, "eventos");
-    const log = capturingLogger("amqp-eventos");
-    const client = clienteDaLoja(
-      brokerAddress({
-        BROKER_HOST: env.BROKER_HOST as string,
-        BROKER_PORT: Number(env.BROKER_PORT),
-        BROKER_VHOST: vhost.vhost,
-        BROKER_USER: env.BROKER_USER as string,
-        BROKER_PASSWORD: env.BROKER_PASSWORD as string,
-      }),
-      log,
-    );
+    const { client, log } = cliente("amqp-eventos");
     const consumidor = await consumir({
       client,
       queue: FILAS.solicitacoes,
