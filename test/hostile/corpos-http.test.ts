@@ -1,22 +1,8 @@
 import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readConfig as brokerOrdersConfig } from "../../broker/orders/src/config.ts";
-import { type OrdersService, startOrders } from "../../broker/orders/src/server.ts";
-import { readConfig as ordersConfig } from "../../orders-api/src/config.ts";
-import { type OrdersApi, startOrdersApi } from "../../orders-api/src/server.ts";
-import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
-import { type PaymentsInstance, startPayments } from "../../payments/src/server.ts";
-import { brokerEnv } from "../helpers/broker.ts";
-import { createTestVhost, type TestVhost } from "../helpers/rabbit.ts";
-import {
-  capturingLogger,
-  contarLinhas,
-  http,
-  serviceEnv,
-  tempDb,
-  testPrefix,
-} from "../helpers/shop.ts";
+import { iniciarOsQuatro, type QuatroServicos } from "../helpers/quatro.ts";
+import { contarLinhas, http } from "../helpers/shop.ts";
 
 /**
  * Hostile input on every HTTP body of both editions: property-based (fast-check), at
@@ -24,38 +10,21 @@ import {
  */
 const RUNS = 10_000;
 const PARALLEL = 16;
-const prefix = testPrefix("hostil");
-let api: OrdersApi;
+let quatro: QuatroServicos;
+let api: QuatroServicos["api"];
 let apiDb: string;
-let syncPayments: PaymentsInstance;
-let vhost: TestVhost;
-let brokerOrders: OrdersService;
+let syncPayments: QuatroServicos["syncPayments"];
+let brokerOrders: QuatroServicos["brokerOrders"];
 let brokerDb: string;
 
 beforeAll(async () => {
-  apiDb = tempDb("hostil");
-  api = await startOrdersApi(
-    ordersConfig(serviceEnv(prefix, { DB_PATH: apiDb })),
-    capturingLogger("orders-api"),
-  );
-  syncPayments = await startPayments(
-    paymentsConfig(
-      serviceEnv(prefix, { MODO: "sincrono", TEMPO_DECISAO_MS: "0", KAFKA_BROKERS: "127.0.0.1:1" }),
-    ),
-    capturingLogger("payments"),
-    () => {},
-  );
-  vhost = await createTestVhost("hostil");
-  const env = brokerEnv(vhost, "broker-orders");
-  brokerDb = env.DB_PATH as string;
-  brokerOrders = await startOrders(brokerOrdersConfig(env), capturingLogger("broker-orders"));
+  // No broker payments service: a payment request stays PENDENTE, so one key opens it.
+  quatro = await iniciarOsQuatro("hostil", { pagamentosBroker: false });
+  ({ api, apiDb, syncPayments, brokerOrders, brokerOrdersDb: brokerDb } = quatro);
 }, 60_000);
 
 afterAll(async () => {
-  await brokerOrders?.stop();
-  await vhost?.dispose();
-  await syncPayments?.stop();
-  await api?.stop();
+  await quatro?.stop();
 });
 
 /**

@@ -2,71 +2,30 @@ import { connect } from "node:net";
 import { gzipSync } from "node:zlib";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readConfig as brokerOrdersConfig } from "../../broker/orders/src/config.ts";
-import { type OrdersService, startOrders } from "../../broker/orders/src/server.ts";
-import { readConfig as brokerPaymentsConfig } from "../../broker/payments/src/config.ts";
-import {
-  type PaymentsService as BrokerPayments,
-  startPayments as startBrokerPayments,
-} from "../../broker/payments/src/server.ts";
-import { readConfig as ordersConfig } from "../../orders-api/src/config.ts";
-import { type OrdersApi, startOrdersApi } from "../../orders-api/src/server.ts";
-import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
-import { type PaymentsInstance, startPayments } from "../../payments/src/server.ts";
-import { brokerEnv } from "../helpers/broker.ts";
-import { createTestVhost, type TestVhost } from "../helpers/rabbit.ts";
-import {
-  capturingLogger,
-  contarLinhas,
-  http,
-  serviceEnv,
-  tempDb,
-  testPrefix,
-} from "../helpers/shop.ts";
+import { iniciarOsQuatro, type QuatroServicos } from "../helpers/quatro.ts";
+import { contarLinhas, http } from "../helpers/shop.ts";
 
 /**
  * Issue 14: client input that answered 500. Request framing on all four HTTP services,
  * query parameters, the one money range and the limits of text fields. Every answer is a
  * 4xx with the JSON error body, and nothing is stored for a refused request.
  */
-const prefix = testPrefix("enquadramento");
-let api: OrdersApi;
+let quatro: QuatroServicos;
+let api: QuatroServicos["api"];
 let apiDb: string;
-let syncPayments: PaymentsInstance;
-let vhost: TestVhost;
-let brokerOrders: OrdersService;
+let syncPayments: QuatroServicos["syncPayments"];
+let brokerOrders: QuatroServicos["brokerOrders"];
 let brokerOrdersDb: string;
-let brokerPayments: BrokerPayments;
+let brokerPayments: NonNullable<QuatroServicos["brokerPayments"]>;
 
 beforeAll(async () => {
-  apiDb = tempDb("enquadramento");
-  api = await startOrdersApi(
-    ordersConfig(serviceEnv(prefix, { DB_PATH: apiDb })),
-    capturingLogger("orders-api"),
-  );
-  syncPayments = await startPayments(
-    paymentsConfig(
-      serviceEnv(prefix, { MODO: "sincrono", TEMPO_DECISAO_MS: "0", KAFKA_BROKERS: "127.0.0.1:1" }),
-    ),
-    capturingLogger("payments"),
-    () => {},
-  );
-  vhost = await createTestVhost("enquadramento");
-  const ordersEnv = brokerEnv(vhost, "broker-orders");
-  brokerOrdersDb = ordersEnv.DB_PATH as string;
-  brokerOrders = await startOrders(brokerOrdersConfig(ordersEnv), capturingLogger("broker-orders"));
-  brokerPayments = await startBrokerPayments(
-    brokerPaymentsConfig(brokerEnv(vhost, "broker-payments")),
-    capturingLogger("broker-payments"),
-  );
+  quatro = await iniciarOsQuatro("enquadramento");
+  ({ api, apiDb, syncPayments, brokerOrders, brokerOrdersDb } = quatro);
+  brokerPayments = quatro.brokerPayments as NonNullable<QuatroServicos["brokerPayments"]>;
 }, 60_000);
 
 afterAll(async () => {
-  await brokerPayments?.stop();
-  await brokerOrders?.stop();
-  await vhost?.dispose();
-  await syncPayments?.stop();
-  await api?.stop();
+  await quatro?.stop();
 });
 
 /** A POST route of each of the four services (the broker payments service has none: any path parses its body first). */
