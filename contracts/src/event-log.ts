@@ -182,7 +182,9 @@ export const PlataformaSchema = z.object({
 });
 export type Plataforma = z.output<typeof PlataformaSchema>;
 
-const MODOS = ["eventos", "sincrono"] as const;
+/** The event-log edition's configurations (MODO): events on Kafka, or the earlier HTTP call. */
+export const MODOS = ["eventos", "sincrono"] as const;
+export type Modo = (typeof MODOS)[number];
 
 /** A partition whose current record keeps failing: tried again with backoff, named here. */
 export const ParticaoPresaSchema = z.object({

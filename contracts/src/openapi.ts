@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { ErroHttp } from "./http.ts";
 
 /**
  * OpenAPI 3.1 documents built from the same zod schemas the services validate with, so
@@ -7,7 +8,8 @@ import { z } from "zod";
  * of the code is in it and every route in it answers.
  */
 
-export const ErroSchema = z.object({
+/** The JSON body of every 4xx/5xx answer (ErroHttp in http.ts), as the documents show it. */
+export const ErroSchema: z.ZodType<ErroHttp> = z.object({
   erro: z.string(),
   campos: z.record(z.string(), z.string()).optional(),
 });

@@ -1,3 +1,4 @@
+import { MODOS } from "@shop/contracts";
 import { kafkaEnvShape } from "@shop/kafka";
 import { httpEnvShape, lerAmbiente } from "@shop/service";
 import { z } from "zod";
@@ -25,7 +26,7 @@ export const envSchema = z.object({
   }),
   DB_PATH: z.string().default(".data/pedidos.db"),
   /** eventos: publish PedidoCriado; sincrono: the earlier configuration, HTTP to payments. */
-  MODO: z.enum(["eventos", "sincrono"]).default("eventos"),
+  MODO: z.enum(MODOS).default("eventos"),
   PAGAMENTOS_URL: z.string().url().default("http://127.0.0.1:5001"),
   /**
    * ligado: the order and its PedidoCriado are saved in one transaction and a relay

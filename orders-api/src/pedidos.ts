@@ -4,6 +4,7 @@ import {
   DecisaoSincronaSchema,
   fromCents,
   type Historico,
+  type Modo,
   type NomesKafka,
   type NovoPedido,
   PedidoCriado,
@@ -28,7 +29,7 @@ export interface RespostaGuardada {
 export interface PedidosDeps {
   store: PedidosStore;
   log: Logger;
-  modo: "eventos" | "sincrono";
+  modo: Modo;
   nomes: NomesKafka;
   publicador: Publicador | null;
   /** The outbox relay; null when OUTBOX=desligado (the spec's orphan order) or synchronous. */
@@ -129,7 +130,11 @@ export function pedidosService(deps: PedidosDeps) {
     }
   }
 
-  /** The earlier, synchronous configuration: call payments by HTTP and wait. No error handling. */
+  /**
+   * The earlier, synchronous configuration: call payments by HTTP and wait. As the spec
+   * says, it has no error handling: no retry and no recovery. A failure is a 500 and the
+   * order stays AGUARDANDO_PAGAMENTO for good.
+   */
   async function pagarSincrono(pedido: Pedido): Promise<void> {
     const response = await fetch(`${deps.pagamentosUrl}/pagamentos`, {
       method: "POST",

@@ -1,3 +1,4 @@
+import { MODOS } from "@shop/contracts";
 import { kafkaEnvShape } from "@shop/kafka";
 import { httpEnvShape, lerAmbiente } from "@shop/service";
 import { z } from "zod";
@@ -10,7 +11,7 @@ export const envSchema = z.object({
   /** The simulated decision time per record (3 s in the spec); tests and benchmarks shorten it. */
   TEMPO_DECISAO_MS: z.coerce.number().int().min(0).default(3000),
   /** eventos: consume pedidos-criados; sincrono: only POST /pagamentos, no Kafka. */
-  MODO: z.enum(["eventos", "sincrono"]).default("eventos"),
+  MODO: z.enum(MODOS).default("eventos"),
   /** Offsets are committed automatically at this interval (5 s in the spec). */
   COMMIT_INTERVAL_MS: z.coerce.number().int().positive().default(5000),
 });

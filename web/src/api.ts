@@ -1,13 +1,11 @@
-import type { Pedido } from "@shop/contracts";
+import type { ErroHttp, Pedido } from "@shop/contracts";
 
 /** The orders API's base URL: a build/dev setting. */
 export const API_URL: string =
   (import.meta.env.VITE_API_URL as string | undefined) ?? "http://localhost:8080";
 
-export interface ErroDaApi {
-  erro: string;
-  campos?: Record<string, string>;
-}
+/** The API's error body: the one the contracts define. */
+export type ErroDaApi = ErroHttp;
 
 export type ResultadoCriacao =
   | { tipo: "criado"; pedido: Pedido }

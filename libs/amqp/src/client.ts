@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { TOPOLOGIA } from "@shop/contracts";
-import { type Logger, metricas, traceparentAtual } from "@shop/service";
+import { comPrazo, type Logger, metricas, traceparentAtual } from "@shop/service";
 import amqp, {
   type Channel,
   type ChannelModel,
@@ -194,19 +194,6 @@ export class AmqpClient {
     timeoutMs: number,
     headers?: Record<string, unknown>,
   ): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new PublicacaoFalhou(
-              "sem-confirmacao",
-              `no publisher confirm from RabbitMQ within ${timeoutMs} ms`,
-            ),
-          ),
-        timeoutMs,
-      );
-    });
     const destino = `${exchange}/${routingKey}`;
     metricas.publicadas.inc({ destino });
     const attempt = (async () => {
@@ -250,13 +237,19 @@ export class AmqpClient {
     })();
     attempt.catch(() => {});
     try {
-      await Promise.race([attempt, timeout]);
+      await comPrazo(
+        attempt,
+        timeoutMs,
+        () =>
+          new PublicacaoFalhou(
+            "sem-confirmacao",
+            `no publisher confirm from RabbitMQ within ${timeoutMs} ms`,
+          ),
+      );
       metricas.confirmadas.inc({ destino });
     } catch (error) {
       metricas.falhas.inc({ destino });
       throw error;
-    } finally {
-      clearTimeout(timer);
     }
   }
 

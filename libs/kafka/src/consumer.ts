@@ -88,7 +88,9 @@ function dlqHeaders(meta: RecordMeta, reason: string, message: KafkaMessage) {
 const PARTICOES_PARALELAS = 3;
 
 /**
- * The one consumer of the event-log edition. It owns decode, validation, dead-lettering
+ * The consumer wrapper of the event-log services (the orders API's results consumer and
+ * payments; the analytics and dead-letter CLIs read with kafkajs directly, from offset 0,
+ * with nothing to dead-letter). It owns decode, validation, dead-lettering
  * and commit; the handler only sees valid values. A record that fails the contract never
  * blocks its partition and is never lost: it is copied to `<topic>.dlq` (confirmed) before
  * the consumer moves on. A handler error is not a bad record and is not swallowed: the

@@ -1,4 +1,4 @@
-import { agrupar, cabecalhoDeTrace, type Logger, metricas } from "@shop/service";
+import { agrupar, cabecalhoDeTrace, comPrazo, type Logger, metricas } from "@shop/service";
 import type { IHeaders, Kafka, PartitionMetadata, Producer } from "kafkajs";
 import { Partitioners } from "kafkajs";
 
@@ -81,14 +81,7 @@ export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): 
 
   /** Runs send within the time limit; a late failure has already been reported. */
   async function dentroDoPrazo<T>(topic: string, key: string, send: () => Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
     let timedOut = false;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        timedOut = true;
-        reject(new PublicacaoNaoConfirmada(topic, key, null, true));
-      }, timeoutMs);
-    });
     const sending = (async () => {
       await connect();
       return send();
@@ -110,12 +103,13 @@ export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): 
         }),
     );
     try {
-      return await Promise.race([sending, timeout]);
+      return await comPrazo(sending, timeoutMs, () => {
+        timedOut = true;
+        return new PublicacaoNaoConfirmada(topic, key, null, true);
+      });
     } catch (error) {
       if (error instanceof PublicacaoNaoConfirmada) throw error;
       throw new PublicacaoNaoConfirmada(topic, key, error, false);
-    } finally {
-      clearTimeout(timer);
     }
   }
 

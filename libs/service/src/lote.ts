@@ -42,3 +42,24 @@ export function agrupar<E, R>(
       if (fila.length === 1) setImmediate(() => void gravar());
     });
 }
+
+/**
+ * Races work against a time limit: resolves with the work, or rejects with `noPrazo()` once
+ * `ms` have passed. The work itself goes on (a publish may still be acknowledged late);
+ * reporting that late outcome is the caller's. The one time limit of both publishers.
+ */
+export async function comPrazo<T>(
+  trabalho: Promise<T>,
+  ms: number,
+  noPrazo: () => Error,
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const prazo = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(noPrazo()), ms);
+  });
+  try {
+    return await Promise.race([trabalho, prazo]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -6,6 +6,7 @@ import {
   type EstadoOutbox,
   fromCents,
   LISTA_DE_PEDIDOS,
+  type Modo,
   NovoPedidoSchema,
   type ParticaoPresa,
   type Pedido as PedidoWire,
@@ -41,7 +42,7 @@ export interface AppDeps {
   pedidos: PedidosService;
   /** The outbox's state; null when the outbox is off. */
   outbox: (() => EstadoOutbox) | null;
-  modo: "eventos" | "sincrono";
+  modo: Modo;
   /** The results consumer's stuck partitions; null without Kafka. */
   presas: (() => ParticaoPresa[]) | null;
   /** The platform panel's data; null in the synchronous configuration (no Kafka). */

@@ -1,4 +1,4 @@
-import { API_PAGAMENTOS, PagamentoSincronoSchema } from "@shop/contracts";
+import { API_PAGAMENTOS, type Modo, PagamentoSincronoSchema } from "@shop/contracts";
 import type { ConsumerStatus } from "@shop/kafka";
 import { AppError, createHttpApp, finalizarApp, type Logger, validar } from "@shop/service";
 import type { Express } from "express";
@@ -6,7 +6,7 @@ import type { PagamentosService } from "../pagamentos.ts";
 
 export interface AppDeps {
   instancia: string;
-  modo: "eventos" | "sincrono";
+  modo: Modo;
   pagamentos: PagamentosService;
   consumerStatus: () => ConsumerStatus | null;
   log: Logger;
