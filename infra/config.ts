@@ -2,6 +2,8 @@ import { randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { enderecoDoBrokerShape, segredo } from "@shop/amqp";
+import { kafkaEnvShape } from "@shop/kafka";
 import { DOTENV_PATH, lerAmbiente } from "@shop/service";
 import { z } from "zod";
 
@@ -48,28 +50,16 @@ export function ensureEnvFile(): { created: boolean; path: string } {
   return { created: false, path: ENV_FILE };
 }
 
-const placeholder = /^<.*>$/;
-const secret = (name: string) =>
-  z
-    .string({ error: `${name} is not set: run \`npm run setup\` or copy .env.example to .env` })
-    .min(1, { error: `${name} is empty` })
-    .refine((v) => !placeholder.test(v), { error: `${name} still holds its placeholder` });
-
-const hostPort = z
-  .string()
-  .regex(/^[^:,\s]+:\d+(,[^:,\s]+:\d+)*$/, { error: "must be host:port[,host:port...]" });
-
+/** The settings infra reads: the same shapes the services read, plus its own ports and admin. */
 const InfraEnv = z.object({
-  KAFKA_BROKERS: hostPort.default("127.0.0.1:9092"),
+  KAFKA_BROKERS: kafkaEnvShape.KAFKA_BROKERS,
   KAFKA_CONTROLLER_PORT: z.coerce.number().int().min(1).max(65535).default(9093),
-  BROKER_HOST: z.string().default("127.0.0.1"),
-  BROKER_PORT: z.coerce.number().int().min(1).max(65535).default(5672),
+  ...enderecoDoBrokerShape,
   BROKER_PANEL_PORT: z.coerce.number().int().min(1).max(65535).default(15672),
-  BROKER_VHOST: z.string().default("/"),
-  BROKER_USER: secret("BROKER_USER"),
-  BROKER_PASSWORD: secret("BROKER_PASSWORD"),
-  BROKER_ADMIN_USER: secret("BROKER_ADMIN_USER"),
-  BROKER_ADMIN_PASSWORD: secret("BROKER_ADMIN_PASSWORD"),
+  BROKER_USER: segredo("BROKER_USER"),
+  BROKER_PASSWORD: segredo("BROKER_PASSWORD"),
+  BROKER_ADMIN_USER: segredo("BROKER_ADMIN_USER"),
+  BROKER_ADMIN_PASSWORD: segredo("BROKER_ADMIN_PASSWORD"),
 });
 
 export interface InfraConfig {

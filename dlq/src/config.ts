@@ -1,4 +1,4 @@
-import { brokerAddress } from "@shop/amqp";
+import { brokerAddress, enderecoDoBrokerShape } from "@shop/amqp";
 import { kafkaEnvShape } from "@shop/kafka";
 import { lerAmbiente } from "@shop/service";
 import { z } from "zod";
@@ -6,9 +6,7 @@ import { z } from "zod";
 /** The dead-letter CLI reads both editions' settings; RabbitMQ's are optional (Kafka-only use). */
 export const envSchema = z.object({
   ...kafkaEnvShape,
-  BROKER_HOST: z.string().default("127.0.0.1"),
-  BROKER_PORT: z.coerce.number().int().default(5672),
-  BROKER_VHOST: z.string().default("/"),
+  ...enderecoDoBrokerShape,
   BROKER_USER: z.string().optional(),
   BROKER_PASSWORD: z.string().optional(),
 });

@@ -1,15 +1,26 @@
 import { z } from "zod";
 
-const secret = (name: string) =>
+const PLACEHOLDER = /^<.*>$/;
+
+/** A secret setting: no default, not empty, and not .env.example's <placeholder> left as is. */
+export const segredo = (name: string) =>
   z
     .string({ error: `${name} is not set: run \`npm run setup\` (it writes .env) or export it` })
-    .min(1, { error: `${name} is empty` });
+    .min(1, { error: `${name} is empty` })
+    .refine((v) => !PLACEHOLDER.test(v), { error: `${name} still holds its placeholder` });
 
-/** The broker settings both services of the broker edition read. Secrets have no default. */
-export const brokerEnvShape = {
+/** Where RabbitMQ is: what every program that talks to it reads (services, infra, the dlq CLI). */
+export const enderecoDoBrokerShape = {
   BROKER_HOST: z.string().default("127.0.0.1"),
   BROKER_PORT: z.coerce.number().int().min(1).max(65535).default(5672),
   BROKER_VHOST: z.string().default("/"),
+};
+
+const secret = segredo;
+
+/** The broker settings both services of the broker edition read. Secrets have no default. */
+export const brokerEnvShape = {
+  ...enderecoDoBrokerShape,
   BROKER_USER: secret("BROKER_USER"),
   BROKER_PASSWORD: secret("BROKER_PASSWORD"),
   /** How long a publish waits for the broker's confirm. */

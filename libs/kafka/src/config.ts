@@ -3,7 +3,10 @@ import { z } from "zod";
 /** The Kafka settings every event-log program reads. */
 export const kafkaEnvShape = {
   /** Bootstrap addresses, host:port[,host:port...]. */
-  KAFKA_BROKERS: z.string().default("127.0.0.1:9092"),
+  KAFKA_BROKERS: z
+    .string()
+    .regex(/^[^:,\s]+:\d+(,[^:,\s]+:\d+)*$/, { error: "must be host:port[,host:port...]" })
+    .default("127.0.0.1:9092"),
   /** Prefix for topic and group names; empty in production, unique per test run. */
   KAFKA_PREFIXO: z.string().default(""),
 };
