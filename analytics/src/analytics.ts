@@ -1,5 +1,5 @@
 import { nomesKafka, PedidoCriado, ResultadoPagamento } from "@shop/contracts";
-import { comRetentativas, createKafka } from "@shop/kafka";
+import { comRetentativas, createKafka, lagDosGrupos } from "@shop/kafka";
 import { escaparControles, type Logger } from "@shop/service";
 import type { Admin, Kafka } from "kafkajs";
 import {
@@ -189,24 +189,17 @@ export async function runAnalytics(opts: AnalyticsOptions): Promise<Resumo> {
     if (crashed) throw crashed;
     saida.progresso(lidos, total, true);
 
-    const endNow = await fimDasParticoes(admin, topics);
-    const committedNow = await offsetsDoGrupo(admin, grupo, topics);
-    const lag: LagParticao[] = [...endNow].map(([key, high]) => {
-      const [topic, partition] = [
-        key.slice(0, key.lastIndexOf(":")),
-        Number(key.slice(key.lastIndexOf(":") + 1)),
-      ];
-      const c = committedNow.get(key) ?? null;
-      return {
+    // The lag the platform panel and /metrics report, from the same computation.
+    const lag: LagParticao[] = (
+      await lagDosGrupos(admin, Object.fromEntries(topics.map((t) => [t, [grupo]])))
+    ).flatMap(({ topic, particoes }) =>
+      particoes.map((p) => ({
         topic,
-        partition,
-        endOffset: high,
-        committedOffset: c,
-        lag: high - (c ?? low.get(key) ?? 0),
-      };
-    });
-    lag.sort(
-      (a, b) => topics.indexOf(a.topic) - topics.indexOf(b.topic) || a.partition - b.partition,
+        partition: p.partition,
+        endOffset: p.endOffset,
+        committedOffset: p.grupos[0]?.committedOffset ?? null,
+        lag: p.grupos[0]?.lag ?? 0,
+      })),
     );
     const resumo: Resumo = { grupo, painel: painel(visao), lidos, invalidos, lag };
     saida.final(resumo);
