@@ -1,6 +1,6 @@
 import { clienteDaLoja, consumir } from "@shop/amqp";
 import { FILAS, PagamentoProcessado } from "@shop/contracts";
-import { createLogger, type Logger, listen } from "@shop/service";
+import { createLogger, type EventosDeConsumo, type Logger, listen } from "@shop/service";
 import type { Config } from "./config.ts";
 import { createApp } from "./http/app.ts";
 import { pedidosService } from "./pedidos.ts";
@@ -9,6 +9,8 @@ import { openStore } from "./store.ts";
 export interface OrdersService {
   port: number;
   url: string;
+  /** The queue consumer's events (received, handled, retried, dead-lettered, acked). */
+  eventos: EventosDeConsumo;
   stop(): Promise<void>;
 }
 
@@ -35,6 +37,7 @@ export async function startOrders(
   return {
     port: http.port,
     url,
+    eventos: consumidor.eventos,
     async stop() {
       await http.close();
       // The messages in hand are finished and acked before the connection closes.

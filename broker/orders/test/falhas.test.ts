@@ -14,7 +14,7 @@ import {
 import { testConfig } from "../../../test/helpers/env.ts";
 import { createTestVhost, type TestVhost } from "../../../test/helpers/rabbit.ts";
 import { capturingLogger } from "../../../test/helpers/shop.ts";
-import { waitFor } from "../../../test/helpers/wait.ts";
+import { colher, waitFor } from "../../../test/helpers/wait.ts";
 import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
 import { startPayments } from "../../payments/src/server.ts";
 import { readConfig } from "../src/config.ts";
@@ -146,6 +146,8 @@ describe("Divergent content goes to .erros after 3 attempts", () => {
     const key = randomUUID();
     await pedir(p.id, key);
     const antes = await prontas(vhost, FILAS_ERROS.resultados);
+    const retentadas = colher(orders.eventos, "retried");
+    const mortas = colher(orders.eventos, "dead-lettered");
     const falso = JSON.stringify({
       versao: 1,
       solicitacaoId: key,
@@ -158,11 +160,12 @@ describe("Divergent content goes to .erros after 3 attempts", () => {
     await waitFor(async () => (await prontas(vhost, FILAS_ERROS.resultados)) === antes + 1, {
       what: "the result in .erros",
     });
-    const tentativas = ordersLog.lines.filter(
-      (l) => l.includes("failed") && l.includes("differs from the record"),
-    );
-    expect(tentativas).toHaveLength(3);
-    expect(tentativas[2]).toMatch(/dead-lettered to pedidos\.resultados\.erros/);
+    // The consumer wrapper's events: two attempts returned, the third dead-lettered, each
+    // failing on the evidence.
+    expect(retentadas.map((e) => e.tentativa)).toEqual([1, 2]);
+    expect(mortas).toHaveLength(1);
+    for (const e of [...retentadas.map((r) => r.erro), mortas[0]?.motivo])
+      expect(e).toMatch(/differs from the record/);
     expect((await estado(p.id)).status).toBe("EM_PAGAMENTO");
   }, 30_000);
 

@@ -12,7 +12,7 @@ import {
 } from "../../../test/helpers/broker.ts";
 import { createTestVhost, type TestVhost } from "../../../test/helpers/rabbit.ts";
 import { capturingLogger, http } from "../../../test/helpers/shop.ts";
-import { waitFor } from "../../../test/helpers/wait.ts";
+import { colher, waitFor } from "../../../test/helpers/wait.ts";
 import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
 import { type PaymentsService, startPayments } from "../../payments/src/server.ts";
 import { readConfig } from "../src/config.ts";
@@ -291,6 +291,7 @@ describe("POST /pedidos/{pedidoId}/pagamentos", () => {
   it("Two deliveries: an approval command delivered twice gives one stored decision and a PAGO order", async () => {
     const p = await novoPedido();
     const key = randomUUID();
+    const tratadas = colher((payments as PaymentsService).eventos, "acked");
     await pedir(p.id, key, "APROVAR");
     await publicarCru(
       vhost,
@@ -305,9 +306,8 @@ describe("POST /pedidos/{pedidoId}/pagamentos", () => {
       }),
     );
     await ate(p.id, "PAGO");
-    await waitFor(() =>
-      paymentsLog.lines.some((l) => l.includes("repeated request") && l.includes(key)),
-    );
+    // Both deliveries handled and acked by payments (the second as a repeat).
+    await waitFor(() => tratadas.length === 2, { what: "both deliveries acked" });
     const decisoes = (await http<{ solicitacaoId: string }[]>("GET", `${payments?.url}/decisoes`))
       .body;
     expect(decisoes.filter((d) => d.solicitacaoId === key)).toHaveLength(1);

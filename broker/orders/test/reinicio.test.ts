@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { FILAS_ERROS } from "@shop/contracts";
+import { FILAS, FILAS_ERROS } from "@shop/contracts";
 import { describe, expect, it } from "vitest";
 import {
   emVhostProprio,
@@ -9,6 +9,7 @@ import {
   prontas,
 } from "../../../test/helpers/broker.ts";
 import { http } from "../../../test/helpers/shop.ts";
+import { waitFor } from "../../../test/helpers/wait.ts";
 
 describe("Orders consumer rule 4: ack only after the commit", () => {
   it(
@@ -24,15 +25,22 @@ describe("Orders consumer rule 4: ack only after the commit", () => {
         const key = randomUUID();
         expect((await pedirPagamento(orders.url(), pedido.id, key)).status).toBe(202);
 
-        // The result is committed (the order is PAGO) while its delivery is still unacked.
-        await orders.waitForLine(new RegExp(`(?=.*pausing 60000 ms before the ack)(?=.*${key})`));
-        expect((await pedidoBroker(orders.url(), pedido.id)).status).toBe("PAGO");
+        // The result is committed (the order is PAGO) while its delivery waits 60 s for its ack.
+        await waitFor(async () => (await pedidoBroker(orders.url(), pedido.id)).status === "PAGO", {
+          what: "the result committed",
+        });
+        expect(await prontas(vhost, FILAS.resultados)).toBe(0);
         await orders.kill();
+        // Proof the kill landed before the ack: the broker puts the delivery back in the queue.
+        await waitFor(async () => (await prontas(vhost, FILAS.resultados)) === 1, {
+          what: "the unacked result back in pedidos.resultados",
+        });
 
         orders = await start("orders-2", "broker/orders", ordersEnv);
-        await orders.waitForLine(
-          new RegExp(`(?=.*repeated result for a concluded request: nothing changes)(?=.*${key})`),
-        );
+        // The redelivery is consumed and acked.
+        await waitFor(async () => (await prontas(vhost, FILAS.resultados)) === 0, {
+          what: "the redelivered result acked",
+        });
         expect((await pedidoBroker(orders.url(), pedido.id)).status).toBe("PAGO");
         const historico = await http<{
           solicitacoes: { solicitacaoId: string; etapas: { etapa: string }[] }[];

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { EXCHANGES, FILAS_ERROS, ROUTING_KEYS } from "@shop/contracts";
+import { EXCHANGES, FILAS, FILAS_ERROS, ROUTING_KEYS } from "@shop/contracts";
 import { describe, expect, it } from "vitest";
 import {
   emVhostProprio,
@@ -29,7 +29,7 @@ describe("Restart before the ack", () => {
   it(
     "Payments consumer rules 5 and 6: when both processes stop after the decision is stored and published but before the ack, then after a restart the redelivery keeps one record and the order ends PAGO",
     () =>
-      emVhostProprio("pagamentos", async ({ start, ordersEnv, paymentsEnv }) => {
+      emVhostProprio("pagamentos", async ({ start, vhost, ordersEnv, paymentsEnv }) => {
         let orders = await start("orders", "broker/orders", ordersEnv);
         let payments = await start("payments", "broker/payments", {
           ...paymentsEnv,
@@ -39,14 +39,23 @@ describe("Restart before the ack", () => {
         const key = randomUUID();
         expect((await pedirPagamento(orders.url(), pedido.id, key)).status).toBe(202);
 
-        await payments.waitForLine(/pausing 60000 ms before the ack/);
+        // Decision stored and its result published (the order is PAGO); the command waits
+        // 60 s for its ack.
+        await waitFor(async () => (await pedidoBroker(orders.url(), pedido.id)).status === "PAGO", {
+          what: "the decision stored and its result applied",
+        });
         await Promise.all([payments.kill(), orders.kill()]);
+        // Proof the kill landed before the ack: the command is back in its queue.
+        await waitFor(async () => (await prontas(vhost, FILAS.solicitacoes)) === 1, {
+          what: "the unacked command back in pagamentos.solicitacoes",
+        });
 
         orders = await start("orders-2", "broker/orders", ordersEnv);
         payments = await start("payments-2", "broker/payments", paymentsEnv);
-        await payments.waitForLine(
-          new RegExp(`(?=.*repeated request: republishing the stored decision)(?=.*${key})`),
-        );
+        // The redelivery is read as a repeat (the stored decision, republished) and acked.
+        await waitFor(async () => (await prontas(vhost, FILAS.solicitacoes)) === 0, {
+          what: "the redelivered command acked",
+        });
         await waitFor(async () => (await pedidoBroker(orders.url(), pedido.id)).status === "PAGO");
         const decisoes = (await http<Decisao[]>("GET", `${payments.url()}/decisoes`)).body.filter(
           (d) => d.solicitacaoId === key,
@@ -79,13 +88,24 @@ describe("A crash with idle consumers beside the busy one", () => {
             ROUTING_KEYS.solicitar,
             comando(key, randomUUID(), 10),
           );
-          await paused.waitForLine(new RegExp(`(?=.*pausing 60000 ms)(?=.*${key})`));
+          // Decided and stored; its ack waits 60 s.
+          await waitFor(
+            async () =>
+              (await http<Decisao[]>("GET", `${paused.url()}/decisoes`)).body.some(
+                (d) => d.solicitacaoId === key,
+              ),
+            { what: "the decision stored" },
+          );
           await paused.kill();
+          // Proof the kill landed before the ack: the command is back in its queue.
+          await waitFor(async () => (await prontas(vhost, FILAS.solicitacoes)) === 1, {
+            what: "the unacked command back in its queue",
+          });
 
           const payments = await start(`payments-after-${round}`, "broker/payments", env);
-          await payments.waitForLine(
-            new RegExp(`(?=.*repeated request: republishing the stored decision)(?=.*${key})`),
-          );
+          await waitFor(async () => (await prontas(vhost, FILAS.solicitacoes)) === 0, {
+            what: "the redelivered command acked",
+          });
           expect(await prontas(vhost, FILAS_ERROS.solicitacoes), `round ${round}`).toBe(0);
           const decididas = (await http<Decisao[]>("GET", `${payments.url()}/decisoes`)).body;
           expect(decididas.filter((d) => d.solicitacaoId === key)).toHaveLength(1);
@@ -110,7 +130,13 @@ describe("Divergent request content", () => {
           ROUTING_KEYS.solicitar,
           comando(key, pedidoId, 10),
         );
-        await payments.waitForLine(new RegExp(`(?=.*decision stored)(?=.*${key})`));
+        await waitFor(
+          async () =>
+            (await http<Decisao[]>("GET", `${payments.url()}/decisoes`)).body.some(
+              (d) => d.solicitacaoId === key,
+            ),
+          { what: "the decision stored" },
+        );
         const antes = await prontas(vhost, FILAS_ERROS.solicitacoes);
 
         await publicarCru(
