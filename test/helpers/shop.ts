@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createLogger, type Logger } from "@shop/service";
+import { createLogger, type EventosDoConsumidor, type Logger } from "@shop/service";
 import Database from "better-sqlite3";
 import { construidoDe, NODE_FLAGS } from "../../infra/build.ts";
 import { ROOT } from "../../infra/config.ts";
@@ -167,6 +167,14 @@ export class ServiceProcess {
       timeoutMs,
       what: `${this.name} to print ${pattern}\n--- output so far:\n${this.lines.slice(-20).join("\n")}`,
     });
+  }
+
+  /**
+   * The consumer wrapper's events of one name this process has printed so far: its log
+   * lines carry the event's name in the field `evento` (a field, not the line's wording).
+   */
+  eventos(nome: keyof EventosDoConsumidor): Record<string, unknown>[] {
+    return registros(this.lines).filter((r) => r.evento === nome);
   }
 
   /** The URL the service printed as listening. */

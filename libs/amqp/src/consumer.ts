@@ -105,9 +105,12 @@ export async function consumir<T>(opts: ConsumidorOptions<T>): Promise<Consumido
       const reason = error instanceof Error ? error.message : String(error);
       metricas.falhas.inc({ destino: queue });
       if (tentativa >= tentativas) {
+        // `evento` names the wrapper's event in the line, for readers outside the process.
         log.error(`message failed ${tentativa} times: dead-lettered to ${queue}.erros`, {
           queue,
           reason,
+          evento: "dead-lettered",
+          tentativa,
         });
         settle(() => ch.reject(msg, false));
         metricas.mortas.inc({ destino: queue });
@@ -116,6 +119,8 @@ export async function consumir<T>(opts: ConsumidorOptions<T>): Promise<Consumido
         log.warn(`message failed (attempt ${tentativa} of ${tentativas}); returned to the queue`, {
           queue,
           reason,
+          evento: "retried",
+          tentativa,
         });
         await new Promise((r) => setTimeout(r, tentativa * (opts.esperaMs ?? 200)));
         // basic.reject, not basic.nack: from RabbitMQ 4.3 a nack with requeue no longer

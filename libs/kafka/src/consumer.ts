@@ -151,6 +151,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
         offset: meta.offset,
         dlq,
         reason,
+        evento: "dead-lettered",
       });
       // The record as it was, byte for byte (key, value and headers), with why beside it.
       await deadLetters.publicarLote([
@@ -307,6 +308,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
                 attempt: tentativa,
                 nextInMs: espera,
                 error: presa.ultimoErro,
+                evento: "retried",
               });
               // Wait in slices, heartbeating, so that the group keeps this member.
               for (let esperado = 0; esperado < espera; esperado += 500) {
