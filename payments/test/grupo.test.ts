@@ -1,7 +1,9 @@
 import { nomesKafka, type Pedido } from "@shop/contracts";
+import { describePlatform } from "@shop/kafka";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readConfig as ordersConfig } from "../../orders-api/src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../../orders-api/src/server.ts";
+import { testKafka } from "../../test/helpers/kafka.ts";
 import {
   capturingLogger,
   http,
@@ -17,7 +19,8 @@ import { waitFor } from "../../test/helpers/wait.ts";
  * 3 partitions; each order is charged by one instance only; partitions move when one leaves.
  */
 const prefix = testPrefix("grupo");
-const topico = nomesKafka(prefix).topicos.pedidosCriados;
+const nomes = nomesKafka(prefix);
+const topico = nomes.topicos.pedidosCriados;
 let api: OrdersApi;
 const instances = new Map<string, ServiceProcess>();
 
@@ -42,6 +45,23 @@ async function assignment(): Promise<Map<string, number[]>> {
     result.set(name, saude.consumidor?.particoes[topico] ?? []);
   }
   return result;
+}
+
+/** Kafka's own view of the group: each member's client id and the partitions it holds. */
+async function membrosNoKafka(): Promise<Map<string, number[]>> {
+  const admin = testKafka().admin();
+  await admin.connect();
+  try {
+    const [grupo] = (await describePlatform(admin, { [topico]: [nomes.grupos.pagamentos] })).grupos;
+    return new Map(
+      (grupo?.membros ?? []).map((m) => [
+        m.clientId.replace(/^payments-/, ""),
+        m.particoes[topico] ?? [],
+      ]),
+    );
+  } finally {
+    await admin.disconnect();
+  }
 }
 
 /** Waits until the group has settled: every partition held by exactly one live instance. */
@@ -126,7 +146,14 @@ describe("Rules 9 and 10: payments instances in the pagamentos group", () => {
     instances.delete("caixa-2");
     const a = await settled();
     expect(a.get("caixa-1")).toEqual([0, 1, 2]);
-    await instances.get("caixa-1")?.waitForLine(/rebalance: .*\[0,1,2\]/);
+    // Kafka agrees: one member left in the group, holding the three partitions.
+    await waitFor(
+      async () => {
+        const m = await membrosNoKafka();
+        return m.size === 1 && m.get("caixa-1")?.join(",") === "0,1,2";
+      },
+      { timeoutMs: 30_000, what: "Kafka's group description to show caixa-1 alone with 0,1,2" },
+    );
 
     const ids = await pedir(6);
     const pedidos = await decididos(ids);
@@ -144,7 +171,14 @@ describe("Rules 9 and 10: payments instances in the pagamentos group", () => {
     );
     const idle = [...a.entries()].filter(([, ps]) => ps.length === 0).map(([n]) => n);
     expect(idle).toHaveLength(1);
-    const idleProcess = instances.get(idle[0] as string) as ServiceProcess;
-    await idleProcess.waitForLine(/no partitions \(idle member\)/);
+    // Kafka agrees: four members, the idle one a member with no partition.
+    const noKafka = await waitFor(
+      async () => {
+        const m = await membrosNoKafka();
+        return m.size === 4 && m;
+      },
+      { timeoutMs: 30_000, what: "four members in Kafka's group description" },
+    );
+    expect(noKafka.get(idle[0] as string)).toEqual([]);
   }, 120_000);
 });
