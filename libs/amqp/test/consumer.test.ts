@@ -91,19 +91,21 @@ describe("The AMQP consumer's stop()", () => {
       esperaMs: 10,
       handle: async () => {},
     });
-    const [recebidas, retentadas, mortas, tratadas, confirmadas] = (
-      ["received", "retried", "dead-lettered", "handled", "acked"] as const
-    ).map((n) => colher(consumidor.eventos, n));
+    const recebidas = colher(consumidor.eventos, "received");
+    const retentadas = colher(consumidor.eventos, "retried");
+    const mortas = colher(consumidor.eventos, "dead-lettered");
+    const tratadas = colher(consumidor.eventos, "handled");
+    const confirmadas = colher(consumidor.eventos, "acked");
     try {
       await publicarCru(vhost, EXCHANGES.comandos, ROUTING_KEYS.solicitar, '{"versao": 7}');
-      await waitFor(() => mortas?.length === 1, { what: "the dead-lettered event" });
-      expect(recebidas?.map((e) => e.onde)).toEqual([
+      await waitFor(() => mortas.length === 1, { what: "the dead-lettered event" });
+      expect(recebidas.map((e) => e.onde)).toEqual([
         `${FILAS.solicitacoes}#1`,
         `${FILAS.solicitacoes}#2`,
         `${FILAS.solicitacoes}#3`,
       ]);
-      expect(retentadas?.map((e) => (e as { tentativa: number }).tentativa)).toEqual([1, 2]);
-      expect((mortas?.[0] as { motivo: string }).motivo).toMatch(/versao 7/);
+      expect(retentadas.map((e) => e.tentativa)).toEqual([1, 2]);
+      expect(mortas[0]?.motivo).toMatch(/versao 7/);
       expect(tratadas).toEqual([]);
       expect(confirmadas).toEqual([]);
     } finally {
