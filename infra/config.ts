@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { enderecoDoBrokerShape, segredo } from "@shop/amqp";
+import { enderecoDoBrokerShape, secret } from "@shop/amqp";
 import { kafkaEnvShape } from "@shop/kafka";
 import { DOTENV_PATH, lerAmbiente } from "@shop/service";
 import { z } from "zod";
@@ -56,10 +56,10 @@ const InfraEnv = z.object({
   KAFKA_CONTROLLER_PORT: z.coerce.number().int().min(1).max(65535).default(9093),
   ...enderecoDoBrokerShape,
   BROKER_PANEL_PORT: z.coerce.number().int().min(1).max(65535).default(15672),
-  BROKER_USER: segredo("BROKER_USER"),
-  BROKER_PASSWORD: segredo("BROKER_PASSWORD"),
-  BROKER_ADMIN_USER: segredo("BROKER_ADMIN_USER"),
-  BROKER_ADMIN_PASSWORD: segredo("BROKER_ADMIN_PASSWORD"),
+  BROKER_USER: secret("BROKER_USER"),
+  BROKER_PASSWORD: secret("BROKER_PASSWORD"),
+  BROKER_ADMIN_USER: secret("BROKER_ADMIN_USER"),
+  BROKER_ADMIN_PASSWORD: secret("BROKER_ADMIN_PASSWORD"),
 });
 
 export interface InfraConfig {

@@ -3,7 +3,7 @@ import { z } from "zod";
 const PLACEHOLDER = /^<.*>$/;
 
 /** A secret setting: no default, not empty, and not .env.example's <placeholder> left as is. */
-export const segredo = (name: string) =>
+export const secret = (name: string) =>
   z
     .string({ error: `${name} is not set: run \`npm run setup\` (it writes .env) or export it` })
     .min(1, { error: `${name} is empty` })
@@ -15,8 +15,6 @@ export const enderecoDoBrokerShape = {
   BROKER_PORT: z.coerce.number().int().min(1).max(65535).default(5672),
   BROKER_VHOST: z.string().default("/"),
 };
-
-const secret = segredo;
 
 /** The broker settings both services of the broker edition read. Secrets have no default. */
 export const brokerEnvShape = {
