@@ -1,0 +1,110 @@
+import { spawnSync } from "node:child_process";
+import { chownSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { amqpUrl } from "@shop/amqp";
+import { permissoesDaLoja } from "@shop/contracts";
+import { amqpAnswers } from "../../infra/rabbitmq/rabbitmq.ts";
+import { testConfig } from "./env.ts";
+import { uniqueName } from "./kafka.ts";
+import { waitFor } from "./wait.ts";
+
+/** A TCP port nothing listens on now, chosen by the kernel. */
+export function portaLivre(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * A RabbitMQ node of the test's own, from Debian's rabbitmq-server: its own node name,
+ * AMQP and distribution ports chosen free at run time, data and log folders, no plugins.
+ * A test may stop, restart or kill it without touching the machine-wide RabbitMQ. It has
+ * the shop's two users (the services' one with only the topology's permissions) on `/`.
+ */
+export async function ownRabbit(nome: string) {
+  const [porta, distribuicao] = [await portaLivre(), await portaLivre()];
+  const node = `${uniqueName(nome).replace(/[^a-z0-9-]/gi, "")}@localhost`;
+  const dir = mkdtempSync(join(tmpdir(), "own-rabbit-"));
+  writeFileSync(join(dir, "enabled_plugins"), "[].\n");
+  writeFileSync(
+    join(dir, "rabbitmq.conf"),
+    `listeners.tcp.default = 127.0.0.1:${porta}\nloopback_users = none\n`,
+  );
+  // The server runs as the rabbitmq user when started by root: its folder must be its own.
+  if (process.getuid?.() === 0) {
+    const id = spawnSync("id", ["-u", "rabbitmq"], { encoding: "utf8" }).stdout.trim();
+    const gid = spawnSync("id", ["-g", "rabbitmq"], { encoding: "utf8" }).stdout.trim();
+    if (id) chownSync(dir, Number(id), Number(gid));
+  }
+  const env = {
+    ...process.env,
+    RABBITMQ_NODENAME: node,
+    RABBITMQ_NODE_PORT: String(porta),
+    RABBITMQ_DIST_PORT: String(distribuicao),
+    RABBITMQ_MNESIA_BASE: join(dir, "mnesia"),
+    RABBITMQ_LOG_BASE: join(dir, "log"),
+    RABBITMQ_PID_FILE: join(dir, "rabbit.pid"),
+    RABBITMQ_ENABLED_PLUGINS_FILE: join(dir, "enabled_plugins"),
+    RABBITMQ_CONFIG_FILE: join(dir, "rabbitmq"),
+  };
+  const ctl = (...args: string[]) => {
+    const r = spawnSync("rabbitmqctl", ["-n", node, ...args], { env, encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`rabbitmqctl ${args.join(" ")}: ${r.stderr || r.stdout}`);
+    return r.stdout;
+  };
+  const atende = () => amqpAnswers("127.0.0.1", porta);
+
+  async function iniciar() {
+    const r = spawnSync("rabbitmq-server", ["-detached"], { env, encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`rabbitmq-server -detached: ${r.stderr}`);
+    await waitFor(atende, { timeoutMs: 90_000, intervalMs: 300, what: `RabbitMQ node ${node}` });
+  }
+
+  await iniciar();
+  const { rabbit } = testConfig();
+  const loja = permissoesDaLoja();
+  ctl("add_user", rabbit.admin.user, rabbit.admin.password);
+  ctl("set_user_tags", rabbit.admin.user, "administrator");
+  ctl("set_permissions", "-p", "/", rabbit.admin.user, ".*", ".*", ".*");
+  ctl("add_user", rabbit.user, rabbit.password);
+  ctl("set_permissions", "-p", "/", rabbit.user, loja.configure, loja.write, loja.read);
+
+  return {
+    node,
+    porta,
+    /** The services' settings for this node (its `/` vhost). */
+    env(): Record<string, string> {
+      return { BROKER_HOST: "127.0.0.1", BROKER_PORT: String(porta), BROKER_VHOST: "/" };
+    },
+    /** AMQP URL of the administrator, to `/` on this node. */
+    urlAdmin: amqpUrl({ host: "127.0.0.1", port: porta, ...rabbit.admin, vhost: "/" }),
+    atende,
+    /** A graceful stop of the application (the Erlang node stays up), as `rabbitmqctl stop_app`. */
+    async pararApp() {
+      ctl("stop_app");
+      await waitFor(async () => !(await atende()), { what: `${node} to stop answering` });
+    },
+    async iniciarApp() {
+      ctl("start_app");
+      await waitFor(atende, { timeoutMs: 60_000, what: `${node} to answer again` });
+    },
+    async dispose() {
+      try {
+        ctl("stop");
+      } catch {
+        // already down
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export type OwnRabbit = Awaited<ReturnType<typeof ownRabbit>>;
