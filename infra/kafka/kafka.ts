@@ -317,3 +317,10 @@ export function kafkaStartedByInfra(instance = "default"): boolean {
   const pid = readPid(p);
   return pid !== null && isOurBroker(pid, p);
 }
+
+/** Deletes a named broker's folder (data, config, log): a test's own broker, once stopped. */
+export function apagarInstancia(instance: string): void {
+  if (instance === "default")
+    throw new Error("kafka: the default broker's folder is not a test's to delete");
+  rmSync(paths(instance).dir, { recursive: true, force: true });
+}

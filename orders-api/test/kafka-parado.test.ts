@@ -9,7 +9,7 @@ import { type OrdersApi, startOrdersApi } from "../src/server.ts";
  * The spec's configuration (OUTBOX=desligado). This file stops a broker: it runs its own,
  * so that no other test is disturbed.
  */
-const kafka = ownKafka("fault-orders", 19092);
+const kafka = ownKafka("fault-orders");
 const prefix = testPrefix("parado");
 let api: OrdersApi;
 const apiLog = capturingLogger("orders-api");
@@ -26,7 +26,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await kafka.start();
   await api?.stop();
-  await kafka.stop();
+  await kafka.dispose();
 }, 120_000);
 
 const pedido = { cliente: "Duda", item: "mochila", quantidade: 1, precoUnitario: 80 };

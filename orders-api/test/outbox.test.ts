@@ -17,7 +17,7 @@ import { readConfig } from "../src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../src/server.ts";
 
 /** The outbox (OUTBOX=ligado, the default): nothing is orphaned. A broker of its own. */
-const kafka = ownKafka("fault-outbox", 19192);
+const kafka = ownKafka("fault-outbox");
 const prefix = testPrefix("outbox");
 const env = (extra: Record<string, string> = {}) => ({
   ...serviceEnv(prefix, extra),
@@ -37,7 +37,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await kafka.start();
   await payments?.stop();
-  await kafka.stop();
+  await kafka.dispose();
 }, 120_000);
 
 const pedido = { cliente: "Leo", item: "bola", quantidade: 2, precoUnitario: 15 };

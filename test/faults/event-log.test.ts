@@ -8,7 +8,7 @@ import { expectConsistent, streamOfOrders } from "./harness.ts";
  * Fault injection on the event-log edition: real processes, a real Kafka broker of this
  * file's own (so that it can be killed), a stream of orders while the fault happens.
  */
-const kafka = ownKafka("faults", 19392);
+const kafka = ownKafka("faults");
 const running: ServiceProcess[] = [];
 
 beforeAll(async () => {
@@ -16,7 +16,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await Promise.all(running.map((p) => p.stop()));
-  await kafka.stop();
+  await kafka.dispose();
 }, 120_000);
 
 function shop(name: string) {

@@ -1,5 +1,7 @@
+import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { startKafka, stopKafka } from "../../infra/kafka/kafka.ts";
+import { createServer } from "node:net";
+import { apagarInstancia, startKafka, stopKafka } from "../../infra/kafka/kafka.ts";
 
 /**
  * Linux hands out ports in this range as the local end of outgoing connections; a broker
@@ -12,30 +14,61 @@ function ephemeralRange(): [number, number] {
   return [low ?? 32768, high ?? 60999];
 }
 
+const livre = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+
 /**
- * A Kafka broker of the test's own, on its own ports and data folder, that the test may
- * stop, kill and restart without touching the broker every other test uses.
+ * Two consecutive ports free now (the broker's and its controller's), chosen at random
+ * below the ephemeral range, so that two runs on one machine do not collide.
  */
-export function ownKafka(instance: string, port: number) {
-  const [low, high] = ephemeralRange();
-  if (port + 1 >= low && port <= high) {
-    throw new Error(
-      `ownKafka: ports ${port}-${port + 1} fall in the ephemeral range ${low}-${high}`,
-    );
+async function duasPortasLivres(): Promise<number> {
+  const [low] = ephemeralRange();
+  for (let tentativa = 0; tentativa < 100; tentativa++) {
+    const port = 20_000 + Math.floor(Math.random() * (low - 20_002));
+    if ((await livre(port)) && (await livre(port + 1))) return port;
   }
-  const settings = {
-    brokers: [`127.0.0.1:${port}`],
-    host: "127.0.0.1",
-    port,
-    controllerPort: port + 1,
-  };
+  throw new Error("ownKafka: no two free ports below the ephemeral range");
+}
+
+/**
+ * A Kafka broker of the test's own, on ports chosen free at run time and a data folder of
+ * its own, that the test may stop, kill and restart without touching the broker every
+ * other test uses. `dispose()` stops it and deletes its folder.
+ */
+export function ownKafka(nome: string) {
+  const instance = `${nome}-${randomBytes(3).toString("hex")}`;
+  let settings: { brokers: string[]; host: string; port: number; controllerPort: number } | null =
+    null;
   const log = (line: string) => {
     if (process.env.SHOP_TEST_LOGS) console.log(`[${instance}] ${line}`);
   };
   return {
-    brokers: settings.brokers.join(","),
-    start: () => startKafka(settings, log, { instance }),
+    /** Its bootstrap address; known once it has started. */
+    get brokers(): string {
+      if (!settings) throw new Error(`ownKafka ${instance}: start it before reading its address`);
+      return settings.brokers.join(",");
+    },
+    async start() {
+      if (!settings) {
+        const port = await duasPortasLivres();
+        settings = {
+          brokers: [`127.0.0.1:${port}`],
+          host: "127.0.0.1",
+          port,
+          controllerPort: port + 1,
+        };
+      }
+      return startKafka(settings, log, { instance });
+    },
     stop: () => stopKafka(log, { instance }),
     kill: () => stopKafka(log, { instance, signal: "SIGKILL" }),
+    async dispose() {
+      await stopKafka(log, { instance });
+      apagarInstancia(instance);
+    },
   };
 }
