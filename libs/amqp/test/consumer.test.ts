@@ -17,14 +17,14 @@ afterAll(async () => {
 });
 
 /** The shop's AMQP client, as the broker services make it, in this file's vhost. */
-function cliente(nome: string) {
-  const env = brokerEnv(vhost, nome);
+function cliente(nome: string, v: TestVhost = vhost) {
+  const env = brokerEnv(v, nome);
   const log = capturingLogger(nome);
   const client = clienteDaLoja(
     brokerAddress({
       BROKER_HOST: env.BROKER_HOST as string,
       BROKER_PORT: Number(env.BROKER_PORT),
-      BROKER_VHOST: vhost.vhost,
+      BROKER_VHOST: v.vhost,
       BROKER_USER: env.BROKER_USER as string,
       BROKER_PASSWORD: env.BROKER_PASSWORD as string,
     }),
@@ -82,7 +82,9 @@ describe("The AMQP consumer's stop()", () => {
   });
 
   it("When a message breaks its contract, then the wrapper's events tell it all: received three times, retried twice, dead-lettered once, never handled or acked", async () => {
-    const { client, log } = cliente("amqp-eventos");
+    // A vhost of its own: the stop test leaves a message in its queue on purpose.
+    const proprio = await createTestVhost("amqp-eventos");
+    const { client, log } = cliente("amqp-eventos", proprio);
     const consumidor = await consumir({
       client,
       queue: FILAS.solicitacoes,
@@ -97,7 +99,7 @@ describe("The AMQP consumer's stop()", () => {
     const tratadas = colher(consumidor.eventos, "handled");
     const confirmadas = colher(consumidor.eventos, "acked");
     try {
-      await publicarCru(vhost, EXCHANGES.comandos, ROUTING_KEYS.solicitar, '{"versao": 7}');
+      await publicarCru(proprio, EXCHANGES.comandos, ROUTING_KEYS.solicitar, '{"versao": 7}');
       await waitFor(() => mortas.length === 1, { what: "the dead-lettered event" });
       expect(recebidas.map((e) => e.onde)).toEqual([
         `${FILAS.solicitacoes}#1`,
@@ -111,6 +113,7 @@ describe("The AMQP consumer's stop()", () => {
     } finally {
       await consumidor.stop();
       await client.close();
+      await proprio.dispose();
     }
   });
 });
