@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest";
+import { transitorioEsperado } from "../../src/client.ts";
+
+describe("kafkajs's log entries: expected start-up transients (issue 14)", () => {
+  it("When kafkajs logs a broker's error answer that it handles itself, then it is an expected transient", () => {
+    for (const error of [
+      "Topic creation errors",
+      "The group coordinator is not available",
+      "The group is rebalancing, so a rejoin is needed",
+      "This server does not host this topic-partition",
+    ]) {
+      expect(transitorioEsperado("Response CreateTopics(key: 19, version: 3)", error), error).toBe(
+        true,
+      );
+    }
+    expect(
+      transitorioEsperado(
+        "The coordinator is not aware of this member, re-joining the group",
+        undefined,
+      ),
+    ).toBe(true);
+  });
+
+  it("When kafkajs logs anything else, then it stays an error", () => {
+    expect(
+      transitorioEsperado(
+        "Response Produce(key: 0, version: 7)",
+        "The request included a message larger than the max message size the server will accept",
+      ),
+    ).toBe(false);
+    expect(
+      transitorioEsperado("Crash: KafkaJSNumberOfRetriesExceeded: Connection error", undefined),
+    ).toBe(false);
+    expect(transitorioEsperado("Topic creation errors", undefined)).toBe(false);
+  });
+});
