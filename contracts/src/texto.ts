@@ -11,7 +11,12 @@ import { z } from "zod";
  * Unicode look-alikes ("Аna" with a Cyrillic А) are kept as typed: these fields are labels
  * a person reads, never identities the shop compares or keys on (see docs/decisions.md).
  */
-const PROIBIDOS = /[\p{Cc}\u202A-\u202E\u2066-\u2069]/u;
+/**
+ * Control characters (C0, DEL, C1) and bidirectional overrides and isolates: refused in
+ * text fields here, escaped by libs/service wherever a tool prints text it did not write.
+ */
+export const CONTROLES = "[\\p{Cc}\\u202A-\\u202E\\u2066-\\u2069]";
+const PROIBIDOS = new RegExp(CONTROLES, "u");
 const SURROGATE_SOZINHO = /\p{Cs}/u;
 
 /** The limits of each text field, in characters. */

@@ -275,7 +275,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
           while (pendentes[0]?.feito) resolver((pendentes.shift() as { offset: string }).offset);
         };
         /** The record handled, tried again with backoff while it fails; null if the partition went away. */
-        const comRetentativas = async (message: KafkaMessage) => {
+        const tratarAteConseguir = async (message: KafkaMessage) => {
           const chave = `${batch.topic}:${batch.partition}`;
           for (let tentativa = 1; ; tentativa++) {
             try {
@@ -324,7 +324,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
         };
         for (const message of batch.messages) {
           if (!isRunning() || isStale()) break;
-          const feito = await comRetentativas(message);
+          const feito = await tratarAteConseguir(message);
           if (feito === null) break;
           const { depois } = feito;
           const p = { offset: message.offset, depois, feito: depois === undefined };

@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import { CONTROLES } from "@shop/contracts";
 
 /**
  * A command line's arguments (node:util parseArgs), or null when they do not parse: the
@@ -16,8 +17,8 @@ export function lerArgumentos<T extends ParseArgsConfig>(
   }
 }
 
-/** Control characters (C0, DEL, C1) and bidirectional overrides and isolates. */
-const CONTROLES = /[\p{Cc}\u202A-\u202E\u2066-\u2069]/gu;
+/** The characters text fields refuse (contracts' CONTROLES), found anywhere in a text. */
+const CONTROLES_GLOBAL = new RegExp(CONTROLES, "gu");
 
 /**
  * Text a CLI or a pretty log prints but did not write itself (an item, a dead letter's
@@ -28,7 +29,7 @@ const CONTROLES = /[\p{Cc}\u202A-\u202E\u2066-\u2069]/gu;
  */
 export function escaparControles(texto: string): string {
   return texto.replace(
-    CONTROLES,
+    CONTROLES_GLOBAL,
     (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, "0")}`,
   );
 }
