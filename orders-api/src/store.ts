@@ -1,7 +1,7 @@
 import { limiteDeDinheiro, openDatabase } from "@shop/service";
-import { type Efeito, efeitoDoResultado, type Pedido, type Resultado } from "./domain/pedido.ts";
+import type { Pedido } from "./domain/pedido.ts";
 
-interface Linha {
+interface PedidoRow {
   id: number;
   cliente: string;
   item: string;
@@ -26,7 +26,7 @@ const MIGRATIONS = [
      criado_em TEXT NOT NULL
    )`,
   // The outbox: each order's PedidoCriado, written in the order's own transaction and
-  // published later by the relay (src/outbox.ts).
+  // published later by the relay (src/messaging/outbox-relay.ts).
   `CREATE TABLE outbox (
      id INTEGER PRIMARY KEY AUTOINCREMENT,
      pedido_id INTEGER NOT NULL REFERENCES pedidos(id),
@@ -68,16 +68,9 @@ const MIGRATIONS = [
   limiteDeDinheiro("pedidos", "pedidos_valor_no_limite", "NEW.valor_centavos"),
 ];
 
-export type Detalhes = Record<string, string | number | boolean | null>;
+export type Details = Record<string, string | number | boolean | null>;
 
-/** A result to apply, where it came from (topic, partition, offset, trace). */
-export interface ResultadoParaAplicar {
-  pedidoId: number;
-  resultado: Resultado & { processadoEm?: string };
-  origem: Detalhes;
-}
-
-export interface LinhaOutbox {
+export interface OutboxRow {
   id: number;
   traceparent: string | null;
   pedido_id: number;
@@ -88,269 +81,209 @@ export interface LinhaOutbox {
 }
 
 /** An Idempotency-Key and the fingerprint of the body it came with. */
-export interface Idempotencia {
-  chave: string;
-  impressao: string;
+export interface IdempotencyKey {
+  key: string;
+  fingerprint: string;
 }
 
-export interface RegistroDeIdempotencia extends Idempotencia {
+export interface IdempotencyRecord extends IdempotencyKey {
   pedidoId: number;
   /** The answer given (null until it was: the request is in progress, or its process died). */
   status: number | null;
-  resposta: unknown;
+  answer: unknown;
 }
 
-export interface EventoParaPublicar {
-  topico: string;
-  chave: string;
-  valor: string;
-}
-
-const toPedido = (l: Linha): Pedido => ({
-  id: l.id,
-  cliente: l.cliente,
-  item: l.item,
-  quantidade: l.quantidade,
-  valorCentavos: l.valor_centavos,
-  status: l.status,
-  motivo: l.motivo,
-  processadoPor: l.processado_por,
-  criadoEm: l.criado_em,
+const toPedido = (r: PedidoRow): Pedido => ({
+  id: r.id,
+  cliente: r.cliente,
+  item: r.item,
+  quantidade: r.quantidade,
+  valorCentavos: r.valor_centavos,
+  status: r.status,
+  motivo: r.motivo,
+  processadoPor: r.processado_por,
+  criadoEm: r.criado_em,
 });
 
-export type PedidosStore = ReturnType<typeof openStore>;
+export type PedidoStore = ReturnType<typeof openStore>;
 
-/** The orders database: WAL, prepared statements, migrations by user_version. */
+/**
+ * The orders database: WAL, prepared statements, migrations by user_version. SQL only:
+ * the rules that decide what to write are the use cases' (src/pedidos.ts).
+ */
 export function openStore(path: string) {
   const db = openDatabase(path, MIGRATIONS);
 
-  const insert = db.prepare<[Omit<Linha, "id">], never>(
-    `INSERT INTO pedidos (cliente, item, quantidade, valor_centavos, status, motivo, processado_por, criado_em)
-     VALUES (@cliente, @item, @quantidade, @valor_centavos, @status, @motivo, @processado_por, @criado_em)`,
-  );
-  const byId = db.prepare<[number], Linha>("SELECT * FROM pedidos WHERE id = ?");
-  const newestFirst = db.prepare<[number], Linha>("SELECT * FROM pedidos ORDER BY id DESC LIMIT ?");
-  const update = db.prepare<[string, string | null, string, number], never>(
-    `UPDATE pedidos SET status = ?, motivo = ?, processado_por = ?, decidido_em = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-     WHERE id = ? AND status = 'AGUARDANDO_PAGAMENTO'`,
-  );
-
-  const etapaInsert = db.prepare<[number, string, string, string], never>(
-    "INSERT INTO historico (pedido_id, etapa, em, detalhes) VALUES (?, ?, ?, ?)",
-  );
-  const etapas = db.prepare<[number], { etapa: string; em: string; detalhes: string }>(
-    "SELECT etapa, em, detalhes FROM historico WHERE pedido_id = ? ORDER BY rowid",
-  );
-  const registrarEtapa = (pedidoId: number, etapa: string, detalhes: Detalhes, em?: string) =>
-    etapaInsert.run(pedidoId, etapa, em ?? new Date().toISOString(), JSON.stringify(detalhes));
-
-  /** The decision as payments took it, then what this API did with it (in a transaction). */
-  const aplicarUm = ({ pedidoId, resultado, origem }: ResultadoParaAplicar): Efeito | null => {
-    const atual = byId.get(pedidoId);
-    if (!atual) return null;
-    const efeito = efeitoDoResultado(atual.status, resultado);
-    if (efeito.aplicar) update.run(efeito.status, efeito.motivo, efeito.processadoPor, pedidoId);
-    registrarEtapa(
-      pedidoId,
-      "decidido",
+  const q = {
+    insertPedido: db.prepare<[Omit<PedidoRow, "id">], never>(
+      `INSERT INTO pedidos (cliente, item, quantidade, valor_centavos, status, motivo, processado_por, criado_em)
+       VALUES (@cliente, @item, @quantidade, @valor_centavos, @status, @motivo, @processado_por, @criado_em)`,
+    ),
+    pedido: db.prepare<[number], PedidoRow>("SELECT * FROM pedidos WHERE id = ?"),
+    newestFirst: db.prepare<[number], PedidoRow>("SELECT * FROM pedidos ORDER BY id DESC LIMIT ?"),
+    updateStatus: db.prepare<[string, string | null, string, number], never>(
+      `UPDATE pedidos SET status = ?, motivo = ?, processado_por = ?, decidido_em = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+       WHERE id = ? AND status = 'AGUARDANDO_PAGAMENTO'`,
+    ),
+    insertStep: db.prepare<[number, string, string, string], never>(
+      "INSERT INTO historico (pedido_id, etapa, em, detalhes) VALUES (?, ?, ?, ?)",
+    ),
+    steps: db.prepare<[number], { etapa: string; em: string; detalhes: string }>(
+      "SELECT etapa, em, detalhes FROM historico WHERE pedido_id = ? ORDER BY rowid",
+    ),
+    insertOutbox: db.prepare<[number, string, string, string, string, string], never>(
+      "INSERT INTO outbox (pedido_id, topico, chave, valor, criado_em, traceparent) VALUES (?, ?, ?, ?, ?, ?)",
+    ),
+    pendingOutbox: db.prepare<[number], OutboxRow>(
+      "SELECT id, pedido_id, topico, chave, valor, criado_em, traceparent FROM outbox WHERE enviado_em IS NULL AND posta_de_lado_em IS NULL ORDER BY id LIMIT ?",
+    ),
+    setAside: db.prepare<[string, string, number], never>(
+      "UPDATE outbox SET posta_de_lado_em = ?, motivo = ? WHERE id = ? AND enviado_em IS NULL",
+    ),
+    setAsideRows: db.prepare<[], { id: number; pedidoId: number; em: string; motivo: string }>(
+      "SELECT id, pedido_id AS pedidoId, posta_de_lado_em AS em, motivo FROM outbox WHERE posta_de_lado_em IS NOT NULL AND enviado_em IS NULL ORDER BY id",
+    ),
+    markSent: db.prepare<[string, number], never>("UPDATE outbox SET enviado_em = ? WHERE id = ?"),
+    outboxState: db.prepare<[], { pendentes: number; maisAntigo: string | null }>(
+      "SELECT COUNT(*) AS pendentes, MIN(criado_em) AS maisAntigo FROM outbox WHERE enviado_em IS NULL AND posta_de_lado_em IS NULL",
+    ),
+    insertKey: db.prepare<[string, string, number, string], never>(
+      "INSERT INTO idempotencia (chave, impressao, pedido_id, criada_em) VALUES (?, ?, ?, ?)",
+    ),
+    key: db.prepare<
+      [string],
       {
-        instancia: resultado.instancia,
-        status: resultado.status,
-        motivo: resultado.motivo,
-        ...origem,
-      },
-      resultado.processadoEm,
-    );
-    registrarEtapa(
-      pedidoId,
-      efeito.aplicar ? "resultado-aplicado" : "resultado-repetido",
-      efeito.aplicar ? { status: efeito.status } : { porque: efeito.porque },
-    );
-    return efeito;
-  };
-  /** Results in one transaction, in order: a repeat sees the first one's effect. */
-  const aplicarVarios = db.transaction((itens: ResultadoParaAplicar[]) => itens.map(aplicarUm));
-
-  const outboxInsert = db.prepare<[number, string, string, string, string, string], never>(
-    "INSERT INTO outbox (pedido_id, topico, chave, valor, criado_em, traceparent) VALUES (?, ?, ?, ?, ?, ?)",
-  );
-  const outboxPendentes = db.prepare<[number], LinhaOutbox>(
-    "SELECT id, pedido_id, topico, chave, valor, criado_em, traceparent FROM outbox WHERE enviado_em IS NULL AND posta_de_lado_em IS NULL ORDER BY id LIMIT ?",
-  );
-  const outboxPorDeLado = db.prepare<[string, string, number], never>(
-    "UPDATE outbox SET posta_de_lado_em = ?, motivo = ? WHERE id = ? AND enviado_em IS NULL",
-  );
-  const outboxPostasDeLado = db.prepare<
-    [],
-    { id: number; pedidoId: number; em: string; motivo: string }
-  >(
-    "SELECT id, pedido_id AS pedidoId, posta_de_lado_em AS em, motivo FROM outbox WHERE posta_de_lado_em IS NOT NULL AND enviado_em IS NULL ORDER BY id",
-  );
-  const outboxMarcar = db.prepare<[string, number], never>(
-    "UPDATE outbox SET enviado_em = ? WHERE id = ?",
-  );
-  const outboxEstado = db.prepare<[], { pendentes: number; maisAntigo: string | null }>(
-    "SELECT COUNT(*) AS pendentes, MIN(criado_em) AS maisAntigo FROM outbox WHERE enviado_em IS NULL AND posta_de_lado_em IS NULL",
-  );
-
-  const idemInsert = db.prepare<[string, string, number, string], never>(
-    "INSERT INTO idempotencia (chave, impressao, pedido_id, criada_em) VALUES (?, ?, ?, ?)",
-  );
-  const idemGet = db.prepare<
-    [string],
-    {
-      chave: string;
-      impressao: string;
-      pedido_id: number;
-      status: number | null;
-      resposta: string | null;
-    }
-  >("SELECT chave, impressao, pedido_id, status, resposta FROM idempotencia WHERE chave = ?");
-  const idemResposta = db.prepare<[number, string, string], never>(
-    "UPDATE idempotencia SET status = ?, resposta = ? WHERE chave = ?",
-  );
-  const idemEsquecer = db.prepare<[string], never>("DELETE FROM idempotencia WHERE criada_em < ?");
-  const lembrar = (idem: Idempotencia | undefined, pedido: Pedido) => {
-    if (idem) idemInsert.run(idem.chave, idem.impressao, pedido.id, pedido.criadoEm);
+        chave: string;
+        impressao: string;
+        pedido_id: number;
+        status: number | null;
+        resposta: string | null;
+      }
+    >("SELECT chave, impressao, pedido_id, status, resposta FROM idempotencia WHERE chave = ?"),
+    saveAnswer: db.prepare<[number, string, string], never>(
+      "UPDATE idempotencia SET status = ?, resposta = ? WHERE chave = ?",
+    ),
+    forgetKeys: db.prepare<[string], never>("DELETE FROM idempotencia WHERE criada_em < ?"),
   };
 
-  function inserir(pedido: Omit<Pedido, "id">): Pedido {
-    const info = insert.run({
-      cliente: pedido.cliente,
-      item: pedido.item,
-      quantidade: pedido.quantidade,
-      valor_centavos: pedido.valorCentavos,
-      status: pedido.status,
-      motivo: pedido.motivo,
-      processado_por: pedido.processadoPor,
-      criado_em: pedido.criadoEm,
-    });
-    return { ...pedido, id: Number(info.lastInsertRowid) };
-  }
+  const insertStep = (pedidoId: number, etapa: string, details: Details, at?: string) =>
+    q.insertStep.run(pedidoId, etapa, at ?? new Date().toISOString(), JSON.stringify(details));
+
+  // One transaction wrapper for every unit of work: db.transaction() builds a new function
+  // (and its BEGIN/COMMIT statements) on each call, a measurable share of a request's CPU.
+  const inTransaction = db.transaction((work: () => unknown) => work());
 
   return {
-    /**
-     * Orders and their events in one transaction: each order with its event, or none of
-     * them. Several requests' orders share a transaction (group commit: agrupar in libs/service).
-     */
-    inserirComEventos: db.transaction(
-      (
-        novos: {
-          pedido: Omit<Pedido, "id">;
-          traceparent: string;
-          idempotencia?: Idempotencia;
-        }[],
-        evento: (p: Pedido) => EventoParaPublicar,
-      ): { pedido: Pedido; outboxId: number }[] =>
-        novos.map(({ pedido, traceparent, idempotencia }) => {
-          const salvo = inserir(pedido);
-          lembrar(idempotencia, salvo);
-          const e = evento(salvo);
-          const info = outboxInsert.run(
-            salvo.id,
-            e.topico,
-            e.chave,
-            e.valor,
-            salvo.criadoEm,
-            traceparent,
-          );
-          return { pedido: salvo, outboxId: Number(info.lastInsertRowid) };
-        }),
-    ),
-    outboxPendentes(limite: number): LinhaOutbox[] {
-      return outboxPendentes.all(limite);
+    /** Runs work in one IMMEDIATE transaction (a writer lock from the start). */
+    transaction<T>(work: () => T): T {
+      return inTransaction.immediate(work) as T;
     },
-    /** Marks rows sent and puts "event acknowledged" (partition, offset) on each timeline. */
-    marcarEnviados: db.transaction(
+    insertPedido(pedido: Omit<Pedido, "id">): Pedido {
+      const info = q.insertPedido.run({
+        cliente: pedido.cliente,
+        item: pedido.item,
+        quantidade: pedido.quantidade,
+        valor_centavos: pedido.valorCentavos,
+        status: pedido.status,
+        motivo: pedido.motivo,
+        processado_por: pedido.processadoPor,
+        criado_em: pedido.criadoEm,
+      });
+      return { ...pedido, id: Number(info.lastInsertRowid) };
+    },
+    findPedido(id: number): Pedido | null {
+      const row = q.pedido.get(id);
+      return row ? toPedido(row) : null;
+    },
+    listPedidos(limit = 1000): Pedido[] {
+      return q.newestFirst.all(limit).map(toPedido);
+    },
+    /** Moves an order that is still AGUARDANDO_PAGAMENTO; decidido_em is now. */
+    updateStatus(
+      id: number,
+      change: { status: Pedido["status"]; motivo: string | null; processadoPor: string },
+    ): void {
+      q.updateStatus.run(change.status, change.motivo, change.processadoPor, id);
+    },
+    /** A step of the order's timeline (GET /pedidos/{id}/historico). */
+    insertStep,
+    /** The timeline after creation, oldest first. */
+    steps(pedidoId: number): { etapa: string; em: string; detalhes: Details }[] {
+      return q.steps
+        .all(pedidoId)
+        .map((e) => ({ etapa: e.etapa, em: e.em, detalhes: JSON.parse(e.detalhes) as Details }));
+    },
+
+    /** The order's event, written in the order's own transaction for the relay to publish. */
+    insertOutbox(
+      record: { topic: string; key: string; value: string },
+      pedido: Pedido,
+      traceparent: string,
+    ): void {
+      q.insertOutbox.run(
+        pedido.id,
+        record.topic,
+        record.key,
+        record.value,
+        pedido.criadoEm,
+        traceparent,
+      );
+    },
+    pendingOutbox(limit: number): OutboxRow[] {
+      return q.pendingOutbox.all(limit);
+    },
+    /** Marks rows sent and puts "evento-confirmado" (partition, offset) on each timeline. */
+    markSent: db.transaction(
       (
-        linhas: {
-          id: number;
-          pedidoId: number;
-          topico: string;
-          particao: number;
-          offset: string;
-        }[],
+        rows: { id: number; pedidoId: number; topico: string; particao: number; offset: string }[],
       ) => {
-        const agora = new Date().toISOString();
-        for (const l of linhas) {
-          outboxMarcar.run(agora, l.id);
-          registrarEtapa(
-            l.pedidoId,
+        const now = new Date().toISOString();
+        for (const r of rows) {
+          q.markSent.run(now, r.id);
+          insertStep(
+            r.pedidoId,
             "evento-confirmado",
-            { topico: l.topico, particao: l.particao, offset: l.offset },
-            agora,
+            { topico: r.topico, particao: r.particao, offset: r.offset },
+            now,
           );
         }
       },
     ),
     /** A row Kafka refused for good: set aside with why, on the order's timeline too. */
-    porDeLado: db.transaction((linha: { id: number; pedidoId: number }, motivo: string) => {
-      const agora = new Date().toISOString();
-      outboxPorDeLado.run(agora, motivo, linha.id);
-      registrarEtapa(linha.pedidoId, "evento-posto-de-lado", { motivo }, agora);
+    setAside: db.transaction((row: { id: number; pedidoId: number }, reason: string) => {
+      const now = new Date().toISOString();
+      q.setAside.run(now, reason, row.id);
+      insertStep(row.pedidoId, "evento-posto-de-lado", { motivo: reason }, now);
     }),
     /** The rows set aside, oldest first. */
-    postasDeLado(): { id: number; pedidoId: number; em: string; motivo: string }[] {
-      return outboxPostasDeLado.all();
+    setAsideRows(): { id: number; pedidoId: number; em: string; motivo: string }[] {
+      return q.setAsideRows.all();
     },
-    registrarEtapa(pedidoId: number, etapa: string, detalhes: Detalhes): void {
-      registrarEtapa(pedidoId, etapa, detalhes);
-    },
-    /** The timeline after creation, oldest first. */
-    etapas(pedidoId: number): { etapa: string; em: string; detalhes: Detalhes }[] {
-      return etapas
-        .all(pedidoId)
-        .map((e) => ({ etapa: e.etapa, em: e.em, detalhes: JSON.parse(e.detalhes) as Detalhes }));
-    },
-    estadoOutbox(): { pendentes: number; maisAntigoEm: string | null } {
-      const e = outboxEstado.get() as { pendentes: number; maisAntigo: string | null };
+    outboxState(): { pendentes: number; maisAntigoEm: string | null } {
+      const e = q.outboxState.get() as { pendentes: number; maisAntigo: string | null };
       return { pendentes: e.pendentes, maisAntigoEm: e.maisAntigo };
     },
-    /** An order, and its Idempotency-Key when given, in one transaction. */
-    inserir: db.transaction((pedido: Omit<Pedido, "id">, idempotencia?: Idempotencia): Pedido => {
-      const salvo = inserir(pedido);
-      lembrar(idempotencia, salvo);
-      return salvo;
-    }),
-    idempotencia(chave: string): RegistroDeIdempotencia | null {
-      const l = idemGet.get(chave);
-      if (!l) return null;
+
+    insertKey(key: IdempotencyKey, pedido: Pedido): void {
+      q.insertKey.run(key.key, key.fingerprint, pedido.id, pedido.criadoEm);
+    },
+    findKey(key: string): IdempotencyRecord | null {
+      const row = q.key.get(key);
+      if (!row) return null;
       return {
-        chave: l.chave,
-        impressao: l.impressao,
-        pedidoId: l.pedido_id,
-        status: l.status,
-        resposta: l.resposta === null ? null : JSON.parse(l.resposta),
+        key: row.chave,
+        fingerprint: row.impressao,
+        pedidoId: row.pedido_id,
+        status: row.status,
+        answer: row.resposta === null ? null : JSON.parse(row.resposta),
       };
     },
-    guardarResposta(chave: string, status: number, resposta: unknown): void {
-      idemResposta.run(status, JSON.stringify(resposta), chave);
+    saveAnswer(key: string, status: number, answer: unknown): void {
+      q.saveAnswer.run(status, JSON.stringify(answer), key);
     },
-    /** Forgets the keys created before `antesDe` (ISO 8601). */
-    esquecerChaves(antesDe: string): number {
-      return idemEsquecer.run(antesDe).changes;
-    },
-    buscar(id: number): Pedido | null {
-      const linha = byId.get(id);
-      return linha ? toPedido(linha) : null;
-    },
-    listar(limite = 1000): Pedido[] {
-      return newestFirst.all(limite).map(toPedido);
-    },
-    /**
-     * Applies the results in one transaction (a consumer's group commit); for each, its
-     * effect, or null when the order does not exist.
-     */
-    aplicarResultados(itens: ResultadoParaAplicar[]): (Efeito | null)[] {
-      return aplicarVarios.immediate(itens);
-    },
-    /** Applies a result in one transaction; null when the order does not exist. */
-    aplicarResultado(
-      pedidoId: number,
-      resultado: Resultado & { processadoEm?: string },
-      origem: Detalhes,
-    ): Efeito | null {
-      return aplicarVarios.immediate([{ pedidoId, resultado, origem }])[0] ?? null;
+    /** Forgets the keys created before `before` (ISO 8601). */
+    forgetKeys(before: string): number {
+      return q.forgetKeys.run(before).changes;
     },
     close() {
       db.close();

@@ -1,124 +1,61 @@
-import {
-  chaveDoPedido,
-  fromCents,
-  type NomesKafka,
-  type PedidoCriado,
-  type Processado,
-  ResultadoPagamento,
-  toCents,
-} from "@shop/contracts";
-import type { Publicador, RecordMeta } from "@shop/kafka";
-import { contextoAtual, type Logger, saidaDoProcesso } from "@shop/service";
+import { fromCents, type Processado, toCents } from "@shop/contracts";
+import { saidaDoProcesso } from "@shop/service";
 import { type Decisao, decidir } from "./domain/decisao.ts";
 
-export interface PagamentosDeps {
+export interface PagamentoUseCaseDeps {
   instancia: string;
-  tempoDecisaoMs: number;
-  nomes: NomesKafka;
-  publicador: Publicador | null;
-  log: Logger;
-  /** Prints the one line per decision a person reads. */
+  /** The simulated work before each decision (3 s by default; 0 in benchmarks). */
+  decisionWaitMs: number;
+  /** Prints the one line per decision a person reads (stdout by default). */
   print?: (line: string) => void;
 }
 
-const GUARDADOS = 1000;
+/** How many recent decisions GET /pagamentos shows. */
+const KEPT = 1000;
 
 /** The decision line on stdout, through the process's shared per-turn writer. */
-function imprimirNaSaida(): (line: string) => void {
+function printToStdout(): (line: string) => void {
   const stdout = saidaDoProcesso(1);
   return (line) => stdout.write(`${line}\n`);
 }
 
-export function pagamentosService(deps: PagamentosDeps) {
-  const processados: Processado[] = [];
-  const print = deps.print ?? imprimirNaSaida();
+/** The payments instance's use cases: transport-free, the same for Kafka and for HTTP. */
+export function pagamentoUseCases(deps: PagamentoUseCaseDeps) {
+  const recent: Processado[] = [];
+  const print = deps.print ?? printToStdout();
   // With no wait at all (benchmarks), no timer either: a 0 ms timer still costs about 1 ms.
-  const esperar = () =>
-    deps.tempoDecisaoMs > 0
-      ? new Promise((r) => setTimeout(r, deps.tempoDecisaoMs))
+  const work = () =>
+    deps.decisionWaitMs > 0
+      ? new Promise((r) => setTimeout(r, deps.decisionWaitMs))
       : Promise.resolve();
 
-  function lembrar(p: Processado) {
-    processados.unshift(p);
-    if (processados.length > GUARDADOS) processados.pop();
-  }
-
-  async function decidirDepoisDaEspera(valor: number): Promise<Decisao> {
-    await esperar(); // the simulated work; a timer, so HTTP keeps answering meanwhile
-    return decidir(toCents(valor));
-  }
-
   return {
+    /** decidirPagamentoOnPedidoCriado: wait (a timer, so HTTP keeps answering), then decide. */
+    async decidePagamento(valor: number): Promise<Decisao & { instancia: string }> {
+      await work();
+      return { ...decidir(toCents(valor)), instancia: deps.instancia };
+    },
+
     /**
-     * decidirPagamentoOnPedidoCriado: wait, decide, then publish the result with the same
-     * key and print the line. The wait and the decision are in record order; the publish
-     * is handed back (pipelined), so that the next record's wait starts at once, and its
-     * offset is resolved only after the acknowledgement.
+     * A decision that took effect (its result published, or answered over HTTP): kept for
+     * GET /pagamentos and printed as the spec's decision line.
      */
-    async onPedidoCriado(
-      evento: PedidoCriado,
-      meta: RecordMeta,
-    ): Promise<{ depois: Promise<void> }> {
-      const decisao = await decidirDepoisDaEspera(evento.valor);
-      const processadoEm = new Date().toISOString();
-      const resultado = ResultadoPagamento.encode({
-        versao: 1,
-        pedidoId: evento.pedidoId,
-        status: decisao.status,
-        motivo: decisao.motivo,
-        instancia: deps.instancia,
-        processadoEm,
-      });
-      if (!deps.publicador) throw new Error("no Kafka publisher in this configuration");
-      // Results decided in the same turn go out in one produce request (publicarJunto).
-      const publicado = deps.publicador.publicarJunto(
-        deps.nomes.topicos.pagamentosResultados,
-        chaveDoPedido(evento.pedidoId),
-        resultado,
-      );
-      return {
-        depois: publicado.then(() => {
-          lembrar({
-            pedidoId: evento.pedidoId,
-            valor: evento.valor,
-            ...decisao,
-            instancia: deps.instancia,
-            processadoEm,
-            origem: "kafka",
-            particao: meta.partition,
-            offset: meta.offset,
-          });
-          print(
-            `[${deps.instancia}] partition=${meta.partition} offset=${meta.offset} pedido=${evento.pedidoId} ` +
-              `valor=${fromCents(toCents(evento.valor)).toFixed(2)} decision=${decisao.status}` +
-              (decisao.motivo ? ` motivo="${decisao.motivo}"` : "") +
-              ` instance=${deps.instancia}` +
-              // the trace of the order's request, to follow it across services
-              ` trace=${contextoAtual()?.traceId ?? "-"}`,
-          );
-        }),
-      };
-    },
-
-    /** The synchronous configuration's POST /pagamentos. */
-    async pagarSincrono(pedidoId: number, valor: number) {
-      const decisao = await decidirDepoisDaEspera(valor);
-      lembrar({
-        pedidoId,
-        valor,
-        ...decisao,
-        instancia: deps.instancia,
-        processadoEm: new Date().toISOString(),
-        origem: "http",
-      });
+    recordDecision(p: Processado, trace: string | null): void {
+      recent.unshift(p);
+      if (recent.length > KEPT) recent.pop();
+      const where = p.origem === "kafka" ? `partition=${p.particao} offset=${p.offset}` : "http";
       print(
-        `[${deps.instancia}] http pedido=${pedidoId} valor=${valor.toFixed(2)} decision=${decisao.status} instance=${deps.instancia}`,
+        `[${p.instancia}] ${where} pedido=${p.pedidoId} ` +
+          `valor=${fromCents(toCents(p.valor)).toFixed(2)} decision=${p.status}` +
+          (p.motivo && p.origem === "kafka" ? ` motivo="${p.motivo}"` : "") +
+          ` instance=${p.instancia}` +
+          // the trace of the order's request, to follow it across services
+          (p.origem === "kafka" ? ` trace=${trace ?? "-"}` : ""),
       );
-      return { ...decisao, instancia: deps.instancia };
     },
 
-    processados: () => [...processados],
+    recentDecisions: () => [...recent],
   };
 }
 
-export type PagamentosService = ReturnType<typeof pagamentosService>;
+export type PagamentoUseCases = ReturnType<typeof pagamentoUseCases>;

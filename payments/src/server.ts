@@ -1,22 +1,10 @@
-import {
-  chaveDoPedido,
-  FATOR_DE_REPLICACAO,
-  nomesKafka,
-  PedidoCriado,
-  topicosDoPedido,
-} from "@shop/contracts";
-import {
-  createKafka,
-  createPublisher,
-  ensureTopics,
-  type Publicador,
-  type RunningConsumer,
-  startConsumer,
-} from "@shop/kafka";
+import { FATOR_DE_REPLICACAO, nomesKafka, topicosDoPedido } from "@shop/contracts";
+import { createKafka, createPublisher, ensureTopics, type Publicador } from "@shop/kafka";
 import { createLogger, type Logger, listen } from "@shop/service";
 import type { Config } from "./config.ts";
 import { createApp } from "./http/app.ts";
-import { pagamentosService } from "./pagamentos.ts";
+import { startPedidosCriadosConsumer } from "./messaging/pedidos-criados-consumer.ts";
+import { pagamentoUseCases } from "./pagamentos.ts";
 
 export interface PaymentsInstance {
   port: number;
@@ -36,26 +24,19 @@ export async function startPayments(
       : null;
   // Whichever service starts first creates the topics (the same ones, idempotently).
   if (kafka) await ensureTopics(kafka, topicosDoPedido(nomes), FATOR_DE_REPLICACAO);
-  const publicador: Publicador | null = kafka ? createPublisher(kafka, 5000, log) : null;
-  const pagamentos = pagamentosService({
+  const publisher: Publicador | null = kafka ? createPublisher(kafka, 5000, log) : null;
+  const pagamentos = pagamentoUseCases({
     instancia: config.instancia,
-    tempoDecisaoMs: config.tempoDecisaoMs,
-    nomes,
-    publicador,
-    log,
+    decisionWaitMs: config.tempoDecisaoMs,
     ...(print ? { print } : {}),
   });
-
-  const consumer: RunningConsumer | null =
-    kafka && publicador
-      ? await startConsumer({
+  const consumer =
+    kafka && publisher
+      ? await startPedidosCriadosConsumer({
           kafka,
-          groupId: nomes.grupos.pagamentos,
-          topics: [nomes.topicos.pedidosCriados],
-          contract: PedidoCriado,
-          keyOf: (e) => chaveDoPedido(e.pedidoId),
-          handle: pagamentos.onPedidoCriado,
-          deadLetters: publicador,
+          nomes,
+          publisher,
+          pagamentos,
           log,
           autoCommitInterval: config.commitIntervalMs,
         })
@@ -78,7 +59,7 @@ export async function startPayments(
     async stop() {
       await http.close();
       await consumer?.stop(); // waits for the record in progress
-      await publicador?.close();
+      await publisher?.close();
     },
   };
 }

@@ -1,246 +1,174 @@
 import { randomUUID } from "node:crypto";
-import { type AmqpClient, type Entrega, PublicacaoFalhou } from "@shop/amqp";
 import {
   type Etapa,
-  EXCHANGES,
-  FORA_DO_LIMITE,
   fromCents,
   type HistoricoBroker,
   type Item,
   inMoneyRange,
   type NovoPedidoBroker,
-  type PagamentoProcessado,
   type PedidoDePagamento,
-  ROUTING_KEYS,
-  SolicitacaoPagamento,
   toCents,
 } from "@shop/contracts";
-import { AppError, agrupar, type Logger, naoEncontrado } from "@shop/service";
 import {
   decidirPedidoDePagamento,
-  type EfeitoDoResultado,
   efeitoDoResultado,
   type Pedido,
   podeAdicionarItem,
   type Solicitacao,
   totalDe,
 } from "./domain/pedido.ts";
-import type { OrdersStore } from "./store.ts";
+import type { PedidoStore } from "./store.ts";
 
-export interface PedidosDeps {
-  store: OrdersStore;
-  amqp: AmqpClient;
-  confirmacaoMs: number;
-  log: Logger;
+/** How a payment request reaches payments (src/messaging/): published, confirmed, or throws. */
+export interface SolicitacaoPublisher {
+  publish(solicitacao: Solicitacao): Promise<void>;
 }
 
-const conflito = (porque: string) => new AppError("conflito", porque, 409);
-const itemDoPedido = (i: Item) => ({
+/** A result as the use case sees it: money in cents, and when payments stored its decision. */
+export interface ResultadoRecebido {
+  solicitacaoId: string;
+  pedidoId: string;
+  valorCentavos: number;
+  aprovado: boolean;
+  motivo: string;
+  decididaEm: string | null;
+}
+
+export type AddItemOutcome =
+  | { outcome: "added"; pedido: Pedido }
+  | { outcome: "unknown-pedido" }
+  | { outcome: "conflict"; reason: string }
+  | { outcome: "over-limit" };
+
+export type PaymentOutcome =
+  | { outcome: "accepted"; solicitacao: Solicitacao }
+  | { outcome: "concluded"; solicitacao: Solicitacao }
+  | { outcome: "unknown-pedido" }
+  | { outcome: "conflict"; reason: string }
+  | { outcome: "not-published"; solicitacao: Solicitacao; error: unknown };
+
+export type ApplyOutcome =
+  | { outcome: "applied"; status: Pedido["status"] }
+  | { outcome: "repeated" };
+
+export interface PedidoUseCaseDeps {
+  store: PedidoStore;
+  /** Runs work in one transaction; the work of one turn may share it (group commit). */
+  inTransaction: <T>(work: () => T) => Promise<T>;
+  publisher: SolicitacaoPublisher;
+}
+
+const toItem = (i: Item) => ({
   sku: i.sku,
   quantidade: i.quantidade,
   precoCentavos: toCents(i.precoUnitario),
 });
 
-export type RespostaPagamento =
-  | {
-      status: 202;
-      body: { solicitacaoId: string; pedidoId: string; valor: number; estado: "PENDENTE" };
-    }
-  | {
-      status: 200;
-      body: {
-        solicitacaoId: string;
-        pedidoId: string;
-        valor: number;
-        aprovado: boolean;
-        motivo: string | null;
-      };
-    };
-
-/** The orders service's use cases. */
-export function pedidosService({ store, amqp, confirmacaoMs, log }: PedidosDeps) {
-  /** Group commit: the publish confirms of a turn are marked in one transaction. */
-  const marcarConfirmada = agrupar((ids: string[]) => {
-    store.marcarConfirmadas(ids);
-    return ids;
-  });
-
-  function obter(id: string): Pedido {
-    const pedido = store.buscar(id);
-    if (!pedido) throw naoEncontrado(`order ${id}`);
-    return pedido;
-  }
-
-  async function publicarSolicitacao(s: Solicitacao): Promise<void> {
-    const message = SolicitacaoPagamento.encode({
-      versao: 1,
-      solicitacaoId: s.solicitacaoId,
-      pedidoId: s.pedidoId,
-      valor: fromCents(s.valorCentavos),
-      cenario: s.cenario,
-    });
-    try {
-      await amqp.publicar(EXCHANGES.comandos, ROUTING_KEYS.solicitar, message, confirmacaoMs);
-      await marcarConfirmada(s.solicitacaoId);
-      log.info("payment request published and confirmed", {
-        solicitacao: s.solicitacaoId,
-        pedido: s.pedidoId,
-      });
-    } catch (error) {
-      const motivo = error instanceof PublicacaoFalhou ? error.message : String(error);
-      throw new AppError(
-        "publicacao-nao-confirmada",
-        `the payment request was not accepted by the broker (${motivo}); it stays PENDENTE: repeat the same request with the same solicitacaoId to recover`,
-        503,
-        undefined,
-        { cause: error },
-      );
-    }
-  }
-
-  /** One result's effect: conclude the record and move the order (inside a transaction). */
-  function aplicarUm({
-    resultado,
-    decididaEm,
-  }: {
-    resultado: PagamentoProcessado;
-    decididaEm: string | null;
-  }): EfeitoDoResultado {
-    const registro = store.solicitacao(resultado.solicitacaoId);
-    if (!registro) throw new Error(`unknown solicitacaoId ${resultado.solicitacaoId}`);
-    const pedido = obter(registro.pedidoId);
-    const e = efeitoDoResultado(registro, pedido.status, {
-      pedidoId: resultado.pedidoId,
-      valorCentavos: toCents(resultado.valor),
-      aprovado: resultado.aprovado,
-    });
-    if (e.tipo === "conflito")
-      throw new Error(`conflicting result for ${resultado.solicitacaoId}: ${e.porque}`);
-    if (e.tipo === "aplicar") {
-      store.concluirSolicitacao(
-        registro.solicitacaoId,
-        resultado.aprovado,
-        resultado.motivo,
-        decididaEm,
-      );
-      store.mudarStatus(registro.pedidoId, e.statusDoPedido);
-    }
-    return e;
-  }
-
-  /**
-   * Group commit of the results consumer: the results its consumers hand over in one turn
-   * share a transaction, and each delivery is acked only after that commit. If one of them
-   * fails, each is applied alone, so that only the failing one is retried.
-   */
-  const aplicarJunto = agrupar((itens: Parameters<typeof aplicarUm>[0][]) =>
-    store.transacao(() => itens.map(aplicarUm)),
-  );
-
+/** The broker edition's orders use cases: transport-free stories with named outcomes. */
+export function pedidoUseCases({ store, inTransaction, publisher }: PedidoUseCaseDeps) {
   return {
-    criar(dados: NovoPedidoBroker): Pedido {
+    async createPedido(input: NovoPedidoBroker): Promise<Pedido> {
       const id = randomUUID();
-      store.criar(id, dados.clienteId, dados.itens.map(itemDoPedido));
-      return obter(id);
+      return inTransaction(() => {
+        store.insertPedido(id, input.clienteId, input.itens.map(toItem));
+        return store.findPedido(id) as Pedido;
+      });
     },
 
-    buscar: obter,
+    getPedido: (id: string): Pedido | null => store.findPedido(id),
+
+    /** Items may change only while the order is ABERTO, and its total stays in the money range. */
+    addItem(id: string, item: Item): Promise<AddItemOutcome> {
+      return inTransaction(() => {
+        const pedido = store.findPedido(id);
+        if (!pedido) return { outcome: "unknown-pedido" };
+        const rule = podeAdicionarItem(pedido);
+        if (!rule.ok) return { outcome: "conflict", reason: rule.porque };
+        const novo = toItem(item);
+        if (!inMoneyRange(totalDe([...pedido.itens, novo]))) return { outcome: "over-limit" };
+        store.insertItem(id, novo);
+        return { outcome: "added", pedido: store.findPedido(id) as Pedido };
+      });
+    },
+
+    /**
+     * Rules 1-11 of POST /pedidos/{pedidoId}/pagamentos: the record and the order's move to
+     * EM_PAGAMENTO in one local transaction, then the publish, confirmed; a repeat of a
+     * PENDENTE request publishes again, one of a concluded request answers its result.
+     */
+    async requestPagamento(pedidoId: string, request: PedidoDePagamento): Promise<PaymentOutcome> {
+      const decided = await inTransaction(() => {
+        const pedido = store.findPedido(pedidoId);
+        if (!pedido) return { outcome: "unknown-pedido" } as const;
+        const d = decidirPedidoDePagamento(
+          pedido,
+          store.findSolicitacao(request.solicitacaoId),
+          request,
+        );
+        if (d.tipo === "conflito") return { outcome: "conflict", reason: d.porque } as const;
+        if (d.tipo === "nova") {
+          store.insertSolicitacao({ ...request, pedidoId, valorCentavos: totalDe(pedido.itens) });
+          store.updateStatus(pedidoId, "EM_PAGAMENTO");
+        }
+        const solicitacao = store.findSolicitacao(request.solicitacaoId) as Solicitacao;
+        return { outcome: d.tipo === "concluida" ? "concluded" : "accepted", solicitacao } as const;
+      });
+      if (decided.outcome !== "accepted") return decided;
+      const { solicitacao } = decided;
+      try {
+        await publisher.publish(solicitacao);
+      } catch (error) {
+        return { outcome: "not-published", solicitacao, error };
+      }
+      await inTransaction(() => store.markConfirmed(solicitacao.solicitacaoId));
+      return decided;
+    },
+
+    /**
+     * aplicarResultadoOnPagamentoProcessado: conclude the record and move the order, in one
+     * transaction. A result that contradicts its record throws (retried, then dead-lettered).
+     */
+    applyResultado(resultado: ResultadoRecebido): Promise<ApplyOutcome> {
+      return inTransaction(() => {
+        const solicitacao = store.findSolicitacao(resultado.solicitacaoId);
+        if (!solicitacao) throw new Error(`unknown solicitacaoId ${resultado.solicitacaoId}`);
+        const pedido = store.findPedido(solicitacao.pedidoId);
+        if (!pedido) throw new Error(`unknown order ${solicitacao.pedidoId}`);
+        const e = efeitoDoResultado(solicitacao, pedido.status, resultado);
+        if (e.tipo === "conflito")
+          throw new Error(`conflicting result for ${resultado.solicitacaoId}: ${e.porque}`);
+        if (e.tipo === "repetido") return { outcome: "repeated" };
+        store.concludeSolicitacao(solicitacao.solicitacaoId, resultado);
+        store.updateStatus(solicitacao.pedidoId, e.statusDoPedido);
+        return { outcome: "applied", status: e.statusDoPedido };
+      });
+    },
 
     /** Each payment request's timeline: stored, publish confirmed, decision stored, applied. */
-    historico(pedidoId: string): HistoricoBroker {
-      obter(pedidoId);
-      const etapa = (nome: string, em: string | null, detalhes: Etapa["detalhes"] = {}) =>
-        em ? [{ etapa: nome, em, detalhes }] : [];
+    getHistorico(pedidoId: string): HistoricoBroker | null {
+      if (!store.findPedido(pedidoId)) return null;
+      const step = (etapa: string, em: string | null, detalhes: Etapa["detalhes"] = {}) =>
+        em ? [{ etapa, em, detalhes }] : [];
       return {
         pedidoId,
-        solicitacoes: store.historico(pedidoId).map((l) => ({
-          solicitacaoId: l.solicitacao_id,
+        solicitacoes: store.historicoRows(pedidoId).map((r) => ({
+          solicitacaoId: r.solicitacao_id,
           etapas: [
-            ...etapa("registro-guardado", l.criada_em, {
-              cenario: l.cenario,
-              valor: fromCents(l.valor_centavos),
+            ...step("registro-guardado", r.criada_em, {
+              cenario: r.cenario,
+              valor: fromCents(r.valor_centavos),
             }),
-            ...etapa("publicacao-confirmada", l.confirmada_em),
-            ...etapa("decisao-guardada", l.decidida_em, {
-              aprovado: l.aprovado === null ? null : l.aprovado === 1,
-              motivo: l.motivo,
+            ...step("publicacao-confirmada", r.confirmada_em),
+            ...step("decisao-guardada", r.decidida_em, {
+              aprovado: r.aprovado === null ? null : r.aprovado === 1,
+              motivo: r.motivo,
             }),
-            ...etapa("resultado-aplicado", l.concluida_em),
+            ...step("resultado-aplicado", r.concluida_em),
           ],
         })),
       };
     },
-
-    adicionarItem(id: string, item: Item): Pedido {
-      store.transacao(() => {
-        const atual = obter(id);
-        const regra = podeAdicionarItem(atual);
-        if (!regra.ok) throw conflito(regra.porque);
-        const novo = itemDoPedido(item);
-        if (!inMoneyRange(totalDe([...atual.itens, novo]))) {
-          throw new AppError("entrada-invalida", "invalid input", 400, {
-            precoUnitario: `with this item, the order's total ${FORA_DO_LIMITE}`,
-          });
-        }
-        store.adicionarItem(id, novo);
-      });
-      return obter(id);
-    },
-
-    /** Rules 1-11 of POST /pedidos/{pedidoId}/pagamentos. */
-    async solicitarPagamento(
-      pedidoId: string,
-      pedido: PedidoDePagamento,
-    ): Promise<RespostaPagamento> {
-      const decisao = store.transacao(() => {
-        const atual = obter(pedidoId);
-        const d = decidirPedidoDePagamento(atual, store.solicitacao(pedido.solicitacaoId), pedido);
-        if (d.tipo === "conflito") throw conflito(d.porque);
-        if (d.tipo === "nova") {
-          // The record and the order's move to EM_PAGAMENTO: one local transaction.
-          store.criarSolicitacao({ ...pedido, pedidoId, valorCentavos: totalDe(atual.itens) });
-          store.mudarStatus(pedidoId, "EM_PAGAMENTO");
-        }
-        return d;
-      });
-      const registro = store.solicitacao(pedido.solicitacaoId) as Solicitacao;
-      const valor = fromCents(registro.valorCentavos);
-      if (decisao.tipo === "concluida") {
-        return {
-          status: 200,
-          body: {
-            solicitacaoId: registro.solicitacaoId,
-            pedidoId,
-            valor,
-            aprovado: registro.aprovado === true,
-            motivo: registro.motivo,
-          },
-        };
-      }
-      await publicarSolicitacao(registro);
-      return {
-        status: 202,
-        body: { solicitacaoId: registro.solicitacaoId, pedidoId, valor, estado: "PENDENTE" },
-      };
-    },
-
-    /** aplicarResultadoOnPagamentoProcessado: conclude the record and move the order, in one transaction. */
-    async aplicarResultado(resultado: PagamentoProcessado, entrega?: Entrega): Promise<void> {
-      const decididaEm = entrega?.headers["x-decidida-em"];
-      const efeito = await aplicarJunto({
-        resultado,
-        decididaEm: typeof decididaEm === "string" ? decididaEm : null,
-      });
-      const where = { solicitacao: resultado.solicitacaoId, pedido: resultado.pedidoId };
-      if (efeito.tipo === "repetido")
-        log.info("repeated result for a concluded request: nothing changes", where);
-      else if (efeito.tipo === "aplicar")
-        log.info(`result applied: order ${efeito.statusDoPedido}`, {
-          ...where,
-          aprovado: resultado.aprovado,
-        });
-    },
   };
 }
 
-export type PedidosService = ReturnType<typeof pedidosService>;
+export type PedidoUseCases = ReturnType<typeof pedidoUseCases>;

@@ -1,9 +1,16 @@
-import { clienteDaLoja, consumir } from "@shop/amqp";
-import { FILAS, PagamentoProcessado } from "@shop/contracts";
-import { createLogger, type EventosDeConsumo, type Logger, listen } from "@shop/service";
+import { clienteDaLoja } from "@shop/amqp";
+import {
+  createLogger,
+  type EventosDeConsumo,
+  groupCommit,
+  type Logger,
+  listen,
+} from "@shop/service";
 import type { Config } from "./config.ts";
 import { createApp } from "./http/app.ts";
-import { pedidosService } from "./pedidos.ts";
+import { startResultadosConsumer } from "./messaging/resultados-consumer.ts";
+import { solicitacaoPublisher } from "./messaging/solicitacao-publisher.ts";
+import { pedidoUseCases } from "./pedidos.ts";
 import { openStore } from "./store.ts";
 
 export interface OrdersService {
@@ -14,21 +21,25 @@ export interface OrdersService {
   stop(): Promise<void>;
 }
 
+/** Wires store, messaging and HTTP of the broker edition's orders service. */
 export async function startOrders(
   config: Config,
   log: Logger = createLogger("broker-orders"),
 ): Promise<OrdersService> {
   const store = openStore(config.dbPath);
   const amqp = clienteDaLoja(config.broker, log);
-  const pedidos = pedidosService({ store, amqp, confirmacaoMs: config.confirmacaoMs, log });
-  const consumidor = await consumir({
-    client: amqp,
-    queue: FILAS.resultados,
-    contract: PagamentoProcessado,
-    handle: pedidos.aplicarResultado,
+  // Group commit: the work of one turn (requests, confirms, results) shares a transaction.
+  const pedidos = pedidoUseCases({
+    store,
+    inTransaction: groupCommit((work) => store.transaction(work)),
+    publisher: solicitacaoPublisher(amqp, config.confirmacaoMs, log),
+  });
+  const consumer = await startResultadosConsumer({
+    amqp,
+    pedidos,
     log,
-    consumidores: config.consumidores,
-    pausaAntesDoAckMs: config.pausaAntesDoAckMs,
+    consumers: config.consumidores,
+    pauseBeforeAckMs: config.pausaAntesDoAckMs,
   });
 
   const http = await listen(createApp({ pedidos, log }), config.port, config.host);
@@ -37,11 +48,11 @@ export async function startOrders(
   return {
     port: http.port,
     url,
-    eventos: consumidor.eventos,
+    eventos: consumer.eventos,
     async stop() {
       await http.close();
       // The messages in hand are finished and acked before the connection closes.
-      await consumidor.stop();
+      await consumer.stop();
       await amqp.close();
       store.close();
     },

@@ -39,7 +39,7 @@ const MIGRATIONS = [
    ${limiteDeDinheiro("solicitacoes", "solicitacoes_valor_no_limite", "NEW.valor_centavos")}`,
 ];
 
-interface LinhaSolicitacao {
+interface SolicitacaoRow {
   solicitacao_id: string;
   pedido_id: string;
   cenario: Solicitacao["cenario"];
@@ -49,7 +49,7 @@ interface LinhaSolicitacao {
   motivo: string | null;
 }
 
-export interface LinhaDoHistorico {
+export interface HistoricoRow {
   solicitacao_id: string;
   cenario: string;
   valor_centavos: number;
@@ -61,19 +61,22 @@ export interface LinhaDoHistorico {
   concluida_em: string | null;
 }
 
-const toSolicitacao = (l: LinhaSolicitacao): Solicitacao => ({
-  solicitacaoId: l.solicitacao_id,
-  pedidoId: l.pedido_id,
-  cenario: l.cenario,
-  valorCentavos: l.valor_centavos,
-  estado: l.estado,
-  aprovado: l.aprovado === null ? null : l.aprovado === 1,
-  motivo: l.motivo,
+const toSolicitacao = (r: SolicitacaoRow): Solicitacao => ({
+  solicitacaoId: r.solicitacao_id,
+  pedidoId: r.pedido_id,
+  cenario: r.cenario,
+  valorCentavos: r.valor_centavos,
+  estado: r.estado,
+  aprovado: r.aprovado === null ? null : r.aprovado === 1,
+  motivo: r.motivo,
 });
 
-export type OrdersStore = ReturnType<typeof openStore>;
+export type PedidoStore = ReturnType<typeof openStore>;
 
-/** The orders service's own database. Each state change is one transaction. */
+/**
+ * The orders service's own database. SQL only: the use cases (src/pedidos.ts) decide what
+ * to write and wrap each state change in one transaction.
+ */
 export function openStore(path: string) {
   const db = openDatabase(path, MIGRATIONS);
 
@@ -91,7 +94,7 @@ export function openStore(path: string) {
       "SELECT sku, quantidade, preco_centavos FROM itens WHERE pedido_id = ? ORDER BY seq",
     ),
     status: db.prepare("UPDATE pedidos SET status = ? WHERE id = ?"),
-    solicitacao: db.prepare<[string], LinhaSolicitacao>(
+    solicitacao: db.prepare<[string], SolicitacaoRow>(
       "SELECT * FROM solicitacoes WHERE solicitacao_id = ?",
     ),
     insertSolicitacao: db.prepare(
@@ -103,12 +106,12 @@ export function openStore(path: string) {
     confirmada: db.prepare(
       "UPDATE solicitacoes SET confirmada_em = COALESCE(confirmada_em, ?) WHERE solicitacao_id = ?",
     ),
-    doPedido: db.prepare<[string], LinhaDoHistorico>(
+    doPedido: db.prepare<[string], HistoricoRow>(
       "SELECT solicitacao_id, cenario, valor_centavos, aprovado, motivo, criada_em, confirmada_em, decidida_em, concluida_em FROM solicitacoes WHERE pedido_id = ? ORDER BY rowid",
     ),
   };
 
-  function buscar(id: string): Pedido | null {
+  function findPedido(id: string): Pedido | null {
     const p = q.pedido.get(id);
     if (!p) return null;
     const itens: ItemDoPedido[] = q.itens
@@ -119,30 +122,29 @@ export function openStore(path: string) {
 
   // One transaction wrapper for every unit of work: db.transaction() builds a new function
   // (and its BEGIN/COMMIT statements) on each call, a measurable share of a request's CPU.
-  const emTransacao = db.transaction((fn: () => unknown) => fn());
-  const transacao = <T>(fn: () => T): T => emTransacao.immediate(fn) as T;
+  const inTransaction = db.transaction((work: () => unknown) => work());
 
   return {
-    /** Runs fn in one IMMEDIATE transaction (a writer lock from the start). */
-    transacao,
-    criar(id: string, clienteId: string, itens: ItemDoPedido[]): void {
-      transacao(() => {
-        q.insertPedido.run(id, clienteId, new Date().toISOString());
-        for (const i of itens) q.insertItem.run(id, id, i.sku, i.quantidade, i.precoCentavos);
-      });
+    /** Runs work in one IMMEDIATE transaction (a writer lock from the start). */
+    transaction<T>(work: () => T): T {
+      return inTransaction.immediate(work) as T;
     },
-    buscar,
-    adicionarItem(id: string, item: ItemDoPedido): void {
+    insertPedido(id: string, clienteId: string, itens: ItemDoPedido[]): void {
+      q.insertPedido.run(id, clienteId, new Date().toISOString());
+      for (const i of itens) q.insertItem.run(id, id, i.sku, i.quantidade, i.precoCentavos);
+    },
+    findPedido,
+    insertItem(id: string, item: ItemDoPedido): void {
       q.insertItem.run(id, id, item.sku, item.quantidade, item.precoCentavos);
     },
-    mudarStatus(id: string, status: Pedido["status"]): void {
+    updateStatus(id: string, status: Pedido["status"]): void {
       q.status.run(status, id);
     },
-    solicitacao(id: string): Solicitacao | null {
-      const l = q.solicitacao.get(id);
-      return l ? toSolicitacao(l) : null;
+    findSolicitacao(id: string): Solicitacao | null {
+      const row = q.solicitacao.get(id);
+      return row ? toSolicitacao(row) : null;
     },
-    criarSolicitacao(
+    insertSolicitacao(
       s: Pick<Solicitacao, "solicitacaoId" | "pedidoId" | "cenario" | "valorCentavos">,
     ): void {
       q.insertSolicitacao.run(
@@ -153,26 +155,24 @@ export function openStore(path: string) {
         new Date().toISOString(),
       );
     },
-    concluirSolicitacao(
+    concludeSolicitacao(
       id: string,
-      aprovado: boolean,
-      motivo: string,
-      decididaEm: string | null,
+      result: { aprovado: boolean; motivo: string; decididaEm: string | null },
     ): void {
-      q.concluir.run(aprovado ? 1 : 0, motivo, new Date().toISOString(), decididaEm, id);
+      q.concluir.run(
+        result.aprovado ? 1 : 0,
+        result.motivo,
+        new Date().toISOString(),
+        result.decididaEm,
+        id,
+      );
     },
-    /**
-     * The first confirm of each request's publication (a repeat publishes again), in one
-     * transaction for the confirms of a turn (group commit: agrupar in libs/service).
-     */
-    marcarConfirmadas(ids: string[]): void {
-      transacao(() => {
-        const agora = new Date().toISOString();
-        for (const id of ids) q.confirmada.run(agora, id);
-      });
+    /** The first confirm of a request's publication (a repeat publishes again). */
+    markConfirmed(solicitacaoId: string): void {
+      q.confirmada.run(new Date().toISOString(), solicitacaoId);
     },
     /** Each request of an order with the times of its steps, oldest first. */
-    historico(pedidoId: string): LinhaDoHistorico[] {
+    historicoRows(pedidoId: string): HistoricoRow[] {
       return q.doPedido.all(pedidoId);
     },
     close() {

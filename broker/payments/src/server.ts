@@ -1,9 +1,15 @@
-import { clienteDaLoja, consumir } from "@shop/amqp";
-import { FILAS, SolicitacaoPagamento } from "@shop/contracts";
-import { createLogger, type EventosDeConsumo, type Logger, listen } from "@shop/service";
+import { clienteDaLoja } from "@shop/amqp";
+import {
+  createLogger,
+  type EventosDeConsumo,
+  groupCommit,
+  type Logger,
+  listen,
+} from "@shop/service";
 import type { Config } from "./config.ts";
 import { createApp } from "./http/app.ts";
-import { pagamentosService } from "./pagamentos.ts";
+import { startSolicitacoesConsumer } from "./messaging/solicitacoes-consumer.ts";
+import { pagamentoUseCases } from "./pagamentos.ts";
 import { openStore } from "./store.ts";
 
 export interface PaymentsService {
@@ -14,26 +20,25 @@ export interface PaymentsService {
   stop(): Promise<void>;
 }
 
+/** Wires store, messaging and HTTP of the broker edition's payments service. */
 export async function startPayments(
   config: Config,
   log: Logger = createLogger("broker-payments"),
 ): Promise<PaymentsService> {
   const store = openStore(config.dbPath);
   const amqp = clienteDaLoja(config.broker, log);
-  const pagamentos = pagamentosService({
+  // Group commit: the decisions stored in one turn share a transaction.
+  const pagamentos = pagamentoUseCases({
     store,
-    amqp,
-    confirmacaoMs: config.confirmacaoMs,
-    log,
+    inTransaction: groupCommit((work) => store.transaction(work)),
   });
-  const consumidor = await consumir({
-    client: amqp,
-    queue: FILAS.solicitacoes,
-    contract: SolicitacaoPagamento,
-    handle: pagamentos.onSolicitacao,
+  const consumer = await startSolicitacoesConsumer({
+    amqp,
+    pagamentos,
+    confirmMs: config.confirmacaoMs,
     log,
-    consumidores: config.consumidores,
-    pausaAntesDoAckMs: config.pausaAntesDoAckMs,
+    consumers: config.consumidores,
+    pauseBeforeAckMs: config.pausaAntesDoAckMs,
   });
 
   const app = createApp({ pagamentos, conectado: () => amqp.conectado, log });
@@ -43,11 +48,11 @@ export async function startPayments(
   return {
     port: http.port,
     url,
-    eventos: consumidor.eventos,
+    eventos: consumer.eventos,
     async stop() {
       await http.close();
       // The messages in hand are finished and acked before the connection closes.
-      await consumidor.stop();
+      await consumer.stop();
       await amqp.close();
       store.close();
     },

@@ -14,7 +14,7 @@ const MIGRATIONS = [
   limiteDeDinheiro("decisoes", "decisoes_valor_no_limite", "NEW.valor_centavos"),
 ];
 
-interface Linha {
+interface DecisaoRow {
   solicitacao_id: string;
   pedido_id: string;
   valor_centavos: number;
@@ -24,58 +24,60 @@ interface Linha {
   decidida_em: string;
 }
 
-const toDecisao = (l: Linha): Decisao & { decididaEm: string } => ({
-  solicitacaoId: l.solicitacao_id,
-  pedidoId: l.pedido_id,
-  valorCentavos: l.valor_centavos,
-  cenario: l.cenario,
-  aprovado: l.aprovado === 1,
-  motivo: l.motivo,
-  decididaEm: l.decidida_em,
+const toDecisao = (r: DecisaoRow): Decisao & { decididaEm: string } => ({
+  solicitacaoId: r.solicitacao_id,
+  pedidoId: r.pedido_id,
+  valorCentavos: r.valor_centavos,
+  cenario: r.cenario,
+  aprovado: r.aprovado === 1,
+  motivo: r.motivo,
+  decididaEm: r.decidida_em,
 });
 
-export type PaymentsStore = ReturnType<typeof openStore>;
+export type DecisaoStore = ReturnType<typeof openStore>;
 
-/** One decision per solicitacaoId, held by a UNIQUE constraint; decisions survive restarts. */
+/**
+ * One decision per solicitacaoId, held by a UNIQUE constraint; decisions survive restarts.
+ * SQL only: the use cases (src/pagamentos.ts) decide and wrap writes in a transaction.
+ */
 export function openStore(path: string) {
   const db = openDatabase(path, MIGRATIONS);
-  const byKey = db.prepare<[string], Linha>("SELECT * FROM decisoes WHERE solicitacao_id = ?");
-  const insert = db.prepare(
-    `INSERT INTO decisoes (solicitacao_id, pedido_id, valor_centavos, cenario, aprovado, motivo, decidida_em)
-     VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (solicitacao_id) DO NOTHING`,
-  );
-  const newestFirst = db.prepare<[number], Linha>(
-    "SELECT * FROM decisoes ORDER BY rowid DESC LIMIT ?",
-  );
-  /** Stores the decision unless one exists for the key; returns the one that is stored. */
-  function guardar(d: Decisao) {
-    insert.run(
-      d.solicitacaoId,
-      d.pedidoId,
-      d.valorCentavos,
-      d.cenario,
-      d.aprovado ? 1 : 0,
-      d.motivo,
-      new Date().toISOString(),
-    );
-    return toDecisao(byKey.get(d.solicitacaoId) as Linha);
-  }
-  const guardarVarios = db.transaction((ds: Decisao[]) => ds.map(guardar));
+  const q = {
+    byKey: db.prepare<[string], DecisaoRow>("SELECT * FROM decisoes WHERE solicitacao_id = ?"),
+    insert: db.prepare(
+      `INSERT INTO decisoes (solicitacao_id, pedido_id, valor_centavos, cenario, aprovado, motivo, decidida_em)
+       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (solicitacao_id) DO NOTHING`,
+    ),
+    newestFirst: db.prepare<[number], DecisaoRow>(
+      "SELECT * FROM decisoes ORDER BY rowid DESC LIMIT ?",
+    ),
+  };
+  const inTransaction = db.transaction((work: () => unknown) => work());
 
   return {
-    buscar(solicitacaoId: string) {
-      const l = byKey.get(solicitacaoId);
-      return l ? toDecisao(l) : null;
+    /** Runs work in one IMMEDIATE transaction (a writer lock from the start). */
+    transaction<T>(work: () => T): T {
+      return inTransaction.immediate(work) as T;
     },
-    /**
-     * Stores several decisions in one transaction, in order (the consumers' group
-     * commit: agrupar in libs/service); a repeated key gets the first one's decision.
-     */
-    guardarVarios(ds: Decisao[]) {
-      return guardarVarios.immediate(ds);
+    findDecisao(solicitacaoId: string) {
+      const row = q.byKey.get(solicitacaoId);
+      return row ? toDecisao(row) : null;
     },
-    listar(limite = 500) {
-      return newestFirst.all(limite).map(toDecisao);
+    /** Stores the decision unless one exists for the key; returns the one that is stored. */
+    insertDecisao(d: Decisao) {
+      q.insert.run(
+        d.solicitacaoId,
+        d.pedidoId,
+        d.valorCentavos,
+        d.cenario,
+        d.aprovado ? 1 : 0,
+        d.motivo,
+        new Date().toISOString(),
+      );
+      return toDecisao(q.byKey.get(d.solicitacaoId) as DecisaoRow);
+    },
+    listDecisoes(limit = 500) {
+      return q.newestFirst.all(limit).map(toDecisao);
     },
     close() {
       db.close();

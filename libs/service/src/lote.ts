@@ -63,3 +63,19 @@ export async function comPrazo<T>(
     clearTimeout(timer);
   }
 }
+
+/**
+ * Group commit: the units of work handed over in one turn of the event loop run in one
+ * transaction (`transaction`, the store's), and each caller gets its own unit's result once
+ * that transaction committed. When the shared transaction fails, each unit runs again
+ * alone, so that one failing unit fails only its own caller. A unit is database work only:
+ * it may run twice (rolled back the first time).
+ */
+export function groupCommit(
+  transaction: <T>(work: () => T) => T,
+): <T>(work: () => T) => Promise<T> {
+  const batched = agrupar((units: (() => unknown)[]) =>
+    transaction(() => units.map((unit) => unit())),
+  );
+  return <T>(work: () => T) => batched(work) as Promise<T>;
+}

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import {
   API_PEDIDOS,
   CabecalhosDoPedidoSchema,
@@ -22,7 +23,7 @@ import {
 } from "@shop/service";
 import type { Express } from "express";
 import type { Pedido } from "../domain/pedido.ts";
-import type { PedidosService } from "../pedidos.ts";
+import type { CreateOutcome, PedidoUseCases } from "../pedidos.ts";
 
 export function toWire(p: Pedido): PedidoWire {
   return {
@@ -38,8 +39,28 @@ export function toWire(p: Pedido): PedidoWire {
   };
 }
 
+/** The one mapping of a creation's outcome to its HTTP answer. */
+function answerOf(o: CreateOutcome): { status: number; body: unknown } {
+  if (o.outcome === "created") return { status: 201, body: toWire(o.pedido) };
+  return {
+    status: 500,
+    body: { erro: `order ${o.pedido.id} was saved, but ${o.error.message}` },
+  };
+}
+
+const failure = (o: Extract<CreateOutcome, { outcome: "not-announced" }>) =>
+  new AppError(
+    o.error.code,
+    `order ${o.pedido.id} was saved, but ${o.error.message}`,
+    500,
+    undefined,
+    {
+      cause: o.error,
+    },
+  );
+
 export interface AppDeps {
-  pedidos: PedidosService;
+  pedidos: PedidoUseCases;
   /** The outbox's state; null when the outbox is off. */
   outbox: (() => EstadoOutbox) | null;
   modo: Modo;
@@ -63,33 +84,75 @@ export function createApp({
 }: AppDeps): Express {
   const app = createHttpApp({ corsOrigin: frontOrigin });
 
+  /** Idempotency-Keys whose first request is being answered now, in this process. */
+  const inProgress = new Set<string>();
+
+  /**
+   * POST /pedidos, with an Idempotency-Key or without (the IETF httpapi draft's semantics,
+   * as Stripe uses them). The first request with a key creates the order, the key in the
+   * same transaction, and keeps its answer: a 201 or the 500 of an event not confirmed in
+   * time. The same key with the same body gets that answer again and creates nothing; with
+   * another body, 422; while the first is still being answered, 409.
+   */
   app.post("/pedidos", async (req, res) => {
-    const dados = validar(NovoPedidoSchema, req.body);
-    const chave = validar(CabecalhosDoPedidoSchema, req.headers)[CHAVE_DE_IDEMPOTENCIA];
-    if (!chave) {
-      res.status(201).json(toWire(await pedidos.criar(dados)));
+    const input = validar(NovoPedidoSchema, req.body);
+    const key = validar(CabecalhosDoPedidoSchema, req.headers)[CHAVE_DE_IDEMPOTENCIA];
+    if (!key) {
+      const o = await pedidos.createPedido(input);
+      if (o.outcome === "not-announced") throw failure(o);
+      res.status(201).json(toWire(o.pedido));
       return;
     }
-    const resposta = await pedidos.criarUmaVez(dados, chave, toWire);
-    if (resposta.repetida) res.set("Idempotent-Replayed", "true");
-    res.status(resposta.status).json(resposta.body);
+    const fingerprint = createHash("sha256").update(JSON.stringify(input)).digest("hex");
+    const existing = pedidos.findKey(key);
+    if (existing && existing.fingerprint !== fingerprint) {
+      throw new AppError(
+        "chave-reutilizada",
+        "this Idempotency-Key was already used with a different body; use a new key for a new order",
+        422,
+      );
+    }
+    if (inProgress.has(key)) {
+      throw new AppError(
+        "chave-em-curso",
+        "a request with this Idempotency-Key is still being answered; repeat it in a moment",
+        409,
+      );
+    }
+    if (existing) {
+      res.set("Idempotent-Replayed", "true");
+      if (existing.status !== null) res.status(existing.status).json(existing.answer);
+      // Its first answer died with an earlier process: the order it created, as it is now.
+      else res.status(201).json(toWire(pedidos.getPedido(existing.pedidoId) as Pedido));
+      return;
+    }
+    inProgress.add(key);
+    try {
+      const o = await pedidos.createPedido(input, { key, fingerprint });
+      const answer = answerOf(o);
+      pedidos.saveAnswer(key, answer.status, answer.body);
+      if (o.outcome === "not-announced") throw failure(o);
+      res.status(answer.status).json(answer.body);
+    } finally {
+      inProgress.delete(key);
+    }
   });
 
   app.get("/pedidos", (req, res) => {
     const { limite } = validar(ConsultaPedidosSchema, req.query);
-    res.json(pedidos.listar(limite ? Number(limite) : LISTA_DE_PEDIDOS.padrao).map(toWire));
+    res.json(pedidos.listPedidos(limite ? Number(limite) : LISTA_DE_PEDIDOS.padrao).map(toWire));
   });
 
   app.get("/pedidos/:id", (req, res) => {
     const id = Number(req.params.id);
-    const pedido = Number.isSafeInteger(id) && id > 0 ? pedidos.buscar(id) : null;
+    const pedido = Number.isSafeInteger(id) && id > 0 ? pedidos.getPedido(id) : null;
     if (!pedido) throw naoEncontrado(`order ${req.params.id}`);
     res.json(toWire(pedido));
   });
 
   app.get("/pedidos/:id/historico", (req, res) => {
     const id = Number(req.params.id);
-    const historico = Number.isSafeInteger(id) && id > 0 ? pedidos.historico(id) : null;
+    const historico = Number.isSafeInteger(id) && id > 0 ? pedidos.getHistorico(id) : null;
     if (!historico) throw naoEncontrado(`order ${req.params.id}`);
     res.json(historico);
   });

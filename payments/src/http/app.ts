@@ -2,12 +2,12 @@ import { API_PAGAMENTOS, type Modo, PagamentoSincronoSchema } from "@shop/contra
 import type { ConsumerStatus } from "@shop/kafka";
 import { AppError, createHttpApp, finalizarApp, type Logger, validar } from "@shop/service";
 import type { Express } from "express";
-import type { PagamentosService } from "../pagamentos.ts";
+import type { PagamentoUseCases } from "../pagamentos.ts";
 
 export interface AppDeps {
   instancia: string;
   modo: Modo;
-  pagamentos: PagamentosService;
+  pagamentos: PagamentoUseCases;
   consumerStatus: () => ConsumerStatus | null;
   log: Logger;
 }
@@ -31,7 +31,7 @@ export function createApp({ instancia, modo, pagamentos, consumerStatus, log }: 
   });
 
   app.get("/pagamentos", (_req, res) => {
-    res.json(pagamentos.processados());
+    res.json(pagamentos.recentDecisions());
   });
 
   app.post("/pagamentos", async (req, res) => {
@@ -43,7 +43,10 @@ export function createApp({ instancia, modo, pagamentos, consumerStatus, log }: 
       );
     }
     const { pedidoId, valor } = validar(PagamentoSincronoSchema, req.body);
-    res.json(await pagamentos.pagarSincrono(pedidoId, valor));
+    const decisao = await pagamentos.decidePagamento(valor);
+    const processadoEm = new Date().toISOString();
+    pagamentos.recordDecision({ pedidoId, valor, ...decisao, processadoEm, origem: "http" }, null);
+    res.json(decisao);
   });
 
   finalizarApp(app, API_PAGAMENTOS, log);

@@ -1,14 +1,22 @@
 import {
   API_PEDIDOS_BROKER,
+  FORA_DO_LIMITE,
   fromCents,
   ItemSchema,
   NovoPedidoBrokerSchema,
   PedidoDePagamentoSchema,
 } from "@shop/contracts";
-import { createHttpApp, finalizarApp, type Logger, validar } from "@shop/service";
+import {
+  AppError,
+  createHttpApp,
+  finalizarApp,
+  type Logger,
+  naoEncontrado,
+  validar,
+} from "@shop/service";
 import type { Express } from "express";
-import { type Pedido, totalDe } from "../domain/pedido.ts";
-import type { PedidosService } from "../pedidos.ts";
+import { type Pedido, type Solicitacao, totalDe } from "../domain/pedido.ts";
+import type { PaymentOutcome, PedidoUseCases } from "../pedidos.ts";
 
 export function toWire(p: Pedido) {
   return {
@@ -24,30 +32,85 @@ export function toWire(p: Pedido) {
   };
 }
 
-/** The broker edition's orders API. The old endpoint that took an approval from the client does not exist. */
-export function createApp({ pedidos, log }: { pedidos: PedidosService; log: Logger }): Express {
-  const app = createHttpApp();
+const conflict = (reason: string) => new AppError("conflito", reason, 409);
 
-  app.post("/pedidos", (req, res) => {
-    res.status(201).json(toWire(pedidos.criar(validar(NovoPedidoBrokerSchema, req.body))));
+const solicitacaoWire = (s: Solicitacao) => ({
+  solicitacaoId: s.solicitacaoId,
+  pedidoId: s.pedidoId,
+  valor: fromCents(s.valorCentavos),
+});
+
+/** The one mapping of a payment request's outcome to its HTTP answer. */
+function paymentAnswer(id: string, o: PaymentOutcome): { status: number; body: unknown } {
+  switch (o.outcome) {
+    case "accepted":
+      return { status: 202, body: { ...solicitacaoWire(o.solicitacao), estado: "PENDENTE" } };
+    case "concluded":
+      return {
+        status: 200,
+        body: {
+          ...solicitacaoWire(o.solicitacao),
+          aprovado: o.solicitacao.aprovado === true,
+          motivo: o.solicitacao.motivo,
+        },
+      };
+    case "unknown-pedido":
+      throw naoEncontrado(`order ${id}`);
+    case "conflict":
+      throw conflict(o.reason);
+    case "not-published": {
+      const reason = o.error instanceof Error ? o.error.message : String(o.error);
+      throw new AppError(
+        "publicacao-nao-confirmada",
+        `the payment request was not accepted by the broker (${reason}); it stays PENDENTE: repeat the same request with the same solicitacaoId to recover`,
+        503,
+        undefined,
+        { cause: o.error },
+      );
+    }
+  }
+}
+
+/** The broker edition's orders API. The old endpoint that took an approval from the client does not exist. */
+export function createApp({ pedidos, log }: { pedidos: PedidoUseCases; log: Logger }): Express {
+  const app = createHttpApp();
+  const found = <T>(id: string, value: T | null): T => {
+    if (value === null) throw naoEncontrado(`order ${id}`);
+    return value;
+  };
+
+  app.post("/pedidos", async (req, res) => {
+    const pedido = await pedidos.createPedido(validar(NovoPedidoBrokerSchema, req.body));
+    res.status(201).json(toWire(pedido));
   });
 
   app.get("/pedidos/:id", (req, res) => {
-    res.json(toWire(pedidos.buscar(req.params.id)));
+    res.json(toWire(found(req.params.id, pedidos.getPedido(req.params.id))));
   });
 
   app.get("/pedidos/:id/historico", (req, res) => {
-    res.json(pedidos.historico(req.params.id));
+    res.json(found(req.params.id, pedidos.getHistorico(req.params.id)));
   });
 
-  app.post("/pedidos/:id/itens", (req, res) => {
-    res.json(toWire(pedidos.adicionarItem(req.params.id, validar(ItemSchema, req.body))));
+  app.post("/pedidos/:id/itens", async (req, res) => {
+    const o = await pedidos.addItem(req.params.id, validar(ItemSchema, req.body));
+    if (o.outcome === "unknown-pedido") throw naoEncontrado(`order ${req.params.id}`);
+    if (o.outcome === "conflict") throw conflict(o.reason);
+    if (o.outcome === "over-limit") {
+      throw new AppError("entrada-invalida", "invalid input", 400, {
+        precoUnitario: `with this item, the order's total ${FORA_DO_LIMITE}`,
+      });
+    }
+    res.json(toWire(o.pedido));
   });
 
   app.post("/pedidos/:id/pagamentos", async (req, res) => {
     const body = validar(PedidoDePagamentoSchema, req.body);
-    const resposta = await pedidos.solicitarPagamento(req.params.id, body);
-    res.status(resposta.status).json(resposta.body);
+    const answer = paymentAnswer(
+      req.params.id,
+      await pedidos.requestPagamento(req.params.id, body),
+    );
+    res.status(answer.status).json(answer.body);
   });
 
   finalizarApp(app, API_PEDIDOS_BROKER, log);

@@ -1,7 +1,7 @@
 import { API_PAGAMENTOS_BROKER, fromCents } from "@shop/contracts";
 import { createHttpApp, finalizarApp, type Logger } from "@shop/service";
 import type { Express } from "express";
-import type { PagamentosService } from "../pagamentos.ts";
+import type { PagamentoUseCases } from "../pagamentos.ts";
 
 /** Its work arrives as messages; HTTP only lets a person look. */
 export function createApp({
@@ -9,7 +9,7 @@ export function createApp({
   conectado,
   log,
 }: {
-  pagamentos: PagamentosService;
+  pagamentos: PagamentoUseCases;
   conectado: () => boolean;
   log: Logger;
 }): Express {
@@ -20,7 +20,7 @@ export function createApp({
   app.get("/decisoes", (_req, res) => {
     res.json(
       pagamentos
-        .decisoes()
+        .listDecisoes()
         .map(({ valorCentavos, ...d }) => ({ ...d, valor: fromCents(valorCentavos) })),
     );
   });

@@ -1,18 +1,19 @@
+import type { EstadoOutbox } from "@shop/contracts";
 import { type Publicador, recusadoDeVez } from "@shop/kafka";
-import { type Logger, metricas } from "@shop/service";
-import type { LinhaOutbox, PedidosStore } from "./store.ts";
+import { type Logger, medidor, metricas } from "@shop/service";
+import type { OutboxRow, PedidoStore } from "../store.ts";
 
-/** The order was saved, but its event was not confirmed in time; the relay keeps trying. */
-export class EnvioPendente extends Error {}
+/** The order was saved, but its event was not acknowledged in time; the relay keeps trying. */
+export class SendPending extends Error {}
 
 /** Kafka refused the order's event for good: the row is set aside, the outbox goes on. */
-export class EnvioRecusado extends Error {}
+export class SendRefused extends Error {}
 
-export interface Relay {
-  /** Resolves when this outbox row has been acknowledged by Kafka; rejects after timeoutMs. */
-  aguardarEnvio(outboxId: number, timeoutMs: number): Promise<void>;
+export interface OutboxRelay {
+  /** Resolves when the order's outbox row has been acknowledged by Kafka; rejects after timeoutMs. */
+  waitUntilSent(pedidoId: number, timeoutMs: number): Promise<void>;
   /** A new row is there: publish now rather than at the next poll. */
-  notificar(): void;
+  wake(): void;
   stop(): Promise<void>;
 }
 
@@ -28,22 +29,22 @@ export interface Relay {
  * one row can never stop every later order. (Rows of the refused batch that Kafka had
  * already written on other partitions are written again: the consumers are idempotent.)
  */
-export function startRelay({
+export function startOutboxRelay({
   store,
-  publicador,
+  publisher,
   log,
-  lote = 500,
+  batchSize = 500,
   pollMs = 1000,
 }: {
-  store: PedidosStore;
-  publicador: Publicador;
+  store: PedidoStore;
+  publisher: Publicador;
   log: Logger;
-  lote?: number;
+  batchSize?: number;
   pollMs?: number;
-}): Relay {
+}): OutboxRelay {
   const waiters = new Map<number, (error?: Error) => void>();
   let running = true;
-  let wake: (() => void) | null = null;
+  let wakeUp: (() => void) | null = null;
   let failing = false;
 
   const pause = (ms: number) =>
@@ -51,22 +52,27 @@ export function startRelay({
       const timer = setTimeout(done, ms);
       function done() {
         clearTimeout(timer);
-        wake = null;
+        wakeUp = null;
         resolve();
       }
-      wake = done;
+      wakeUp = done;
     });
+
+  const settle = (pedidoId: number, error?: Error) => {
+    waiters.get(pedidoId)?.(error);
+    waiters.delete(pedidoId);
+  };
 
   async function loop() {
     let backoff = 250;
     while (running) {
-      const rows = store.outboxPendentes(lote);
+      const rows = store.pendingOutbox(batchSize);
       if (rows.length === 0) {
         await pause(pollMs);
         continue;
       }
       try {
-        await enviar(rows);
+        await send(rows);
         if (failing)
           log.info("outbox: Kafka acknowledges again; pending events published", {
             rows: rows.length,
@@ -75,16 +81,13 @@ export function startRelay({
         backoff = 250;
       } catch (error) {
         if (recusadoDeVez(error)) {
-          await umAUm(rows);
+          await sendOneByOne(rows);
           continue;
         }
         if (!failing) {
           log.warn(
             "outbox: Kafka did not acknowledge; the events stay pending and will be retried",
-            {
-              pending: store.estadoOutbox().pendentes,
-              error: (error as Error).message,
-            },
+            { pending: store.outboxState().pendentes, error: (error as Error).message },
           );
         }
         failing = true;
@@ -95,8 +98,8 @@ export function startRelay({
   }
 
   /** Publishes rows in one batch, marks them sent, and tells whoever waits for them. */
-  async function enviar(rows: LinhaOutbox[]): Promise<void> {
-    const confirmacoes = await publicador.publicarLote(
+  async function send(rows: OutboxRow[]): Promise<void> {
+    const acks = await publisher.publicarLote(
       rows.map((r) => ({
         topic: r.topico,
         key: r.chave,
@@ -104,72 +107,90 @@ export function startRelay({
         ...(r.traceparent ? { headers: { traceparent: r.traceparent } } : {}),
       })),
     );
-    store.marcarEnviados(
+    store.markSent(
       rows.map((r, i) => ({
         id: r.id,
         pedidoId: r.pedido_id,
         topico: r.topico,
-        particao: confirmacoes[i]?.partition ?? -1,
-        offset: confirmacoes[i]?.offset ?? "",
+        particao: acks[i]?.partition ?? -1,
+        offset: acks[i]?.offset ?? "",
       })),
     );
-    for (const r of rows) {
-      waiters.get(r.id)?.();
-      waiters.delete(r.id);
-    }
+    for (const r of rows) settle(r.pedido_id);
   }
 
   /**
    * After a batch was refused for good: each row alone, in order. A row refused for good
    * is set aside; any other failure (Kafka went away) ends the round, and the loop retries.
    */
-  async function umAUm(rows: LinhaOutbox[]): Promise<void> {
+  async function sendOneByOne(rows: OutboxRow[]): Promise<void> {
     for (const r of rows) {
       try {
-        await enviar([r]);
+        await send([r]);
       } catch (error) {
         if (!recusadoDeVez(error)) return;
-        const motivo = (error as Error).message;
-        store.porDeLado({ id: r.id, pedidoId: r.pedido_id }, motivo);
+        const reason = (error as Error).message;
+        store.setAside({ id: r.id, pedidoId: r.pedido_id }, reason);
         metricas.falhas.inc({ destino: r.topico });
         log.error(
           "outbox: Kafka refused an event for good; it is set aside and the outbox goes on",
-          {
-            pedido: r.pedido_id,
-            outbox: r.id,
-            error: motivo,
-          },
+          { pedido: r.pedido_id, outbox: r.id, error: reason },
         );
-        waiters.get(r.id)?.(new EnvioRecusado(`Kafka refused the event for good: ${motivo}`));
-        waiters.delete(r.id);
+        settle(r.pedido_id, new SendRefused(`Kafka refused the event for good: ${reason}`));
       }
     }
   }
   const done = loop();
+  medidor("shop_outbox_pending", "outbox rows not yet acknowledged by Kafka", [], (g) => {
+    g.set(store.outboxState().pendentes);
+  });
+  medidor(
+    "shop_outbox_set_aside",
+    "outbox rows Kafka refused for good, set aside so that the rest go on",
+    [],
+    (g) => {
+      g.set(store.setAsideRows().length);
+    },
+  );
 
   return {
-    aguardarEnvio(outboxId, timeoutMs) {
+    waitUntilSent(pedidoId, timeoutMs) {
       return new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => {
-          waiters.delete(outboxId);
+          waiters.delete(pedidoId);
           reject(
-            new EnvioPendente(`outbox row ${outboxId} not acknowledged within ${timeoutMs} ms`),
+            new SendPending(
+              `the outbox row of order ${pedidoId} was not acknowledged within ${timeoutMs} ms`,
+            ),
           );
         }, timeoutMs);
-        waiters.set(outboxId, (error) => {
+        waiters.set(pedidoId, (error) => {
           clearTimeout(timer);
           if (error) reject(error);
           else resolve();
         });
       });
     },
-    notificar() {
-      wake?.();
+    wake() {
+      wakeUp?.();
     },
     async stop() {
       running = false;
-      wake?.();
+      wakeUp?.();
       await done;
     },
+  };
+}
+
+/** Pending outbox rows, the age of the oldest and the rows set aside, for /saude and the panel. */
+export function outboxStatus(store: PedidoStore): EstadoOutbox {
+  const state = store.outboxState();
+  return {
+    pendentes: state.pendentes,
+    maisAntigoEm: state.maisAntigoEm,
+    idadeMaisAntigoMs: state.maisAntigoEm ? Date.now() - Date.parse(state.maisAntigoEm) : 0,
+    postosDeLado: store
+      .setAsideRows()
+      .map(({ pedidoId, em, motivo }) => ({ pedidoId, em, motivo })),
   };
 }

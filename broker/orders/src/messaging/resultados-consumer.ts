@@ -1,0 +1,40 @@
+import { type AmqpClient, type ConsumidorAtivo, consumir } from "@shop/amqp";
+import { FILAS, PagamentoProcessado, toCents } from "@shop/contracts";
+import type { Logger } from "@shop/service";
+import type { PedidoUseCases } from "../pedidos.ts";
+
+/**
+ * The results queue's consumer: each PagamentoProcessado goes to the use case with when
+ * payments stored its decision (the x-decidida-em header, outside the body's contract);
+ * the delivery is acked after the use case's transaction committed.
+ */
+export function startResultadosConsumer(deps: {
+  amqp: AmqpClient;
+  pedidos: PedidoUseCases;
+  log: Logger;
+  consumers: number;
+  pauseBeforeAckMs: number;
+}): Promise<ConsumidorAtivo> {
+  const { amqp, pedidos, log } = deps;
+  return consumir({
+    client: amqp,
+    queue: FILAS.resultados,
+    contract: PagamentoProcessado,
+    log,
+    consumidores: deps.consumers,
+    pausaAntesDoAckMs: deps.pauseBeforeAckMs,
+    async handle(resultado, entrega) {
+      const decididaEm = entrega.headers["x-decidida-em"];
+      const o = await pedidos.applyResultado({
+        ...resultado,
+        valorCentavos: toCents(resultado.valor),
+        decididaEm: typeof decididaEm === "string" ? decididaEm : null,
+      });
+      const where = { solicitacao: resultado.solicitacaoId, pedido: resultado.pedidoId };
+      if (o.outcome === "repeated")
+        log.info("repeated result for a concluded request: nothing changes", where);
+      else
+        log.info(`result applied: order ${o.status}`, { ...where, aprovado: resultado.aprovado });
+    },
+  });
+}

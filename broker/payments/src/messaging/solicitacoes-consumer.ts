@@ -1,0 +1,58 @@
+import { type AmqpClient, type ConsumidorAtivo, consumir } from "@shop/amqp";
+import {
+  EXCHANGES,
+  FILAS,
+  fromCents,
+  PagamentoProcessado,
+  ROUTING_KEYS,
+  SolicitacaoPagamento,
+} from "@shop/contracts";
+import type { Logger } from "@shop/service";
+import type { PagamentoUseCases } from "../pagamentos.ts";
+
+/**
+ * The payment requests queue's consumer: decide (stored before anything is published),
+ * then publish PagamentoProcessado, confirmed; the delivery is acked after all this.
+ */
+export function startSolicitacoesConsumer(deps: {
+  amqp: AmqpClient;
+  pagamentos: PagamentoUseCases;
+  confirmMs: number;
+  log: Logger;
+  consumers: number;
+  pauseBeforeAckMs: number;
+}): Promise<ConsumidorAtivo> {
+  const { amqp, pagamentos, log } = deps;
+  return consumir({
+    client: amqp,
+    queue: FILAS.solicitacoes,
+    contract: SolicitacaoPagamento,
+    log,
+    consumidores: deps.consumers,
+    pausaAntesDoAckMs: deps.pauseBeforeAckMs,
+    async handle(solicitacao) {
+      const { decisao, repeated } = await pagamentos.decidePagamento(solicitacao);
+      log.info(
+        repeated ? "repeated request: republishing the stored decision" : "decision stored",
+        {
+          solicitacao: solicitacao.solicitacaoId,
+          pedido: solicitacao.pedidoId,
+          aprovado: decisao.aprovado,
+        },
+      );
+      const message = PagamentoProcessado.encode({
+        versao: 1,
+        solicitacaoId: decisao.solicitacaoId,
+        pedidoId: decisao.pedidoId,
+        valor: fromCents(decisao.valorCentavos),
+        aprovado: decisao.aprovado,
+        motivo: decisao.motivo,
+      });
+      // When the decision was stored, for the orders service's timeline: metadata in a
+      // header, outside the body's contract (docs/CONTRACT-CHANGES.md).
+      await amqp.publicar(EXCHANGES.eventos, ROUTING_KEYS.resultado, message, deps.confirmMs, {
+        "x-decidida-em": decisao.decididaEm,
+      });
+    },
+  });
+}

@@ -1,0 +1,94 @@
+import { chaveDoPedido, fromCents, type NomesKafka, PedidoCriado } from "@shop/contracts";
+import type { Publicador } from "@shop/kafka";
+import { type Logger, traceparentAtual } from "@shop/service";
+import type { Pedido } from "../domain/pedido.ts";
+import { AnnouncementFailed, type PedidoAnnouncer } from "../pedidos.ts";
+import type { PedidoStore } from "../store.ts";
+import { type OutboxRelay, SendRefused } from "./outbox-relay.ts";
+
+/** The PedidoCriado record of an order: key = pedidoId as text, value = the contract's JSON. */
+export function pedidoCriadoRecord(nomes: NomesKafka, pedido: Pedido) {
+  return {
+    topic: nomes.topicos.pedidosCriados,
+    key: chaveDoPedido(pedido.id),
+    value: PedidoCriado.encode({
+      versao: 1,
+      pedidoId: pedido.id,
+      cliente: pedido.cliente,
+      item: pedido.item,
+      quantidade: pedido.quantidade,
+      valor: fromCents(pedido.valorCentavos),
+      criadoEm: pedido.criadoEm,
+    }),
+  };
+}
+
+const notAcknowledged = (then: string) =>
+  `Kafka did not acknowledge its PedidoCriado event in time; it stays AGUARDANDO_PAGAMENTO and ${then}`;
+
+/**
+ * With the outbox: the event is written in the order's own transaction (stage) and the
+ * relay publishes it; announce waits for the relay's acknowledgement, at most confirmMs.
+ */
+export function outboxAnnouncer(deps: {
+  store: PedidoStore;
+  nomes: NomesKafka;
+  relay: OutboxRelay;
+  confirmMs: number;
+}): PedidoAnnouncer {
+  const { store, nomes, relay, confirmMs } = deps;
+  return {
+    stage(pedido) {
+      // The request's trace goes with its event (the relay publishes outside its context).
+      store.insertOutbox(pedidoCriadoRecord(nomes, pedido), pedido, traceparentAtual());
+    },
+    async announce(pedido) {
+      relay.wake();
+      try {
+        await relay.waitUntilSent(pedido.id, confirmMs);
+        return null;
+      } catch (error) {
+        throw new AnnouncementFailed(
+          notAcknowledged(
+            error instanceof SendRefused
+              ? `Kafka refused its event for good (${error.message}); the event is set aside (GET /saude) and later orders go on`
+              : "the outbox will publish the event as soon as Kafka is back",
+          ),
+          { cause: error },
+        );
+      }
+    },
+  };
+}
+
+/** Without the outbox (the spec's configuration): publish after the commit and wait. */
+export function directAnnouncer(deps: {
+  store: PedidoStore;
+  nomes: NomesKafka;
+  publisher: Publicador;
+  log: Logger;
+}): PedidoAnnouncer {
+  const { store, nomes, publisher, log } = deps;
+  return {
+    stage() {},
+    async announce(pedido) {
+      const record = pedidoCriadoRecord(nomes, pedido);
+      try {
+        const ack = await publisher.publicar(record.topic, record.key, record.value);
+        store.insertStep(pedido.id, "evento-confirmado", {
+          topico: record.topic,
+          particao: ack.partition,
+          offset: ack.offset,
+        });
+        log.info("PedidoCriado acknowledged", {
+          pedido: pedido.id,
+          partition: ack.partition,
+          offset: ack.offset,
+        });
+        return null;
+      } catch (error) {
+        throw new AnnouncementFailed(notAcknowledged("nothing will charge it"), { cause: error });
+      }
+    },
+  };
+}

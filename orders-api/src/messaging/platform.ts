@@ -1,0 +1,36 @@
+import type { NomesKafka, Plataforma } from "@shop/contracts";
+import { describePlatform } from "@shop/kafka";
+import type { Kafka } from "kafkajs";
+
+/**
+ * The platform panel's data, read through one admin connection and kept for a second, so
+ * that many browsers polling every 2 s cost Kafka one round of admin requests a second.
+ */
+export function platformReader(kafka: Kafka, nomes: NomesKafka) {
+  const admin = kafka.admin();
+  let connected: Promise<void> | null = null;
+  let cached: { at: number; value: Promise<Plataforma> } | null = null;
+  // Who reads what, as in the spec's topic table.
+  const readers = {
+    [nomes.topicos.pedidosCriados]: [nomes.grupos.pagamentos, nomes.grupos.analytics],
+    [nomes.topicos.pagamentosResultados]: [nomes.grupos.pedidosApi, nomes.grupos.analytics],
+  };
+  return {
+    read(): Promise<Plataforma> {
+      if (cached && Date.now() - cached.at < 1000) return cached.value;
+      connected ??= admin.connect().catch((error: unknown) => {
+        connected = null;
+        throw error;
+      });
+      const value = connected.then(() => describePlatform(admin, readers));
+      value.catch(() => {
+        cached = null;
+      });
+      cached = { at: Date.now(), value };
+      return value;
+    },
+    async close() {
+      if (connected) await admin.disconnect();
+    },
+  };
+}

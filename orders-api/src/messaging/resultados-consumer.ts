@@ -1,0 +1,48 @@
+import { chaveDoPedido, type NomesKafka, ResultadoPagamento } from "@shop/contracts";
+import { type Publicador, type RunningConsumer, startConsumer } from "@shop/kafka";
+import { contextoAtual, type Logger } from "@shop/service";
+import type { Kafka } from "kafkajs";
+import type { PedidoUseCases } from "../pedidos.ts";
+
+/**
+ * The results consumer (group pedidos-api): each ResultadoPagamento goes to the use case
+ * with where it came from (topic, partition, offset, trace) for the order's timeline.
+ * Pipelined: the results handed over in one turn share a transaction (group commit), and
+ * each record's offset is resolved only once that transaction committed.
+ */
+export function startResultadosConsumer(deps: {
+  kafka: Kafka;
+  nomes: NomesKafka;
+  publisher: Publicador;
+  pedidos: PedidoUseCases;
+  log: Logger;
+}): Promise<RunningConsumer> {
+  const { kafka, nomes, publisher, pedidos, log } = deps;
+  return startConsumer({
+    kafka,
+    groupId: nomes.grupos.pedidosApi,
+    topics: [nomes.topicos.pagamentosResultados],
+    contract: ResultadoPagamento,
+    keyOf: (r) => chaveDoPedido(r.pedidoId),
+    deadLetters: publisher,
+    log,
+    async handle(resultado, meta) {
+      const where = { pedido: resultado.pedidoId, partition: meta.partition, offset: meta.offset };
+      const applied = pedidos.applyResultado(resultado, {
+        topico: meta.topic,
+        particao: meta.partition,
+        offset: meta.offset,
+        trace: contextoAtual()?.traceId ?? null,
+      });
+      return {
+        depois: applied.then((o) => {
+          if (o.outcome === "unknown-pedido")
+            log.warn("result for an unknown order ignored", where);
+          else if (o.outcome === "applied")
+            log.info(`order ${o.status}`, { ...where, por: o.processadoPor });
+          else log.info(o.reason, where);
+        }),
+      };
+    },
+  });
+}

@@ -1,0 +1,65 @@
+import { chaveDoPedido, type NomesKafka, PedidoCriado, ResultadoPagamento } from "@shop/contracts";
+import { type Publicador, type RunningConsumer, startConsumer } from "@shop/kafka";
+import { contextoAtual, type Logger } from "@shop/service";
+import type { Kafka } from "kafkajs";
+import type { PagamentoUseCases } from "../pagamentos.ts";
+
+/**
+ * The PedidoCriado consumer (group pagamentos): decide, then publish the result with the
+ * same key, then record and print the decision line. The wait and the decision are in
+ * record order; the publish is handed back (pipelined), so that the next record's wait
+ * starts at once, and its offset is resolved only after the acknowledgement. Results
+ * decided in the same turn go out in one produce request (publicarJunto).
+ */
+export function startPedidosCriadosConsumer(deps: {
+  kafka: Kafka;
+  nomes: NomesKafka;
+  publisher: Publicador;
+  pagamentos: PagamentoUseCases;
+  log: Logger;
+  autoCommitInterval?: number;
+}): Promise<RunningConsumer> {
+  const { kafka, nomes, publisher, pagamentos, log } = deps;
+  return startConsumer({
+    kafka,
+    groupId: nomes.grupos.pagamentos,
+    topics: [nomes.topicos.pedidosCriados],
+    contract: PedidoCriado,
+    keyOf: (e) => chaveDoPedido(e.pedidoId),
+    deadLetters: publisher,
+    log,
+    ...(deps.autoCommitInterval === undefined
+      ? {}
+      : { autoCommitInterval: deps.autoCommitInterval }),
+    async handle(evento, meta) {
+      const decisao = await pagamentos.decidePagamento(evento.valor);
+      const processadoEm = new Date().toISOString();
+      const published = publisher.publicarJunto(
+        nomes.topicos.pagamentosResultados,
+        chaveDoPedido(evento.pedidoId),
+        ResultadoPagamento.encode({
+          versao: 1,
+          pedidoId: evento.pedidoId,
+          ...decisao,
+          processadoEm,
+        }),
+      );
+      return {
+        depois: published.then(() =>
+          pagamentos.recordDecision(
+            {
+              pedidoId: evento.pedidoId,
+              valor: evento.valor,
+              ...decisao,
+              processadoEm,
+              origem: "kafka",
+              particao: meta.partition,
+              offset: meta.offset,
+            },
+            contextoAtual()?.traceId ?? null,
+          ),
+        ),
+      };
+    },
+  });
+}
