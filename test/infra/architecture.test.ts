@@ -23,7 +23,7 @@ function lintAs(path: string, source: string) {
   });
 }
 
-describe("Architecture: the domain never imports a framework or a broker client", () => {
+describe("Architecture: the domain and the use cases import no framework or broker client; only messaging/ knows the broker", () => {
   for (const lib of ["express", "kafkajs", "amqplib", "better-sqlite3"]) {
     it(`When domain code imports ${lib}, then the linter fails`, () => {
       const result = lintAs(
@@ -35,7 +35,30 @@ describe("Architecture: the domain never imports a framework or a broker client"
     });
   }
 
-  it("When code outside the domain imports kafkajs, then the linter allows it", () => {
+  for (const [path, lib] of [
+    ["orders-api/src/pedidos.ts", "express"],
+    ["broker/orders/src/pedidos.ts", "@shop/amqp"],
+    ["payments/src/pagamentos.ts", "@shop/kafka"],
+    ["broker/payments/src/pagamentos.ts", "better-sqlite3"],
+  ] as const) {
+    it(`When the use cases (${path}) import ${lib}, then the linter fails: use cases are transport-free`, () => {
+      const result = lintAs(path, `import x from "${lib}";\nexport const y = x;\n`);
+      expect(result.status).not.toBe(0);
+      expect(result.stdout + result.stderr).toMatch(/noRestrictedImports/);
+    });
+  }
+
+  for (const path of ["orders-api/src/http/probe.ts", "broker/payments/src/server.ts"]) {
+    it(`When ${path}, outside messaging/, imports kafkajs or amqplib, then the linter fails`, () => {
+      for (const lib of ["kafkajs", "amqplib"]) {
+        const result = lintAs(path, `import x from "${lib}";\nexport const y = x;\n`);
+        expect(result.status, lib).not.toBe(0);
+        expect(result.stdout + result.stderr).toMatch(/Only messaging\/ knows/);
+      }
+    });
+  }
+
+  it("When code in messaging/ imports kafkajs, then the linter allows it", () => {
     const result = lintAs(
       "orders-api/src/messaging/probe.ts",
       `import { Kafka } from "kafkajs";\nexport const k = Kafka;\n`,
