@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { FATOR_DE_REPLICACAO, nomesKafka, topicosDoPedido } from "@shop/contracts";
+import { kafkaNames, pedidoTopics, REPLICATION_FACTOR } from "@shop/contracts";
 import { ensureTopics } from "@shop/kafka";
 import { Kafka, logLevel } from "kafkajs";
 import { ferramentaKafka } from "../infra/kafka/kafka.ts";
@@ -8,9 +8,9 @@ import { type Row, rssMb } from "./intake.ts";
 
 /** Writes `total` valid records, half creations and half results, with kafkajs in big batches. */
 async function fill(brokers: string, prefix: string, total: number, log: (l: string) => void) {
-  const nomes = nomesKafka(prefix);
+  const nomes = kafkaNames(prefix);
   const kafka = new Kafka({ brokers: [brokers], logLevel: logLevel.ERROR });
-  await ensureTopics(kafka, topicosDoPedido(nomes), FATOR_DE_REPLICACAO);
+  await ensureTopics(kafka, pedidoTopics(nomes), REPLICATION_FACTOR);
   const producer = kafka.producer();
   await producer.connect();
   const half = total / 2;

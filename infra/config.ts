@@ -2,9 +2,9 @@ import { randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { enderecoDoBrokerShape, secret } from "@shop/amqp";
+import { brokerAddressShape, secret } from "@shop/amqp";
 import { kafkaEnvShape } from "@shop/kafka";
-import { DOTENV_PATH, lerAmbiente } from "@shop/service";
+import { DOTENV_PATH, readEnvironment } from "@shop/service";
 import { z } from "zod";
 
 /** The repository root. */
@@ -54,7 +54,7 @@ export function ensureEnvFile(): { created: boolean; path: string } {
 const InfraEnv = z.object({
   KAFKA_BROKERS: kafkaEnvShape.KAFKA_BROKERS,
   KAFKA_CONTROLLER_PORT: z.coerce.number().int().min(1).max(65535).default(9093),
-  ...enderecoDoBrokerShape,
+  ...brokerAddressShape,
   BROKER_PANEL_PORT: z.coerce.number().int().min(1).max(65535).default(15672),
   BROKER_USER: secret("BROKER_USER"),
   BROKER_PASSWORD: secret("BROKER_PASSWORD"),
@@ -78,7 +78,7 @@ export interface InfraConfig {
 }
 
 export function readInfraConfig(env: NodeJS.ProcessEnv = process.env): InfraConfig {
-  const e = lerAmbiente(InfraEnv, env);
+  const e = readEnvironment(InfraEnv, env);
   const brokers = e.KAFKA_BROKERS.split(",");
   const [host, port] = (brokers[0] as string).split(":") as [string, string];
   return {

@@ -2,10 +2,10 @@ import { Parser } from "@asyncapi/parser";
 import {
   asyncapiBroker,
   asyncapiEventLog,
+  ERROR_QUEUES,
   EXCHANGES,
-  FILAS_ERROS,
-  GRUPOS,
-  TOPICOS,
+  GROUPS,
+  TOPICS,
 } from "@shop/contracts";
 import { describe, expect, it } from "vitest";
 
@@ -34,14 +34,14 @@ describe("AsyncAPI documents, generated from the names and zod schemas", () => {
       .map((c) => c.address());
     expect(addresses).toEqual(
       expect.arrayContaining([
-        TOPICOS.pedidosCriados,
-        TOPICOS.pagamentosResultados,
-        `${TOPICOS.pedidosCriados}.dlq`,
-        `${TOPICOS.pagamentosResultados}.dlq`,
+        TOPICS.pedidosCriados,
+        TOPICS.pagamentosResultados,
+        `${TOPICS.pedidosCriados}.dlq`,
+        `${TOPICS.pagamentosResultados}.dlq`,
       ]),
     );
     const text = JSON.stringify(asyncapiEventLog());
-    for (const g of Object.values(GRUPOS)) expect(text).toContain(`"enum":["${g}"]`);
+    for (const g of Object.values(GROUPS)) expect(text).toContain(`"enum":["${g}"]`);
     const pedido = asyncapiEventLog().components.messages.PedidoCriado;
     expect(pedido.payload.required).toEqual(
       expect.arrayContaining([
@@ -60,7 +60,7 @@ describe("AsyncAPI documents, generated from the names and zod schemas", () => {
     const { document, erros: e } = await erros(asyncapiBroker());
     expect(e).toEqual([]);
     const text = JSON.stringify(asyncapiBroker());
-    for (const name of [...Object.values(EXCHANGES), ...Object.values(FILAS_ERROS)])
+    for (const name of [...Object.values(EXCHANGES), ...Object.values(ERROR_QUEUES)])
       expect(text).toContain(`"name":"${name}"`);
     expect(document?.operations().all().length).toBe(6);
   });

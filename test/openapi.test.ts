@@ -5,7 +5,7 @@ import {
   API_PEDIDOS,
   API_PEDIDOS_BROKER,
   type ApiInfo,
-  documentoOpenApi,
+  openApiDocument,
 } from "@shop/contracts";
 import { listen } from "@shop/service";
 import type { Express } from "express";
@@ -69,7 +69,7 @@ function rotasDoCodigo(app: Express): string[] {
 }
 
 function rotasDoDocumento(api: ApiInfo): string[] {
-  return Object.entries(documentoOpenApi(api).paths).flatMap(([path, methods]) =>
+  return Object.entries(openApiDocument(api).paths).flatMap(([path, methods]) =>
     Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`),
   );
 }
@@ -78,7 +78,7 @@ describe("OpenAPI documents, generated from the zod schemas", () => {
   for (const [api, app] of apps) {
     it(`${api.titulo}: the document is valid OpenAPI 3.1`, async () => {
       const validator = new Validator();
-      const result = await validator.validate(documentoOpenApi(api));
+      const result = await validator.validate(openApiDocument(api));
       expect(result.errors ?? []).toEqual([]);
       expect(result.valid).toBe(true);
       expect(validator.version).toBe("3.1");

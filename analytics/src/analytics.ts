@@ -1,6 +1,6 @@
-import { nomesKafka, PedidoCriado, ResultadoPagamento } from "@shop/contracts";
-import { comRetentativas, createKafka, lagDosGrupos } from "@shop/kafka";
-import { escaparControles, type Logger } from "@shop/service";
+import { kafkaNames, PedidoCriado, ResultadoPagamento } from "@shop/contracts";
+import { createKafka, groupsLag, withRetries } from "@shop/kafka";
+import { escapeControls, type Logger } from "@shop/service";
 import type { Admin, Kafka } from "kafkajs";
 import {
   aplicarPedidoCriado,
@@ -34,7 +34,7 @@ const tp = (topic: string, partition: number) => `${topic}:${partition}`;
 async function fimDasParticoes(admin: Admin, topics: string[]): Promise<Posicoes> {
   const end: Posicoes = new Map();
   for (const topic of topics) {
-    for (const p of await comRetentativas(() => admin.fetchTopicOffsets(topic)))
+    for (const p of await withRetries(() => admin.fetchTopicOffsets(topic)))
       end.set(tp(topic, p.partition), Number(p.high));
   }
   return end;
@@ -43,7 +43,7 @@ async function fimDasParticoes(admin: Admin, topics: string[]): Promise<Posicoes
 async function inicioDasParticoes(admin: Admin, topics: string[]): Promise<Posicoes> {
   const start: Posicoes = new Map();
   for (const topic of topics) {
-    for (const p of await comRetentativas(() => admin.fetchTopicOffsets(topic)))
+    for (const p of await withRetries(() => admin.fetchTopicOffsets(topic)))
       start.set(tp(topic, p.partition), Number(p.low));
   }
   return start;
@@ -56,7 +56,7 @@ async function offsetsDoGrupo(
 ): Promise<Map<string, number | null>> {
   const committed = new Map<string, number | null>();
   // A group new to the broker may briefly answer NOT_COORDINATOR while its coordinator loads.
-  for (const t of await comRetentativas(() => admin.fetchOffsets({ groupId, topics }))) {
+  for (const t of await withRetries(() => admin.fetchOffsets({ groupId, topics }))) {
     for (const p of t.partitions)
       committed.set(tp(t.topic, p.partition), Number(p.offset) >= 0 ? Number(p.offset) : null);
   }
@@ -64,17 +64,17 @@ async function offsetsDoGrupo(
 }
 
 async function replay(admin: Admin, groupId: string, topics: string[]): Promise<void> {
-  const [group] = (await comRetentativas(() => admin.describeGroups([groupId]))).groups;
+  const [group] = (await withRetries(() => admin.describeGroups([groupId]))).groups;
   const members = group?.members ?? [];
   if (members.length > 0) {
-    const who = members.map((m) => escaparControles(`${m.clientId} (${m.clientHost})`)).join(", ");
+    const who = members.map((m) => escapeControls(`${m.clientId} (${m.clientHost})`)).join(", ");
     throw new ReplayRecusado(
       `cannot replay: group ${groupId} has ${members.length} active member(s): ${who}. ` +
         "Kafka only resets the offsets of a group with no active member; stop those readers and try again.",
     );
   }
   for (const topic of topics)
-    await comRetentativas(() => admin.resetOffsets({ groupId, topic, earliest: true }));
+    await withRetries(() => admin.resetOffsets({ groupId, topic, earliest: true }));
 }
 
 /**
@@ -84,7 +84,7 @@ async function replay(admin: Admin, groupId: string, topics: string[]): Promise<
  */
 export async function runAnalytics(opts: AnalyticsOptions): Promise<Resumo> {
   const { saida, grupo } = opts;
-  const nomes = nomesKafka(opts.prefix);
+  const nomes = kafkaNames(opts.prefix);
   const topics = [nomes.topicos.pedidosCriados, nomes.topicos.pagamentosResultados];
   const kafka: Kafka = createKafka(opts.brokers, `analytics-${grupo}`, opts.log);
   const admin = kafka.admin();
@@ -164,7 +164,7 @@ export async function runAnalytics(opts: AnalyticsOptions): Promise<Resumo> {
             if (!decoded.ok) {
               invalidos++;
               if (detalhar)
-                linhas.push(`${where()} INVALID ${escaparControles(decoded.error.reason)}`);
+                linhas.push(`${where()} INVALID ${escapeControls(decoded.error.reason)}`);
             } else {
               if (isCriado) aplicarPedidoCriado(visao, decoded.value as PedidoCriado);
               else aplicarResultado(visao, decoded.value as ResultadoPagamento);
@@ -191,7 +191,7 @@ export async function runAnalytics(opts: AnalyticsOptions): Promise<Resumo> {
 
     // The lag the platform panel and /metrics report, from the same computation.
     const lag: LagParticao[] = (
-      await lagDosGrupos(admin, Object.fromEntries(topics.map((t) => [t, [grupo]])))
+      await groupsLag(admin, Object.fromEntries(topics.map((t) => [t, [grupo]])))
     ).flatMap(({ topic, particoes }) =>
       particoes.map((p) => ({
         topic,

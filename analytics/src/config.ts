@@ -1,5 +1,5 @@
 import { kafkaEnvShape } from "@shop/kafka";
-import { lerAmbiente } from "@shop/service";
+import { readEnvironment } from "@shop/service";
 import { z } from "zod";
 
 /** Settings of the analytics CLI, read once from the environment. */
@@ -10,7 +10,7 @@ export const envSchema = z.object({
 });
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env) {
-  const e = lerAmbiente(envSchema, env);
+  const e = readEnvironment(envSchema, env);
   return {
     kafkaBrokers: e.KAFKA_BROKERS.split(","),
     kafkaPrefix: e.KAFKA_PREFIXO,

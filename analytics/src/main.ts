@@ -1,4 +1,4 @@
-import { createLogger, lerArgumentos } from "@shop/service";
+import { createLogger, readArguments } from "@shop/service";
 import { ReplayRecusado, runAnalytics } from "./analytics.ts";
 import { readConfig } from "./config.ts";
 import { Saida } from "./saida.ts";
@@ -16,7 +16,7 @@ default analytics) and prints one line per record and the dashboard after each b
   --help             this text`;
 
 async function main(): Promise<number> {
-  const parsed = lerArgumentos(
+  const parsed = readArguments(
     {
       options: {
         replay: { type: "boolean" },

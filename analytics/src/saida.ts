@@ -1,5 +1,5 @@
 import { formatCents } from "@shop/contracts";
-import { escaparControles } from "@shop/service";
+import { escapeControls } from "@shop/service";
 import type { Painel } from "./domain/visao.ts";
 
 export interface LagParticao {
@@ -96,7 +96,7 @@ export interface Resumo {
 
 export function painelTexto(grupo: string, p: Painel, invalidos: number): string {
   const best = p.maisVendido
-    ? `${escaparControles(p.maisVendido.item)} (${p.maisVendido.quantidade} units)`
+    ? `${escapeControls(p.maisVendido.item)} (${p.maisVendido.quantidade} units)`
     : "-";
   return [
     `── dashboard (group ${grupo}) ──`,

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { FATOR_DE_REPLICACAO, nomesKafka, topicosDoPedido } from "@shop/contracts";
+import { kafkaNames, pedidoTopics, REPLICATION_FACTOR } from "@shop/contracts";
 import { ensureTopics } from "@shop/kafka";
 import type { Producer } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,7 +14,7 @@ import type { Painel } from "../src/domain/visao.ts";
 import { Saida } from "../src/saida.ts";
 
 const prefix = testPrefix("analytics");
-const nomes = nomesKafka(prefix);
+const nomes = kafkaNames(prefix);
 let producer: Producer;
 let nextId = 1;
 
@@ -141,7 +141,7 @@ const history: {
 
 beforeAll(async () => {
   const kafka = testKafka();
-  await ensureTopics(kafka, topicosDoPedido(nomes), FATOR_DE_REPLICACAO);
+  await ensureTopics(kafka, pedidoTopics(nomes), REPLICATION_FACTOR);
   producer = kafka.producer();
   await producer.connect();
 });

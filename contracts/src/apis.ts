@@ -5,25 +5,25 @@ import {
   NovoPedidoBrokerSchema,
   PagamentoAceiteSchema,
   PagamentoConcluidoSchema,
+  PagamentoRequestSchema,
   PedidoBrokerSchema,
-  PedidoDePagamentoSchema,
-  SaudeDoBrokerSchema,
+  SaudeBrokerSchema,
 } from "./broker.ts";
 import {
-  CabecalhosDoPedidoSchema,
-  CHAVE_DE_IDEMPOTENCIA,
-  ConsultaPedidosSchema,
   DecisaoSincronaSchema,
-  LISTA_DE_PEDIDOS,
+  IDEMPOTENCY_KEY_HEADER,
   NovoPedidoSchema,
   PagamentoSincronoSchema,
+  PEDIDOS_LIST_LIMITS,
+  PedidoHeadersSchema,
   PedidoSchema,
+  PedidosQuerySchema,
   PlataformaSchema,
   ProcessadoSchema,
-  SaudeDoPagamentosSchema,
-  SaudeDoPedidosSchema,
+  SaudePagamentosSchema,
+  SaudePedidosSchema,
 } from "./event-log.ts";
-import { type ApiInfo, ErroSchema, type Rota } from "./openapi.ts";
+import { type ApiInfo, ErrorSchema, type RouteSpec } from "./openapi.ts";
 
 /** One step of a timeline: what happened, when, and where (partition, offset, instance...). */
 export const EtapaSchema = z.object({
@@ -47,10 +47,10 @@ export const HistoricoBrokerSchema = z.object({
 });
 export type HistoricoBroker = z.output<typeof HistoricoBrokerSchema>;
 
-const naoHa = (o_que: string) => ({ descricao: `${o_que} does not exist`, esquema: ErroSchema });
+const naoHa = (o_que: string) => ({ descricao: `${o_que} does not exist`, esquema: ErrorSchema });
 
 /** Every API serves these: its metrics and its own documentation. */
-const operacao: Rota[] = [
+const operacao: RouteSpec[] = [
   {
     metodo: "get",
     caminho: "/metrics",
@@ -83,7 +83,7 @@ export const API_PEDIDOS: ApiInfo = {
       corpo: NovoPedidoSchema,
       cabecalhos: {
         "Idempotency-Key": {
-          esquema: CabecalhosDoPedidoSchema.shape[CHAVE_DE_IDEMPOTENCIA],
+          esquema: PedidoHeadersSchema.shape[IDEMPOTENCY_KEY_HEADER],
           descricao:
             "optional; the same key with the same body gets the first answer again (status and body, with Idempotent-Replayed: true) and creates nothing; kept 48 h",
         },
@@ -91,11 +91,11 @@ export const API_PEDIDOS: ApiInfo = {
       respostas: {
         409: {
           descricao: "a request with this Idempotency-Key is still being answered",
-          esquema: ErroSchema,
+          esquema: ErrorSchema,
         },
         422: {
           descricao: "this Idempotency-Key was already used with a different body",
-          esquema: ErroSchema,
+          esquema: ErrorSchema,
         },
         201: {
           descricao: "the order, AGUARDANDO_PAGAMENTO (or decided, synchronous configuration)",
@@ -104,7 +104,7 @@ export const API_PEDIDOS: ApiInfo = {
         500: {
           descricao:
             "the order was saved but its event was not acknowledged within 5 s (the outbox keeps trying), or payments failed (synchronous configuration)",
-          esquema: ErroSchema,
+          esquema: ErrorSchema,
         },
       },
     },
@@ -114,8 +114,8 @@ export const API_PEDIDOS: ApiInfo = {
       resumo: "Orders, newest first",
       query: {
         limite: {
-          esquema: ConsultaPedidosSchema.shape.limite,
-          descricao: `how many, a whole number from 1 to ${LISTA_DE_PEDIDOS.maximo} (default ${LISTA_DE_PEDIDOS.padrao}); anything else is 400`,
+          esquema: PedidosQuerySchema.shape.limite,
+          descricao: `how many, a whole number from 1 to ${PEDIDOS_LIST_LIMITS.maximo} (default ${PEDIDOS_LIST_LIMITS.padrao}); anything else is 400`,
         },
       },
       respostas: { 200: { descricao: "the orders", esquema: z.array(PedidoSchema) } },
@@ -145,14 +145,17 @@ export const API_PEDIDOS: ApiInfo = {
       resumo: "Topics, partitions, end offsets, groups, members and lag; the outbox",
       respostas: {
         200: { descricao: "the platform now", esquema: PlataformaSchema },
-        404: { descricao: "the synchronous configuration does not use Kafka", esquema: ErroSchema },
+        404: {
+          descricao: "the synchronous configuration does not use Kafka",
+          esquema: ErrorSchema,
+        },
       },
     },
     {
       metodo: "get",
       caminho: "/saude",
       resumo: "Health, configuration and outbox",
-      respostas: { 200: { descricao: "alive", esquema: SaudeDoPedidosSchema } },
+      respostas: { 200: { descricao: "alive", esquema: SaudePedidosSchema } },
     },
     ...operacao,
   ],
@@ -167,7 +170,7 @@ export const API_PAGAMENTOS: ApiInfo = {
       metodo: "get",
       caminho: "/saude",
       resumo: "Health, instance and the partitions it holds",
-      respostas: { 200: { descricao: "alive", esquema: SaudeDoPagamentosSchema } },
+      respostas: { 200: { descricao: "alive", esquema: SaudePagamentosSchema } },
     },
     {
       metodo: "get",
@@ -182,7 +185,7 @@ export const API_PAGAMENTOS: ApiInfo = {
       corpo: PagamentoSincronoSchema,
       respostas: {
         200: { descricao: "the decision", esquema: DecisaoSincronaSchema },
-        404: { descricao: "not the synchronous configuration", esquema: ErroSchema },
+        404: { descricao: "not the synchronous configuration", esquema: ErrorSchema },
       },
     },
     ...operacao,
@@ -228,14 +231,14 @@ export const API_PEDIDOS_BROKER: ApiInfo = {
       respostas: {
         200: { descricao: "the order with its new total", esquema: PedidoBrokerSchema },
         404: naoHa("the order"),
-        409: { descricao: "the order is EM_PAGAMENTO or PAGO", esquema: ErroSchema },
+        409: { descricao: "the order is EM_PAGAMENTO or PAGO", esquema: ErrorSchema },
       },
     },
     {
       metodo: "post",
       caminho: "/pedidos/{id}/pagamentos",
       resumo: "Ask for the order's payment, idempotent by solicitacaoId",
-      corpo: PedidoDePagamentoSchema,
+      corpo: PagamentoRequestSchema,
       respostas: {
         202: {
           descricao: "accepted (published and confirmed), not paid",
@@ -249,12 +252,12 @@ export const API_PEDIDOS_BROKER: ApiInfo = {
         409: {
           descricao:
             "the same key with other content, a new key while EM_PAGAMENTO, or a PAGO order",
-          esquema: ErroSchema,
+          esquema: ErrorSchema,
         },
         503: {
           descricao:
             "not confirmed in time, returned unrouted, or RabbitMQ down: the key stays PENDENTE, repeat the same request",
-          esquema: ErroSchema,
+          esquema: ErrorSchema,
         },
       },
     },
@@ -271,7 +274,7 @@ export const API_PAGAMENTOS_BROKER: ApiInfo = {
       metodo: "get",
       caminho: "/saude",
       resumo: "Health and the RabbitMQ connection",
-      respostas: { 200: { descricao: "alive", esquema: SaudeDoBrokerSchema } },
+      respostas: { 200: { descricao: "alive", esquema: SaudeBrokerSchema } },
     },
     {
       metodo: "get",

@@ -2,12 +2,12 @@ import { z } from "zod";
 import { PagamentoProcessadoV1, SolicitacaoPagamentoV1 } from "./broker.ts";
 import { PedidoCriadoV1, ResultadoPagamentoV1 } from "./event-log.ts";
 import {
-  FATOR_DE_REPLICACAO,
-  GRUPOS,
-  PARTICOES_POR_TOPICO,
-  TOPICOS,
-  TOPICOS_DLQ,
-  TOPOLOGIA,
+  DLQ_TOPICS,
+  GROUPS,
+  PARTITIONS_PER_TOPIC,
+  REPLICATION_FACTOR,
+  TOPICS,
+  TOPOLOGY,
 } from "./names.ts";
 
 /**
@@ -59,7 +59,7 @@ export function asyncapiEventLog() {
       kafka: {
         topic: address,
         partitions,
-        replicas: FATOR_DE_REPLICACAO,
+        replicas: REPLICATION_FACTOR,
         bindingVersion: "0.5.0",
       },
     },
@@ -93,25 +93,25 @@ export function asyncapiEventLog() {
     },
     channels: {
       pedidosCriados: topico(
-        TOPICOS.pedidosCriados,
-        PARTICOES_POR_TOPICO,
+        TOPICS.pedidosCriados,
+        PARTITIONS_PER_TOPIC,
         "PedidoCriado",
         "One record per order, written by the orders API's outbox relay (acks=all).",
       ),
       pagamentosResultados: topico(
-        TOPICOS.pagamentosResultados,
-        PARTICOES_POR_TOPICO,
+        TOPICS.pagamentosResultados,
+        PARTITIONS_PER_TOPIC,
         "ResultadoPagamento",
         "One record per decision, written by a payments instance (acks=all).",
       ),
       pedidosCriadosDlq: topico(
-        TOPICOS_DLQ.pedidosCriados,
+        DLQ_TOPICS.pedidosCriados,
         1,
         "RegistroMorto",
         "Records of pedidos-criados that broke their contract, as they were.",
       ),
       pagamentosResultadosDlq: topico(
-        TOPICOS_DLQ.pagamentosResultados,
+        DLQ_TOPICS.pagamentosResultados,
         1,
         "RegistroMorto",
         "Records of pagamentos-resultados that broke their contract, as they were.",
@@ -129,14 +129,14 @@ export function asyncapiEventLog() {
         "pedidosCriados",
         "PedidoCriado",
         "Payments instances decide each order (group pagamentos)",
-        GRUPOS.pagamentos,
+        GROUPS.pagamentos,
       ),
       lerPedidosAnalytics: operacao(
         "receive",
         "pedidosCriados",
         "PedidoCriado",
         "The analytics CLI rebuilds its view from offset 0 (its own group)",
-        GRUPOS.analytics,
+        GROUPS.analytics,
       ),
       publicarResultado: operacao(
         "send",
@@ -149,14 +149,14 @@ export function asyncapiEventLog() {
         "pagamentosResultados",
         "ResultadoPagamento",
         "The orders API applies results idempotently (group pedidos-api)",
-        GRUPOS.pedidosApi,
+        GROUPS.pedidosApi,
       ),
       lerResultadosAnalytics: operacao(
         "receive",
         "pagamentosResultados",
         "ResultadoPagamento",
         "The analytics CLI reads results too",
-        GRUPOS.analytics,
+        GROUPS.analytics,
       ),
       desviarPedidoInvalido: operacao(
         "send",
@@ -233,7 +233,7 @@ export function asyncapiBroker() {
     "pagamentos.eventos": "PagamentoProcessado",
   };
   const id = (s: string) => s.replaceAll(/[.-](\w)/g, (_, c: string) => c.toUpperCase());
-  for (const l of TOPOLOGIA) {
+  for (const l of TOPOLOGY) {
     const message = mensagemDe[l.exchange] as string;
     const ex = id(l.exchange);
     const q = id(l.queue);

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { totalNoLimite, valorPositivo } from "./money.ts";
-import { LIMITES_DE_TEXTO, textoLivre } from "./texto.ts";
+import { positiveValor, totalInRange } from "./money.ts";
+import { freeText, TEXT_LIMITS } from "./texto.ts";
 import { defineMessage } from "./versao.ts";
 
 /** Contracts of the broker (RabbitMQ) edition. */
@@ -26,45 +26,45 @@ export type StatusPedidoBroker = (typeof STATUS_PEDIDO_BROKER)[number];
  */
 export const ItemSchema = z
   .strictObject({
-    sku: textoLivre(LIMITES_DE_TEXTO.sku),
+    sku: freeText(TEXT_LIMITS.sku),
     quantidade: z
       .number({ error: "must be a number" })
       .int({ error: "must be an integer" })
       .min(1, { error: "must be at least 1" })
       .max(1_000_000, { error: "must be at most 1000000" }),
-    precoUnitario: valorPositivo,
+    precoUnitario: positiveValor,
   })
-  .superRefine(totalNoLimite((i) => [i], "precoUnitario", "quantidade × precoUnitario"));
+  .superRefine(totalInRange((i) => [i], "precoUnitario", "quantidade × precoUnitario"));
 export type Item = z.output<typeof ItemSchema>;
 
 /** POST /pedidos body: the order's total stays in the money range, or 400 naming itens. */
 export const NovoPedidoBrokerSchema = z
   .strictObject({
-    clienteId: textoLivre(LIMITES_DE_TEXTO.clienteId),
+    clienteId: freeText(TEXT_LIMITS.clienteId),
     itens: z
       .array(ItemSchema, { error: "must be a list of items" })
       .min(1, { error: "must have at least one item" }),
   })
   .superRefine(
-    totalNoLimite((p) => (Array.isArray(p.itens) ? p.itens : null), "itens", "the order's total"),
+    totalInRange((p) => (Array.isArray(p.itens) ? p.itens : null), "itens", "the order's total"),
   );
 export type NovoPedidoBroker = z.output<typeof NovoPedidoBrokerSchema>;
 
 /** POST /pedidos/{pedidoId}/pagamentos body. No amount: it is read from the order. */
-export const PedidoDePagamentoSchema = z.strictObject({
+export const PagamentoRequestSchema = z.strictObject({
   solicitacaoId: uuid,
   cenario: CenarioSchema,
 });
-export type PedidoDePagamento = z.output<typeof PedidoDePagamentoSchema>;
+export type PagamentoRequest = z.output<typeof PagamentoRequestSchema>;
 
 /** An order as the orders service returns it. */
 export const PedidoBrokerSchema = z.object({
   id: uuid,
   clienteId: z.string(),
   status: z.enum(STATUS_PEDIDO_BROKER),
-  total: valorPositivo,
+  total: positiveValor,
   itens: z.array(
-    z.object({ sku: z.string(), quantidade: z.number().int(), precoUnitario: valorPositivo }),
+    z.object({ sku: z.string(), quantidade: z.number().int(), precoUnitario: positiveValor }),
   ),
 });
 
@@ -72,7 +72,7 @@ export const PedidoBrokerSchema = z.object({
 export const PagamentoAceiteSchema = z.object({
   solicitacaoId: uuid,
   pedidoId: uuid,
-  valor: valorPositivo,
+  valor: positiveValor,
   estado: z.literal("PENDENTE"),
 });
 
@@ -80,13 +80,13 @@ export const PagamentoAceiteSchema = z.object({
 export const PagamentoConcluidoSchema = z.object({
   solicitacaoId: uuid,
   pedidoId: uuid,
-  valor: valorPositivo,
+  valor: positiveValor,
   aprovado: z.boolean(),
   motivo: z.string().nullable(),
 });
 
 /** GET /saude of the broker edition's payments service. */
-export const SaudeDoBrokerSchema = z.object({
+export const SaudeBrokerSchema = z.object({
   status: z.literal("ok"),
   rabbitmq: z.enum(["connected", "disconnected"]),
 });
@@ -95,7 +95,7 @@ export const SaudeDoBrokerSchema = z.object({
 export const DecisaoBrokerSchema = z.object({
   solicitacaoId: uuid,
   pedidoId: uuid,
-  valor: valorPositivo,
+  valor: positiveValor,
   cenario: CenarioSchema,
   aprovado: z.boolean(),
   motivo: z.string(),
@@ -108,7 +108,7 @@ export const SolicitacaoPagamentoV1 = z.object({
   versao: z.literal(1),
   solicitacaoId: uuid,
   pedidoId: uuid,
-  valor: valorPositivo,
+  valor: positiveValor,
   cenario: CenarioSchema,
 });
 export type SolicitacaoPagamento = z.output<typeof SolicitacaoPagamentoV1>;
@@ -120,7 +120,7 @@ export const PagamentoProcessadoV1 = z.object({
   versao: z.literal(1),
   solicitacaoId: uuid,
   pedidoId: uuid,
-  valor: valorPositivo,
+  valor: positiveValor,
   aprovado: z.boolean({ error: "must be true or false" }),
   motivo: textoNaoVazio,
 });

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { totalNoLimite, valorPositivo } from "./money.ts";
-import { LIMITES_DE_TEXTO, textoLivre } from "./texto.ts";
+import { positiveValor, totalInRange } from "./money.ts";
+import { freeText, TEXT_LIMITS } from "./texto.ts";
 import { defineMessage } from "./versao.ts";
 
 /** Contracts of the event-log (Kafka) edition. */
@@ -10,11 +10,11 @@ const textoNaoVazio = z
   .trim()
   .min(1, { error: "must not be blank" });
 const instanteUtc = z.iso.datetime({ offset: false, error: "must be an ISO 8601 UTC timestamp" });
-export const pedidoIdNumerico = z
+export const numericPedidoId = z
   .number({ error: "must be a number" })
   .int({ error: "must be an integer" })
   .positive({ error: "must be positive" });
-export const quantidadePedido = z
+export const quantidadeSchema = z
   .number({ error: "must be a number" })
   .int({ error: "must be an integer" })
   .min(1, { error: "must be at least 1" })
@@ -27,12 +27,12 @@ export const STATUS_PAGAMENTO = ["APROVADO", "RECUSADO"] as const;
 export type StatusPagamento = (typeof STATUS_PAGAMENTO)[number];
 
 /** The refusal reason the payments component gives above the limit. */
-export const MOTIVO_LIMITE = "limite do cartão de teste";
+export const MOTIVO_OVER_LIMIT = "limite do cartão de teste";
 
 // --- HTTP ---------------------------------------------------------------------------
 
-const cliente = textoLivre(LIMITES_DE_TEXTO.cliente);
-const item = textoLivre(LIMITES_DE_TEXTO.item);
+const cliente = freeText(TEXT_LIMITS.cliente);
+const item = freeText(TEXT_LIMITS.item);
 
 /**
  * POST /pedidos body. The client never sends the total, and the total the server computes
@@ -43,19 +43,19 @@ export const NovoPedidoSchema = z
   .strictObject({
     cliente,
     item,
-    quantidade: quantidadePedido,
-    precoUnitario: valorPositivo,
+    quantidade: quantidadeSchema,
+    precoUnitario: positiveValor,
   })
-  .superRefine(totalNoLimite((p) => [p], "precoUnitario", "quantidade × precoUnitario"));
+  .superRefine(totalInRange((p) => [p], "precoUnitario", "quantidade × precoUnitario"));
 export type NovoPedido = z.output<typeof NovoPedidoSchema>;
 
 /**
  * The Idempotency-Key request header of POST /pedidos (IETF httpapi draft): 1 to 255
  * visible ASCII characters, a UUID for instance. Validated with the other headers.
  */
-export const CHAVE_DE_IDEMPOTENCIA = "idempotency-key";
-export const CabecalhosDoPedidoSchema = z.object({
-  [CHAVE_DE_IDEMPOTENCIA]: z
+export const IDEMPOTENCY_KEY_HEADER = "idempotency-key";
+export const PedidoHeadersSchema = z.object({
+  [IDEMPOTENCY_KEY_HEADER]: z
     .string()
     .regex(/^[\x21-\x7e]{1,255}$/, {
       error: "must be 1 to 255 visible ASCII characters, given once (a UUID, say)",
@@ -64,23 +64,25 @@ export const CabecalhosDoPedidoSchema = z.object({
 });
 
 /** GET /pedidos: how many orders, newest first. */
-export const LISTA_DE_PEDIDOS = { padrao: 500, maximo: 5000 } as const;
+export const PEDIDOS_LIST_LIMITS = { padrao: 500, maximo: 5000 } as const;
 const limiteDaLista = z
   .string({ error: "must be given once" })
-  .regex(/^[0-9]{1,4}$/, { error: `must be a whole number from 1 to ${LISTA_DE_PEDIDOS.maximo}` })
-  .refine((s) => Number(s) >= 1 && Number(s) <= LISTA_DE_PEDIDOS.maximo, {
-    error: `must be a whole number from 1 to ${LISTA_DE_PEDIDOS.maximo}`,
+  .regex(/^[0-9]{1,4}$/, {
+    error: `must be a whole number from 1 to ${PEDIDOS_LIST_LIMITS.maximo}`,
+  })
+  .refine((s) => Number(s) >= 1 && Number(s) <= PEDIDOS_LIST_LIMITS.maximo, {
+    error: `must be a whole number from 1 to ${PEDIDOS_LIST_LIMITS.maximo}`,
   });
 /** The query of GET /pedidos; other parameters are ignored. */
-export const ConsultaPedidosSchema = z.object({ limite: limiteDaLista.optional() });
+export const PedidosQuerySchema = z.object({ limite: limiteDaLista.optional() });
 
 /** An order as the orders API returns it. */
 export const PedidoSchema = z.object({
-  id: pedidoIdNumerico,
+  id: numericPedidoId,
   cliente: z.string(),
   item: z.string(),
-  quantidade: quantidadePedido,
-  valor: valorPositivo,
+  quantidade: quantidadeSchema,
+  valor: positiveValor,
   status: z.enum(STATUS_PEDIDO),
   motivo: z.string().nullable(),
   processadoPor: z.string().nullable(),
@@ -90,8 +92,8 @@ export type Pedido = z.output<typeof PedidoSchema>;
 
 /** POST /pagamentos body, synchronous configuration only. */
 export const PagamentoSincronoSchema = z.strictObject({
-  pedidoId: pedidoIdNumerico,
-  valor: valorPositivo,
+  pedidoId: numericPedidoId,
+  valor: positiveValor,
 });
 export type PagamentoSincrono = z.output<typeof PagamentoSincronoSchema>;
 
@@ -107,11 +109,11 @@ export type DecisaoSincrona = z.output<typeof DecisaoSincronaSchema>;
 
 export const PedidoCriadoV1 = z.object({
   versao: z.literal(1),
-  pedidoId: pedidoIdNumerico,
+  pedidoId: numericPedidoId,
   cliente,
   item,
-  quantidade: quantidadePedido,
-  valor: valorPositivo,
+  quantidade: quantidadeSchema,
+  valor: positiveValor,
   criadoEm: instanteUtc,
 });
 export type PedidoCriado = z.output<typeof PedidoCriadoV1>;
@@ -119,7 +121,7 @@ export const PedidoCriado = defineMessage("PedidoCriado", { 1: PedidoCriadoV1 })
 
 export const ResultadoPagamentoV1 = z.object({
   versao: z.literal(1),
-  pedidoId: pedidoIdNumerico,
+  pedidoId: numericPedidoId,
   status: z.enum(STATUS_PAGAMENTO),
   motivo: z.string().nullable(),
   instancia: textoNaoVazio,
@@ -129,13 +131,13 @@ export type ResultadoPagamento = z.output<typeof ResultadoPagamentoV1>;
 export const ResultadoPagamento = defineMessage("ResultadoPagamento", { 1: ResultadoPagamentoV1 });
 
 /** Record key on both topics: the pedidoId as text. */
-export function chaveDoPedido(pedidoId: number): string {
+export function pedidoKey(pedidoId: number): string {
   return String(pedidoId);
 }
 
 // --- GET /plataforma (orders API, for the web panel) ----------------------------------
 
-export const ParticaoDoTopicoSchema = z.object({
+export const TopicPartitionSchema = z.object({
   partition: z.number().int(),
   endOffset: z.number().int(),
   /** Each reading group's committed offset (null: none yet) and lag on this partition. */
@@ -147,20 +149,20 @@ export const ParticaoDoTopicoSchema = z.object({
     }),
   ),
 });
-export type ParticaoDoTopico = z.output<typeof ParticaoDoTopicoSchema>;
+export type TopicPartition = z.output<typeof TopicPartitionSchema>;
 
 const ParticoesSchema = z.record(z.string(), z.array(z.number().int()));
 
-export const MembroDoGrupoSchema = z.object({
+export const GroupMemberSchema = z.object({
   memberId: z.string(),
   clientId: z.string(),
   host: z.string(),
   particoes: ParticoesSchema,
 });
-export type MembroDoGrupo = z.output<typeof MembroDoGrupoSchema>;
+export type GroupMember = z.output<typeof GroupMemberSchema>;
 
 /** The orders API's outbox: events saved with their order and not yet acknowledged by Kafka. */
-export const EstadoOutboxSchema = z.object({
+export const OutboxStateSchema = z.object({
   pendentes: z.number().int(),
   maisAntigoEm: z.string().nullable(),
   idadeMaisAntigoMs: z.number(),
@@ -169,15 +171,15 @@ export const EstadoOutboxSchema = z.object({
     z.object({ pedidoId: z.number().int(), em: z.string(), motivo: z.string() }),
   ),
 });
-export type EstadoOutbox = z.output<typeof EstadoOutboxSchema>;
+export type OutboxState = z.output<typeof OutboxStateSchema>;
 
 export const PlataformaSchema = z.object({
-  topicos: z.array(z.object({ topic: z.string(), particoes: z.array(ParticaoDoTopicoSchema) })),
+  topicos: z.array(z.object({ topic: z.string(), particoes: z.array(TopicPartitionSchema) })),
   grupos: z.array(
-    z.object({ grupo: z.string(), estado: z.string(), membros: z.array(MembroDoGrupoSchema) }),
+    z.object({ grupo: z.string(), estado: z.string(), membros: z.array(GroupMemberSchema) }),
   ),
   /** Null when the outbox is off. */
-  outbox: EstadoOutboxSchema.nullable().optional(),
+  outbox: OutboxStateSchema.nullable().optional(),
   lidoEm: z.string(),
 });
 export type Plataforma = z.output<typeof PlataformaSchema>;
@@ -187,7 +189,7 @@ export const MODOS = ["eventos", "sincrono"] as const;
 export type Modo = (typeof MODOS)[number];
 
 /** A partition whose current record keeps failing: tried again with backoff, named here. */
-export const ParticaoPresaSchema = z.object({
+export const StuckPartitionSchema = z.object({
   topic: z.string(),
   partition: z.number().int(),
   offset: z.string(),
@@ -196,19 +198,19 @@ export const ParticaoPresaSchema = z.object({
   desde: z.string(),
 });
 
-export type ParticaoPresa = z.output<typeof ParticaoPresaSchema>;
+export type StuckPartition = z.output<typeof StuckPartitionSchema>;
 
 /** GET /saude of the orders API. */
-export const SaudeDoPedidosSchema = z.object({
+export const SaudePedidosSchema = z.object({
   status: z.literal("ok"),
   modo: z.enum(MODOS),
-  outbox: EstadoOutboxSchema.nullable(),
+  outbox: OutboxStateSchema.nullable(),
   /** The results consumer's stuck partitions (empty when none; null without Kafka). */
-  particoesPresas: z.array(ParticaoPresaSchema).nullable(),
+  particoesPresas: z.array(StuckPartitionSchema).nullable(),
 });
 
 /** GET /saude of a payments instance. */
-export const SaudeDoPagamentosSchema = z.object({
+export const SaudePagamentosSchema = z.object({
   status: z.literal("ok"),
   instancia: z.string(),
   modo: z.enum(MODOS),
@@ -217,15 +219,15 @@ export const SaudeDoPagamentosSchema = z.object({
       conectado: z.boolean(),
       grupo: z.string(),
       particoes: ParticoesSchema,
-      presas: z.array(ParticaoPresaSchema),
+      presas: z.array(StuckPartitionSchema),
     })
     .nullable(),
 });
 
 /** One decision a payments instance took, for GET /pagamentos. */
 export const ProcessadoSchema = z.object({
-  pedidoId: pedidoIdNumerico,
-  valor: valorPositivo,
+  pedidoId: numericPedidoId,
+  valor: positiveValor,
   status: z.enum(STATUS_PAGAMENTO),
   motivo: z.string().nullable(),
   instancia: z.string(),

@@ -1,12 +1,12 @@
 import type { z } from "zod";
 
 /** The JSON body of every 4xx/5xx answer: a message, and for 400 the failing fields. */
-export interface ErroHttp {
+export interface HttpError {
   erro: string;
   campos?: Record<string, string>;
 }
 
-export function erroDeValidacao(issues: readonly z.core.$ZodIssue[]): ErroHttp {
+export function validationError(issues: readonly z.core.$ZodIssue[]): HttpError {
   const campos: Record<string, string> = {};
   for (const issue of issues) {
     const campo = issue.path.length > 0 ? issue.path.join(".") : "(body)";

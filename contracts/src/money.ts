@@ -54,21 +54,21 @@ export function formatCents(cents: Cents): string {
 }
 
 /** What a breach of the money range says, naming the limit. */
-export const FORA_DO_LIMITE = `is above the limit of ${formatCents(MAX_CENTS)}`;
+export const OUT_OF_RANGE = `is above the limit of ${formatCents(MAX_CENTS)}`;
 
 /** A positive amount on the wire: a JSON number, at most two decimals, in the money range. */
-export const valorPositivo = z
+export const positiveValor = z
   .number({ error: "must be a number" })
   .positive({ error: "must be greater than zero" })
   .refine(hasAtMostTwoDecimals, { error: "must have at most two decimals" })
-  .refine((v) => v * 100 <= MAX_CENTS, { error: FORA_DO_LIMITE });
+  .refine((v) => v * 100 <= MAX_CENTS, { error: OUT_OF_RANGE });
 
 /**
  * The total of quantities × unit prices, when every one is a valid amount and whole
  * quantity; null when some line is not (its own field reports that). For a body's check
  * that its total stays in the money range.
  */
-export function totalEmCentavos(
+export function totalInCents(
   linhas: readonly { quantidade: unknown; precoUnitario: unknown }[],
 ): Cents | null {
   let total = 0;
@@ -85,16 +85,16 @@ export function totalEmCentavos(
  * A body's check that the total of its lines stays in the money range, for zod's
  * superRefine: a total above it is an issue on `caminho`, saying `oQue`'s limit.
  */
-export function totalNoLimite<T>(
+export function totalInRange<T>(
   linhas: (valor: T) => readonly { quantidade: unknown; precoUnitario: unknown }[] | null,
   caminho: string,
   oQue: string,
 ) {
   return (valor: T, ctx: z.RefinementCtx) => {
     const l = linhas(valor);
-    const total = l ? totalEmCentavos(l) : null;
+    const total = l ? totalInCents(l) : null;
     if (total !== null && total > MAX_CENTS) {
-      ctx.addIssue({ code: "custom", path: [caminho], message: `${oQue} ${FORA_DO_LIMITE}` });
+      ctx.addIssue({ code: "custom", path: [caminho], message: `${oQue} ${OUT_OF_RANGE}` });
     }
   };
 }

@@ -1,21 +1,21 @@
 /** Every topic, group, exchange, queue and routing-key name, in one place. */
 
-export const TOPICOS = {
+export const TOPICS = {
   pedidosCriados: "pedidos-criados",
   pagamentosResultados: "pagamentos-resultados",
 } as const;
 
 /** Where a record that fails its contract is copied, with the reason in headers. */
-export const TOPICOS_DLQ = {
-  pedidosCriados: topicoDlq(TOPICOS.pedidosCriados),
-  pagamentosResultados: topicoDlq(TOPICOS.pagamentosResultados),
+export const DLQ_TOPICS = {
+  pedidosCriados: dlqTopic(TOPICS.pedidosCriados),
+  pagamentosResultados: dlqTopic(TOPICS.pagamentosResultados),
 } as const;
 
-export function topicoDlq(topico: string): string {
+export function dlqTopic(topico: string): string {
   return `${topico}.dlq`;
 }
 
-export const GRUPOS = {
+export const GROUPS = {
   pagamentos: "pagamentos",
   pedidosApi: "pedidos-api",
   analytics: "analytics",
@@ -25,40 +25,40 @@ export const GRUPOS = {
  * The event-log names with an optional prefix. Production uses none; a test or a demo
  * gives each run its own prefix so that it owns its topics and groups.
  */
-export function nomesKafka(prefixo = "") {
+export function kafkaNames(prefixo = "") {
   const topicos = {
-    pedidosCriados: `${prefixo}${TOPICOS.pedidosCriados}`,
-    pagamentosResultados: `${prefixo}${TOPICOS.pagamentosResultados}`,
+    pedidosCriados: `${prefixo}${TOPICS.pedidosCriados}`,
+    pagamentosResultados: `${prefixo}${TOPICS.pagamentosResultados}`,
   };
   return {
     topicos,
     dlq: {
-      pedidosCriados: topicoDlq(topicos.pedidosCriados),
-      pagamentosResultados: topicoDlq(topicos.pagamentosResultados),
+      pedidosCriados: dlqTopic(topicos.pedidosCriados),
+      pagamentosResultados: dlqTopic(topicos.pagamentosResultados),
     },
     /** The dead-letter CLI's record of what it redrove: one record per letter, keyed by its id. */
     reenviosDlq: `${prefixo}dlq-reenvios`,
     grupos: {
-      pagamentos: `${prefixo}${GRUPOS.pagamentos}`,
-      pedidosApi: `${prefixo}${GRUPOS.pedidosApi}`,
-      analytics: `${prefixo}${GRUPOS.analytics}`,
+      pagamentos: `${prefixo}${GROUPS.pagamentos}`,
+      pedidosApi: `${prefixo}${GROUPS.pedidosApi}`,
+      analytics: `${prefixo}${GROUPS.analytics}`,
     },
   };
 }
-export type NomesKafka = ReturnType<typeof nomesKafka>;
+export type KafkaNames = ReturnType<typeof kafkaNames>;
 
 /** Every topic of the event-log edition with its partitions: 3 each, 1 for a dead-letter topic. */
-export function topicosDoPedido(nomes: NomesKafka): { topic: string; numPartitions: number }[] {
+export function pedidoTopics(nomes: KafkaNames): { topic: string; numPartitions: number }[] {
   return [
-    { topic: nomes.topicos.pedidosCriados, numPartitions: PARTICOES_POR_TOPICO },
-    { topic: nomes.topicos.pagamentosResultados, numPartitions: PARTICOES_POR_TOPICO },
+    { topic: nomes.topicos.pedidosCriados, numPartitions: PARTITIONS_PER_TOPIC },
+    { topic: nomes.topicos.pagamentosResultados, numPartitions: PARTITIONS_PER_TOPIC },
     { topic: nomes.dlq.pedidosCriados, numPartitions: 1 },
     { topic: nomes.dlq.pagamentosResultados, numPartitions: 1 },
   ];
 }
 
-export const PARTICOES_POR_TOPICO = 3;
-export const FATOR_DE_REPLICACAO = 1;
+export const PARTITIONS_PER_TOPIC = 3;
+export const REPLICATION_FACTOR = 1;
 
 export const EXCHANGES = {
   comandos: "pagamentos.comandos",
@@ -70,17 +70,17 @@ export const ROUTING_KEYS = {
   resultado: "pagamento.resultado",
 } as const;
 
-export const FILAS = {
+export const QUEUES = {
   solicitacoes: "pagamentos.solicitacoes",
   resultados: "pedidos.resultados",
 } as const;
 
-export const FILAS_ERROS = {
-  solicitacoes: `${FILAS.solicitacoes}.erros`,
-  resultados: `${FILAS.resultados}.erros`,
+export const ERROR_QUEUES = {
+  solicitacoes: `${QUEUES.solicitacoes}.erros`,
+  resultados: `${QUEUES.resultados}.erros`,
 } as const;
 
-export interface Ligacao {
+export interface Binding {
   exchange: string;
   /** pagamentos.eventos is a topic exchange so that later readers can bind by pattern. */
   exchangeType: "direct" | "topic";
@@ -91,20 +91,20 @@ export interface Ligacao {
 }
 
 /** The broker edition's topology, declared by both services at start-up when absent. */
-export const TOPOLOGIA: readonly Ligacao[] = [
+export const TOPOLOGY: readonly Binding[] = [
   {
     exchange: EXCHANGES.comandos,
     exchangeType: "direct",
     routingKey: ROUTING_KEYS.solicitar,
-    queue: FILAS.solicitacoes,
-    deadLetterQueue: FILAS_ERROS.solicitacoes,
+    queue: QUEUES.solicitacoes,
+    deadLetterQueue: ERROR_QUEUES.solicitacoes,
   },
   {
     exchange: EXCHANGES.eventos,
     exchangeType: "topic",
     routingKey: ROUTING_KEYS.resultado,
-    queue: FILAS.resultados,
-    deadLetterQueue: FILAS_ERROS.resultados,
+    queue: QUEUES.resultados,
+    deadLetterQueue: ERROR_QUEUES.resultados,
   },
 ];
 
@@ -115,7 +115,7 @@ export const TOPOLOGIA: readonly Ligacao[] = [
  * which RabbitMQ asks of whoever declares a queue whose dead letters go through it. Their
  * user has no tag: no panel, no management API, nothing in other vhosts.
  */
-export function permissoesDaLoja(ligacoes: readonly Ligacao[] = TOPOLOGIA) {
+export function shopPermissions(ligacoes: readonly Binding[] = TOPOLOGY) {
   const nomes = [...new Set(ligacoes.flatMap((l) => [l.exchange, l.queue, l.deadLetterQueue]))];
   const padrao = (ns: string[]) => `^(${ns.map((n) => n.replaceAll(".", "\\.")).join("|")})$`;
   return {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { ErroHttp } from "./http.ts";
+import type { HttpError } from "./http.ts";
 
 /**
  * OpenAPI 3.1 documents built from the same zod schemas the services validate with, so
@@ -9,19 +9,19 @@ import type { ErroHttp } from "./http.ts";
  */
 
 /** The JSON body of every 4xx/5xx answer (ErroHttp in http.ts), as the documents show it. */
-export const ErroSchema: z.ZodType<ErroHttp> = z.object({
+export const ErrorSchema: z.ZodType<HttpError> = z.object({
   erro: z.string(),
   campos: z.record(z.string(), z.string()).optional(),
 });
 
-export interface Resposta {
+export interface ResponseSpec {
   descricao: string;
   /** A JSON body; absent with `tipo` for text or HTML. */
   esquema?: z.ZodType;
   tipo?: "text/plain" | "text/html" | "application/json";
 }
 
-export interface Rota {
+export interface RouteSpec {
   metodo: "get" | "post";
   /** OpenAPI style: /pedidos/{id}. */
   caminho: string;
@@ -29,20 +29,20 @@ export interface Rota {
   corpo?: z.ZodType;
   query?: Record<string, { esquema: z.ZodType; descricao: string }>;
   cabecalhos?: Record<string, { esquema: z.ZodType; descricao: string }>;
-  respostas: Record<number, Resposta>;
+  respostas: Record<number, ResponseSpec>;
 }
 
 export interface ApiInfo {
   titulo: string;
   descricao: string;
-  rotas: Rota[];
+  rotas: RouteSpec[];
 }
 
-const erro = (descricao: string): Resposta => ({ descricao, esquema: ErroSchema });
+const erro = (descricao: string): ResponseSpec => ({ descricao, esquema: ErrorSchema });
 
 /** Answers every route may give, from the shared HTTP layer (libs/service). */
-function comuns(r: Rota): Record<number, Resposta> {
-  const todas: Record<number, Resposta> = { 500: erro("internal error") };
+function comuns(r: RouteSpec): Record<number, ResponseSpec> {
+  const todas: Record<number, ResponseSpec> = { 500: erro("internal error") };
   if (r.metodo === "post") {
     todas[400] = erro(
       "malformed JSON, or a body that breaks the contract (`campos` names each field)",
@@ -57,12 +57,12 @@ function comuns(r: Rota): Record<number, Resposta> {
 const jsonSchema = (s: z.ZodType, io: "input" | "output") =>
   z.toJSONSchema(s, { io, unrepresentable: "any", target: "draft-2020-12" });
 
-const conteudo = (r: Resposta) => {
+const conteudo = (r: ResponseSpec) => {
   if (r.esquema) return { "application/json": { schema: jsonSchema(r.esquema, "output") } };
   return { [r.tipo ?? "application/json"]: { schema: { type: "string" } } };
 };
 
-export function documentoOpenApi(api: ApiInfo, versao = "1.0.0") {
+export function openApiDocument(api: ApiInfo, versao = "1.0.0") {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of api.rotas) {
     const parametrosDeCaminho = [...r.caminho.matchAll(/\{(\w+)\}/g)].map((m) => ({
@@ -114,4 +114,4 @@ export function documentoOpenApi(api: ApiInfo, versao = "1.0.0") {
   };
 }
 
-export type DocumentoOpenApi = ReturnType<typeof documentoOpenApi>;
+export type OpenApiDocument = ReturnType<typeof openApiDocument>;

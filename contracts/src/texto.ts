@@ -15,14 +15,14 @@ import { z } from "zod";
  * Control characters (C0, DEL, C1) and bidirectional overrides and isolates: refused in
  * text fields here, escaped by libs/service wherever a tool prints text it did not write.
  */
-export const CONTROLES = "[\\p{Cc}\\u202A-\\u202E\\u2066-\\u2069]";
-const PROIBIDOS = new RegExp(CONTROLES, "u");
+export const CONTROL_CHARACTERS = "[\\p{Cc}\\u202A-\\u202E\\u2066-\\u2069]";
+const PROIBIDOS = new RegExp(CONTROL_CHARACTERS, "u");
 const SURROGATE_SOZINHO = /\p{Cs}/u;
 
 /** The limits of each text field, in characters. */
-export const LIMITES_DE_TEXTO = { cliente: 100, item: 100, clienteId: 100, sku: 64 } as const;
+export const TEXT_LIMITS = { cliente: 100, item: 100, clienteId: 100, sku: 64 } as const;
 
-export function textoLivre(maximo: number) {
+export function freeText(maximo: number) {
   return z
     .string({ error: "must be a string" })
     .refine((s) => !SURROGATE_SOZINHO.test(s), { error: "must be valid Unicode text" })

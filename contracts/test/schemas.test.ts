@@ -1,16 +1,16 @@
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
 import {
-  erroDeValidacao,
   type MessageContract,
   NovoPedidoBrokerSchema,
   NovoPedidoSchema,
   PagamentoProcessado,
+  PagamentoRequestSchema,
   PagamentoSincronoSchema,
   PedidoCriado,
-  PedidoDePagamentoSchema,
   ResultadoPagamento,
   SolicitacaoPagamento,
+  validationError,
 } from "../src/index.ts";
 
 const UUID_A = "5f0b6a86-8f0e-4b5e-9a51-2f8f3c1f6a01";
@@ -41,7 +41,7 @@ function expectFieldError(schema: z.ZodType, value: unknown, field: string) {
   const result = schema.safeParse(value);
   expect(result.success).toBe(false);
   if (!result.success)
-    expect(Object.keys(erroDeValidacao(result.error.issues).campos ?? {})).toContain(field);
+    expect(Object.keys(validationError(result.error.issues).campos ?? {})).toContain(field);
 }
 
 describe("Event-log contract: PedidoCriado", () => {
@@ -222,16 +222,16 @@ describe("HTTP bodies", () => {
   });
   it("Broker POST /pedidos/{id}/pagamentos: a UUID key and a known cenario, no amount", () => {
     expect(
-      PedidoDePagamentoSchema.safeParse({ solicitacaoId: UUID_A, cenario: "RECUSAR" }).success,
+      PagamentoRequestSchema.safeParse({ solicitacaoId: UUID_A, cenario: "RECUSAR" }).success,
     ).toBe(true);
     expectFieldError(
-      PedidoDePagamentoSchema,
+      PagamentoRequestSchema,
       { solicitacaoId: "1", cenario: "RECUSAR" },
       "solicitacaoId",
     );
-    expectFieldError(PedidoDePagamentoSchema, { solicitacaoId: UUID_A, cenario: "X" }, "cenario");
+    expectFieldError(PagamentoRequestSchema, { solicitacaoId: UUID_A, cenario: "X" }, "cenario");
     expectFieldError(
-      PedidoDePagamentoSchema,
+      PagamentoRequestSchema,
       { solicitacaoId: UUID_A, cenario: "APROVAR", valor: 1 },
       "(body)",
     );

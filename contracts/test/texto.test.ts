@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { inMoneyRange, MAX_CENTS, totalEmCentavos } from "../src/money.ts";
-import { LIMITES_DE_TEXTO, textoLivre } from "../src/texto.ts";
+import { inMoneyRange, MAX_CENTS, totalInCents } from "../src/money.ts";
+import { freeText, TEXT_LIMITS } from "../src/texto.ts";
 
-const cliente = textoLivre(LIMITES_DE_TEXTO.cliente);
+const cliente = freeText(TEXT_LIMITS.cliente);
 
 describe("Text a person typed (issue 14)", () => {
   it("When a text is within its limit, then it is trimmed and normalised to NFC", () => {
@@ -45,14 +45,14 @@ describe("The one money range (issue 14)", () => {
   });
 
   it("When lines are valid, then their total is exact in cents; when one is not, then null", () => {
-    expect(totalEmCentavos([{ quantidade: 50, precoUnitario: 20000001 }])).toBe(100_000_005_000);
+    expect(totalInCents([{ quantidade: 50, precoUnitario: 20000001 }])).toBe(100_000_005_000);
     expect(
-      totalEmCentavos([
+      totalInCents([
         { quantidade: 3, precoUnitario: 0.1 },
         { quantidade: 1, precoUnitario: 0.2 },
       ]),
     ).toBe(50);
-    expect(totalEmCentavos([{ quantidade: 1.5, precoUnitario: 1 }])).toBeNull();
-    expect(totalEmCentavos([{ quantidade: 1, precoUnitario: 1.001 }])).toBeNull();
+    expect(totalInCents([{ quantidade: 1.5, precoUnitario: 1 }])).toBeNull();
+    expect(totalInCents([{ quantidade: 1, precoUnitario: 1.001 }])).toBeNull();
   });
 });

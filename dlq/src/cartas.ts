@@ -1,4 +1,4 @@
-import { escaparControles } from "@shop/service";
+import { escapeControls } from "@shop/service";
 
 /** One dead letter, whichever edition it comes from. */
 export interface CartaMorta {
@@ -21,7 +21,7 @@ export interface CartaMorta {
  */
 export function linha(c: CartaMorta): string {
   const corpo = c.corpo.length > 60 ? `${c.corpo.slice(0, 57)}...` : c.corpo;
-  return escaparControles(
+  return escapeControls(
     `${c.id}  [${c.estado}]  from ${c.origem}  attempts=${c.tentativas}  reason=${c.motivo}  body=${JSON.stringify(corpo)}`,
   );
 }
@@ -29,5 +29,5 @@ export function linha(c: CartaMorta): string {
 /** A dead letter, or several, as JSON text safe for a terminal (and still valid JSON). */
 export function json(valor: unknown): string {
   // JSON.stringify escapes a newline inside a string, so each \n left is layout.
-  return JSON.stringify(valor, null, 2).split("\n").map(escaparControles).join("\n");
+  return JSON.stringify(valor, null, 2).split("\n").map(escapeControls).join("\n");
 }

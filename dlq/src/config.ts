@@ -1,18 +1,18 @@
-import { brokerAddress, enderecoDoBrokerShape } from "@shop/amqp";
+import { brokerAddress, brokerAddressShape } from "@shop/amqp";
 import { kafkaEnvShape } from "@shop/kafka";
-import { lerAmbiente } from "@shop/service";
+import { readEnvironment } from "@shop/service";
 import { z } from "zod";
 
 /** The dead-letter CLI reads both editions' settings; RabbitMQ's are optional (Kafka-only use). */
 export const envSchema = z.object({
   ...kafkaEnvShape,
-  ...enderecoDoBrokerShape,
+  ...brokerAddressShape,
   BROKER_USER: z.string().optional(),
   BROKER_PASSWORD: z.string().optional(),
 });
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env) {
-  const e = lerAmbiente(envSchema, env);
+  const e = readEnvironment(envSchema, env);
   const rabbit =
     e.BROKER_USER && e.BROKER_PASSWORD
       ? brokerAddress({ ...e, BROKER_USER: e.BROKER_USER, BROKER_PASSWORD: e.BROKER_PASSWORD })

@@ -1,4 +1,4 @@
-import { nomesKafka } from "@shop/contracts";
+import { kafkaNames } from "@shop/contracts";
 import { createKafka, createPublisher } from "@shop/kafka";
 import type { Logger } from "@shop/service";
 import type { Admin, IHeaders, Kafka } from "kafkajs";
@@ -20,7 +20,7 @@ interface Bruto {
  * own: redriving letter 5 leaves 3 and 4 pending.
  */
 export function kafkaDlq(brokers: string[], prefix: string, log: Logger) {
-  const nomes = nomesKafka(prefix);
+  const nomes = kafkaNames(prefix);
   const topicos = [nomes.dlq.pedidosCriados, nomes.dlq.pagamentosResultados];
   const reenvios = nomes.reenviosDlq;
   const kafka: Kafka = createKafka(brokers, "dlq-cli", log);
@@ -137,7 +137,7 @@ export function kafkaDlq(brokers: string[], prefix: string, log: Logger) {
           Object.entries(bruto.headers).filter(([k]) => !k.startsWith("dlq-")),
         );
         const [, topic, partition, offset] = c.id.split(":") as [string, string, string, string];
-        const [para] = await publicador.publicarLote([
+        const [para] = await publicador.publishBatch([
           {
             topic: original,
             key: bruto.key,
@@ -149,7 +149,7 @@ export function kafkaDlq(brokers: string[], prefix: string, log: Logger) {
             },
           },
         ]);
-        await publicador.publicarLote([
+        await publicador.publishBatch([
           {
             topic: reenvios,
             key: c.id,

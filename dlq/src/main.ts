@@ -1,4 +1,4 @@
-import { createLogger, escaparControles, lerArgumentos, loadDotEnv } from "@shop/service";
+import { createLogger, escapeControls, loadDotEnv, readArguments } from "@shop/service";
 import { type CartaMorta, json, linha } from "./cartas.ts";
 import { readConfig } from "./config.ts";
 import { kafkaDlq } from "./kafka.ts";
@@ -19,7 +19,7 @@ type Fonte = ReturnType<typeof kafkaDlq> | ReturnType<typeof rabbitDlq>;
 
 async function main(): Promise<number> {
   loadDotEnv();
-  const parsed = lerArgumentos(
+  const parsed = readArguments(
     {
       allowPositionals: true,
       options: {
@@ -73,7 +73,7 @@ async function main(): Promise<number> {
       const c = (await todas()).find((x) => x.id === id);
       if (!c) {
         console.error(
-          escaparControles(
+          escapeControls(
             `no dead letter ${id ?? "(none given)"}; \`npm run dlq -- list\` shows the ids`,
           ),
         );
@@ -90,7 +90,7 @@ async function main(): Promise<number> {
       const feitos = (
         await Promise.all(fontes.map((f) => f.reenviar((c) => values.all === true || c.id === id)))
       ).flat();
-      for (const c of feitos) console.log(escaparControles(`redriven: ${c.id} -> ${c.origem}`));
+      for (const c of feitos) console.log(escapeControls(`redriven: ${c.id} -> ${c.origem}`));
       console.log(`${feitos.length} dead letter(s) redriven`);
       return feitos.length === 0 && id ? 1 : 0;
     }

@@ -1,5 +1,5 @@
 import { AmqpClient, amqpUrl, type BrokerAddress } from "@shop/amqp";
-import { FILAS_ERROS } from "@shop/contracts";
+import { ERROR_QUEUES } from "@shop/contracts";
 import type { Logger } from "@shop/service";
 import amqp, { type Channel, type GetMessage } from "amqplib";
 import type { CartaMorta } from "./cartas.ts";
@@ -50,7 +50,7 @@ function carta(queue: string, posicao: number, m: GetMessage): CartaMorta {
  * removes it from `.erros`. A message that fails again comes back with x-death's count raised.
  */
 export function rabbitDlq(r: BrokerAddress, log: Logger) {
-  const filas = [FILAS_ERROS.solicitacoes, FILAS_ERROS.resultados];
+  const filas = [ERROR_QUEUES.solicitacoes, ERROR_QUEUES.resultados];
 
   /**
    * Fetches, one by one, the messages each `.erros` queue holds now and hands each to
@@ -92,14 +92,14 @@ export function rabbitDlq(r: BrokerAddress, log: Logger) {
   }
 
   async function reenviar(filtro: (c: CartaMorta) => boolean): Promise<CartaMorta[]> {
-    const client = new AmqpClient({ url: amqpUrl(r), log, topologia: async () => {} });
+    const client = new AmqpClient({ url: amqpUrl(r), log, topology: async () => {} });
     const feitos: CartaMorta[] = [];
     try {
       await percorrer(async (ch, queue, posicao, m) => {
         const c = carta(queue, posicao, m);
         const { headers, morte } = lerMorte(m);
         if (!filtro(c) || !morte) return; // left unacked: back in the queue when the channel closes
-        await client.publicar(
+        await client.publish(
           morte.exchange,
           morte["routing-keys"]?.[0] ?? "",
           m.content.toString("utf8"),

@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import { EXCHANGES, FILAS_ERROS, nomesKafka, ROUTING_KEYS } from "@shop/contracts";
+import { ERROR_QUEUES, EXCHANGES, kafkaNames, ROUTING_KEYS } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readConfig as brokerOrdersConfig } from "../../broker/orders/src/config.ts";
 import { type OrdersService, startOrders } from "../../broker/orders/src/server.ts";
@@ -30,7 +30,7 @@ function dlq(env: NodeJS.ProcessEnv, ...args: string[]) {
 
 describe("Dead letters of the event-log edition", () => {
   const prefix = testPrefix("dlq");
-  const nomes = nomesKafka(prefix);
+  const nomes = kafkaNames(prefix);
   const env = serviceEnv(prefix, { DB_PATH: tempDb("dlq") });
   let api: OrdersApi;
 
@@ -111,7 +111,7 @@ async function registros(topic: string, count: number) {
 
 describe("Dead letters of the event-log edition: each letter's own state, bytes kept (issue 14)", () => {
   const prefix = testPrefix("dlq-bytes");
-  const nomes = nomesKafka(prefix);
+  const nomes = kafkaNames(prefix);
   const env = serviceEnv(prefix, { DB_PATH: tempDb("dlq-bytes") });
   let api: OrdersApi;
 
@@ -247,7 +247,7 @@ describe("Dead letters of the broker edition", () => {
       motivo: "ok",
     });
     await publicarCru(vhost, EXCHANGES.eventos, ROUTING_KEYS.resultado, resultado);
-    await waitFor(async () => (await prontas(vhost, FILAS_ERROS.resultados)) === 1, {
+    await waitFor(async () => (await prontas(vhost, ERROR_QUEUES.resultados)) === 1, {
       what: "the result in .erros",
     });
 
@@ -256,7 +256,7 @@ describe("Dead letters of the broker edition", () => {
     expect(list.out).toMatch(
       /rabbitmq:pedidos\.resultados\.erros:1 {2}\[pendente\] {2}from pedidos\.resultados .*attempts=3 {2}reason=rejected/,
     );
-    expect(await prontas(vhost, FILAS_ERROS.resultados)).toBe(1); // listing took nothing away
+    expect(await prontas(vhost, ERROR_QUEUES.resultados)).toBe(1); // listing took nothing away
 
     // The request the result belongs to now exists (PENDENTE: no payments service runs here).
     expect(
@@ -280,12 +280,12 @@ describe("Dead letters of the broker edition", () => {
         (await http<{ status: string }>("GET", `${orders.url}/pedidos/${pedido.id}`)).body
           .status === "PAGO",
     );
-    expect(await prontas(vhost, FILAS_ERROS.resultados)).toBe(0);
+    expect(await prontas(vhost, ERROR_QUEUES.resultados)).toBe(0);
   }, 60_000);
 
   it("When a poison message is redriven, then it fails again and comes back with its attempts counted", async () => {
     await publicarCru(vhost, EXCHANGES.eventos, ROUTING_KEYS.resultado, "{not json");
-    await waitFor(async () => (await prontas(vhost, FILAS_ERROS.resultados)) === 1);
+    await waitFor(async () => (await prontas(vhost, ERROR_QUEUES.resultados)) === 1);
     dlq(env, "redrive", "--all", "--edition", "rabbitmq");
     await waitFor(
       async () =>

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect as tcpConnect } from "node:net";
 import { join } from "node:path";
 import { amqpUrl as buildAmqpUrl } from "@shop/amqp";
-import { permissoesDaLoja } from "@shop/contracts";
+import { shopPermissions } from "@shop/contracts";
 import amqp from "amqplib";
 import { type InfraConfig, type Log, ROOT } from "../config.ts";
 
@@ -150,7 +150,7 @@ function ensureUsers(r: RabbitSettings, log: Log): void {
   run("rabbitmqctl", ["set_permissions", "-p", r.vhost, r.admin.user, ".*", ".*", ".*"], log);
   ensureUser(r.user, r.password, log);
   run("rabbitmqctl", ["set_user_tags", r.user], log);
-  const p = permissoesDaLoja();
+  const p = shopPermissions();
   run("rabbitmqctl", ["set_permissions", "-p", r.vhost, r.user, p.configure, p.write, p.read], log);
 }
 

@@ -1,6 +1,6 @@
 import { MODOS } from "@shop/contracts";
 import { kafkaEnvShape } from "@shop/kafka";
-import { httpEnvShape, lerAmbiente } from "@shop/service";
+import { httpEnvShape, readEnvironment } from "@shop/service";
 import { z } from "zod";
 
 /** True for exactly one http(s) origin, as a browser sends it: scheme://host[:port]. */
@@ -41,7 +41,7 @@ export const envSchema = z.object({
 export type Config = ReturnType<typeof readConfig>;
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env) {
-  const e = lerAmbiente(envSchema, env);
+  const e = readEnvironment(envSchema, env);
   return {
     port: e.PORTA,
     host: e.HOST,

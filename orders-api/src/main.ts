@@ -1,6 +1,6 @@
-import { createLogger, executarServico } from "@shop/service";
+import { createLogger, runService } from "@shop/service";
 import { readConfig } from "./config.ts";
 import { startOrdersApi } from "./server.ts";
 
 const log = createLogger("orders-api");
-await executarServico(() => startOrdersApi(readConfig(), log), log);
+await runService(() => startOrdersApi(readConfig(), log), log);

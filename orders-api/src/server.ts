@@ -1,9 +1,9 @@
-import { FATOR_DE_REPLICACAO, nomesKafka, topicosDoPedido } from "@shop/contracts";
+import { kafkaNames, pedidoTopics, REPLICATION_FACTOR } from "@shop/contracts";
 import {
   createKafka,
   createPublisher,
   ensureTopics,
-  type Publicador,
+  type Publisher,
   type RunningConsumer,
 } from "@shop/kafka";
 import { createLogger, groupCommit, type Logger, listen } from "@shop/service";
@@ -33,15 +33,15 @@ export async function startOrdersApi(
   log: Logger = createLogger("orders-api"),
 ): Promise<OrdersApi> {
   const store = openStore(config.dbPath);
-  const nomes = nomesKafka(config.kafkaPrefix);
+  const nomes = kafkaNames(config.kafkaPrefix);
   const kafka =
     config.modo === "eventos" ? createKafka(config.kafkaBrokers, "orders-api", log) : null;
-  let publisher: Publicador | null = null;
-  let relayPublisher: Publicador | null = null;
+  let publisher: Publisher | null = null;
+  let relayPublisher: Publisher | null = null;
   let relay: OutboxRelay | null = null;
   let announcer: PedidoAnnouncer = paymentsHttpAnnouncer(config.pagamentosUrl);
   if (kafka) {
-    const created = await ensureTopics(kafka, topicosDoPedido(nomes), FATOR_DE_REPLICACAO);
+    const created = await ensureTopics(kafka, pedidoTopics(nomes), REPLICATION_FACTOR);
     if (created.length > 0) log.info("created topics", { topics: created.join(",") });
     publisher = createPublisher(kafka, config.confirmacaoMs, log);
     if (config.outbox) {
@@ -72,7 +72,7 @@ export async function startOrdersApi(
   const app = createApp({
     pedidos,
     outbox: relay ? () => outboxStatus(store) : null,
-    presas: consumer ? () => consumer.status().presas : null,
+    presas: consumer ? () => consumer.status().stuck : null,
     modo: config.modo,
     plataforma: platform?.read ?? null,
     frontOrigin: config.frontOrigin,

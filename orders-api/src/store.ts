@@ -1,4 +1,4 @@
-import { limiteDeDinheiro, openDatabase } from "@shop/service";
+import { moneyRangeTrigger, openDatabase } from "@shop/service";
 import type { Pedido } from "./domain/pedido.ts";
 
 interface PedidoRow {
@@ -65,7 +65,7 @@ const MIGRATIONS = [
    );
    CREATE INDEX idempotencia_criada ON idempotencia (criada_em);`,
   // Every stored total is one PedidoCriado can carry.
-  limiteDeDinheiro("pedidos", "pedidos_valor_no_limite", "NEW.valor_centavos"),
+  moneyRangeTrigger("pedidos", "pedidos_valor_no_limite", "NEW.valor_centavos"),
 ];
 
 export type Details = Record<string, string | number | boolean | null>;

@@ -1,4 +1,4 @@
-import { type EstadoOutbox, nomesKafka, type Pedido } from "@shop/contracts";
+import { kafkaNames, type OutboxState, type Pedido } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testKafka } from "../../test/helpers/kafka.ts";
 import { capturingLogger, http, serviceEnv, tempDb, testPrefix } from "../../test/helpers/shop.ts";
@@ -13,7 +13,7 @@ import { type OrdersApi, startOrdersApi } from "../src/server.ts";
  * refused, a short one fits.
  */
 const prefix = testPrefix("outbox-recusa");
-const nomes = nomesKafka(prefix);
+const nomes = kafkaNames(prefix);
 let api: OrdersApi;
 
 beforeAll(async () => {
@@ -55,7 +55,7 @@ describe("An outbox row Kafka refuses for good", () => {
       expect(ok.status).toBe(201);
     }
 
-    const saude = await http<{ outbox: EstadoOutbox }>("GET", `${api.url}/saude`);
+    const saude = await http<{ outbox: OutboxState }>("GET", `${api.url}/saude`);
     expect(saude.body.outbox.pendentes).toBe(0);
     expect(saude.body.outbox.postosDeLado).toHaveLength(1);
     expect(saude.body.outbox.postosDeLado[0]?.motivo).toMatch(/larger than the max message size/);
@@ -77,7 +77,7 @@ describe("An outbox row Kafka refuses for good", () => {
     expect(respostas.map((r) => r.status)).toEqual(Array(12).fill(201));
     await waitFor(
       async () =>
-        (await http<{ outbox: EstadoOutbox }>("GET", `${api.url}/saude`)).body.outbox.pendentes ===
+        (await http<{ outbox: OutboxState }>("GET", `${api.url}/saude`)).body.outbox.pendentes ===
         0,
       { what: "no pending row" },
     );

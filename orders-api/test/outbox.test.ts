@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { EstadoOutbox, Pedido } from "@shop/contracts";
+import type { OutboxState, Pedido } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
 import { type PaymentsInstance, startPayments } from "../../payments/src/server.ts";
@@ -62,7 +62,7 @@ describe("Outbox for the event-log orders API", () => {
     expect(res.status).toBe(201);
     expect((await decidido(api.url, res.body.id)).status).toBe("PAGO");
     expect(
-      (await http<{ outbox: EstadoOutbox }>("GET", `${api.url}/saude`)).body.outbox.pendentes,
+      (await http<{ outbox: OutboxState }>("GET", `${api.url}/saude`)).body.outbox.pendentes,
     ).toBe(0);
   }, 60_000);
 
@@ -76,7 +76,7 @@ describe("Outbox for the event-log orders API", () => {
     expect(res.body.erro).toMatch(/the outbox will publish the event as soon as Kafka is back/);
     const id = Number((res.body.erro.match(/order (\d+)/) as RegExpMatchArray)[1]);
 
-    const saude = (await http<{ outbox: EstadoOutbox }>("GET", `${api.url}/saude`)).body.outbox;
+    const saude = (await http<{ outbox: OutboxState }>("GET", `${api.url}/saude`)).body.outbox;
     expect(saude.pendentes).toBe(1);
     expect(saude.idadeMaisAntigoMs).toBeGreaterThanOrEqual(4000);
 
@@ -84,7 +84,7 @@ describe("Outbox for the event-log orders API", () => {
     expect((await decidido(api.url, id)).status).toBe("PAGO");
     await waitFor(
       async () =>
-        (await http<{ outbox: EstadoOutbox }>("GET", `${api.url}/saude`)).body.outbox.pendentes ===
+        (await http<{ outbox: OutboxState }>("GET", `${api.url}/saude`)).body.outbox.pendentes ===
         0,
     );
     await api.stop();

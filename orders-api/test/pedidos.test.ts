@@ -1,4 +1,4 @@
-import { nomesKafka, type Pedido } from "@shop/contracts";
+import { kafkaNames, type Pedido } from "@shop/contracts";
 import type { Consumer, EachMessagePayload } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testKafka } from "../../test/helpers/kafka.ts";
@@ -8,7 +8,7 @@ import { readConfig } from "../src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../src/server.ts";
 
 const prefix = testPrefix("pedidos");
-const nomes = nomesKafka(prefix);
+const nomes = kafkaNames(prefix);
 const FRONT = "http://localhost:5173";
 let api: OrdersApi;
 let dbPath: string;

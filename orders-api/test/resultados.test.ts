@@ -1,4 +1,4 @@
-import { type Historico, nomesKafka, type Pedido } from "@shop/contracts";
+import { type Historico, kafkaNames, type Pedido } from "@shop/contracts";
 import type { Consumer, EachMessagePayload, Producer } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testKafka } from "../../test/helpers/kafka.ts";
@@ -8,7 +8,7 @@ import { readConfig } from "../src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../src/server.ts";
 
 const prefix = testPrefix("resultados");
-const nomes = nomesKafka(prefix);
+const nomes = kafkaNames(prefix);
 const log = capturingLogger("orders-api");
 let api: OrdersApi;
 let producer: Producer;
@@ -21,7 +21,7 @@ beforeAll(async () => {
     readConfig(serviceEnv(prefix, { DB_PATH: tempDb("resultados") })),
     log,
   );
-  mortas = colher((api.consumer as NonNullable<OrdersApi["consumer"]>).eventos, "dead-lettered");
+  mortas = colher((api.consumer as NonNullable<OrdersApi["consumer"]>).events, "dead-lettered");
   const kafka = testKafka();
   producer = kafka.producer();
   await producer.connect();

@@ -1,4 +1,4 @@
-import { type Historico, nomesKafka, type Pedido } from "@shop/contracts";
+import { type Historico, kafkaNames, type Pedido } from "@shop/contracts";
 import type { IHeaders } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
@@ -17,7 +17,7 @@ import { readConfig } from "../src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../src/server.ts";
 
 const prefix = testPrefix("trace");
-const nomes = nomesKafka(prefix);
+const nomes = kafkaNames(prefix);
 const ordersLog = capturingLogger("orders-api");
 const paymentsLog = capturingLogger("payments");
 const impressas: string[] = [];

@@ -1,6 +1,6 @@
 import { MODOS } from "@shop/contracts";
 import { kafkaEnvShape } from "@shop/kafka";
-import { httpEnvShape, lerAmbiente } from "@shop/service";
+import { httpEnvShape, readEnvironment } from "@shop/service";
 import { z } from "zod";
 
 /** Every setting of a payments instance, read once from the environment. */
@@ -19,7 +19,7 @@ export const envSchema = z.object({
 export type Config = ReturnType<typeof readConfig>;
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env) {
-  const e = lerAmbiente(envSchema, env);
+  const e = readEnvironment(envSchema, env);
   return {
     instancia: e.INSTANCIA,
     port: e.PORTA,

@@ -1,7 +1,7 @@
-import { createLogger, executarServico } from "@shop/service";
+import { createLogger, runService } from "@shop/service";
 import { readConfig } from "./config.ts";
 import { startPayments } from "./server.ts";
 
 const config = readConfig();
 const log = createLogger(`payments ${config.instancia}`);
-await executarServico(() => startPayments(config, log), log);
+await runService(() => startPayments(config, log), log);

@@ -1,5 +1,5 @@
 import { fromCents, type Processado, toCents } from "@shop/contracts";
-import { saidaDoProcesso } from "@shop/service";
+import { processOutput } from "@shop/service";
 import { type Decisao, decidir } from "./domain/decisao.ts";
 
 export interface PagamentoUseCaseDeps {
@@ -15,7 +15,7 @@ const KEPT = 1000;
 
 /** The decision line on stdout, through the process's shared per-turn writer. */
 function printToStdout(): (line: string) => void {
-  const stdout = saidaDoProcesso(1);
+  const stdout = processOutput(1);
   return (line) => stdout.write(`${line}\n`);
 }
 

@@ -1,5 +1,5 @@
-import { FATOR_DE_REPLICACAO, nomesKafka, topicosDoPedido } from "@shop/contracts";
-import { createKafka, createPublisher, ensureTopics, type Publicador } from "@shop/kafka";
+import { kafkaNames, pedidoTopics, REPLICATION_FACTOR } from "@shop/contracts";
+import { createKafka, createPublisher, ensureTopics, type Publisher } from "@shop/kafka";
 import { createLogger, type Logger, listen } from "@shop/service";
 import type { Config } from "./config.ts";
 import { createApp } from "./http/app.ts";
@@ -17,14 +17,14 @@ export async function startPayments(
   log: Logger = createLogger(`payments ${config.instancia}`),
   print?: (line: string) => void,
 ): Promise<PaymentsInstance> {
-  const nomes = nomesKafka(config.kafkaPrefix);
+  const nomes = kafkaNames(config.kafkaPrefix);
   const kafka =
     config.modo === "eventos"
       ? createKafka(config.kafkaBrokers, `payments-${config.instancia}`, log)
       : null;
   // Whichever service starts first creates the topics (the same ones, idempotently).
-  if (kafka) await ensureTopics(kafka, topicosDoPedido(nomes), FATOR_DE_REPLICACAO);
-  const publisher: Publicador | null = kafka ? createPublisher(kafka, 5000, log) : null;
+  if (kafka) await ensureTopics(kafka, pedidoTopics(nomes), REPLICATION_FACTOR);
+  const publisher: Publisher | null = kafka ? createPublisher(kafka, 5000, log) : null;
   const pagamentos = pagamentoUseCases({
     instancia: config.instancia,
     decisionWaitMs: config.tempoDecisaoMs,

@@ -1,9 +1,9 @@
 import {
-  chaveDoPedido,
-  FATOR_DE_REPLICACAO,
-  nomesKafka,
+  kafkaNames,
   PedidoCriado,
-  topicosDoPedido,
+  pedidoKey,
+  pedidoTopics,
+  REPLICATION_FACTOR,
 } from "@shop/contracts";
 import { createKafka, createPublisher, ensureTopics } from "@shop/kafka";
 import { afterAll, describe, expect, it } from "vitest";
@@ -29,16 +29,16 @@ afterAll(async () => {
 describe("Rule 8: payments commits its offsets at an interval, also inside a long batch", () => {
   it("When one fetched batch takes longer than the commit interval, then the group's committed offset moves before the batch ends", async () => {
     const prefix = testPrefix("commit");
-    const nomes = nomesKafka(prefix);
+    const nomes = kafkaNames(prefix);
     const log = capturingLogger("test");
     const kafka = createKafka(testConfig().kafka.brokers, "commit-test", log);
-    await ensureTopics(kafka, topicosDoPedido(nomes), FATOR_DE_REPLICACAO);
+    await ensureTopics(kafka, pedidoTopics(nomes), REPLICATION_FACTOR);
     // All records written before payments starts: its first fetch takes each partition whole.
     const publicador = createPublisher(kafka, 5000, log);
-    await publicador.publicarLote(
+    await publicador.publishBatch(
       Array.from({ length: 15 }, (_, i) => ({
         topic: nomes.topicos.pedidosCriados,
-        key: chaveDoPedido(i + 1),
+        key: pedidoKey(i + 1),
         value: PedidoCriado.encode({
           versao: 1,
           pedidoId: i + 1,

@@ -1,4 +1,4 @@
-import { nomesKafka, type Pedido } from "@shop/contracts";
+import { kafkaNames, type Pedido } from "@shop/contracts";
 import { describePlatform } from "@shop/kafka";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readConfig as ordersConfig } from "../../orders-api/src/config.ts";
@@ -19,7 +19,7 @@ import { waitFor } from "../../test/helpers/wait.ts";
  * 3 partitions; each order is charged by one instance only; partitions move when one leaves.
  */
 const prefix = testPrefix("grupo");
-const nomes = nomesKafka(prefix);
+const nomes = kafkaNames(prefix);
 const topico = nomes.topicos.pedidosCriados;
 let api: OrdersApi;
 const instances = new Map<string, ServiceProcess>();

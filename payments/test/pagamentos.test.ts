@@ -1,4 +1,4 @@
-import { nomesKafka, type Pedido, type Plataforma } from "@shop/contracts";
+import { kafkaNames, type Pedido, type Plataforma } from "@shop/contracts";
 import type { Consumer, EachMessagePayload } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readConfig as ordersConfig } from "../../orders-api/src/config.ts";
@@ -10,7 +10,7 @@ import { readConfig } from "../src/config.ts";
 import { type PaymentsInstance, startPayments } from "../src/server.ts";
 
 const prefix = testPrefix("pagamentos");
-const nomes = nomesKafka(prefix);
+const nomes = kafkaNames(prefix);
 const printed: string[] = [];
 let api: OrdersApi;
 let payments: PaymentsInstance;

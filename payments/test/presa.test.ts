@@ -1,4 +1,4 @@
-import { nomesKafka } from "@shop/contracts";
+import { kafkaNames } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testKafka } from "../../test/helpers/kafka.ts";
 import { capturingLogger, http, serviceEnv, testPrefix } from "../../test/helpers/shop.ts";
@@ -12,7 +12,7 @@ import { type PaymentsInstance, startPayments } from "../src/server.ts";
  * It is tried again with backoff, and /saude and the metrics name the stuck partition.
  */
 const prefix = testPrefix("presa");
-const nomes = nomesKafka(prefix);
+const nomes = kafkaNames(prefix);
 let payments: PaymentsInstance;
 
 interface Saude {

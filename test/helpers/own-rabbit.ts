@@ -4,7 +4,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { amqpUrl } from "@shop/amqp";
-import { permissoesDaLoja } from "@shop/contracts";
+import { shopPermissions } from "@shop/contracts";
 import { amqpAnswers } from "../../infra/rabbitmq/rabbitmq.ts";
 import { testConfig } from "./env.ts";
 import { uniqueName } from "./kafka.ts";
@@ -70,7 +70,7 @@ export async function ownRabbit(nome: string) {
 
   await iniciar();
   const { rabbit } = testConfig();
-  const loja = permissoesDaLoja();
+  const loja = shopPermissions();
   ctl("add_user", rabbit.admin.user, rabbit.admin.password);
   ctl("set_user_tags", rabbit.admin.user, "administrator");
   ctl("set_permissions", "-p", "/", rabbit.admin.user, ".*", ".*", ".*");

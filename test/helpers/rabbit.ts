@@ -1,4 +1,4 @@
-import { permissoesDaLoja } from "@shop/contracts";
+import { shopPermissions } from "@shop/contracts";
 import { amqpUrl, amqpUrlAdmin, managementApi } from "../../infra/rabbitmq/rabbitmq.ts";
 import { testConfig } from "./env.ts";
 import { uniqueName } from "./kafka.ts";
@@ -34,7 +34,7 @@ export async function createTestVhost(prefix = "test"): Promise<TestVhost> {
   const tudo = { configure: ".*", write: ".*", read: ".*" };
   for (const [user, p] of [
     [rabbit.admin.user, tudo],
-    [rabbit.user, permissoesDaLoja()],
+    [rabbit.user, shopPermissions()],
   ] as const) {
     const permitted = await api("PUT", `/permissions/{vhost}/${encodeURIComponent(user)}`, p);
     if (!permitted.ok) throw new Error(`could not grant ${vhost} to ${user}: ${permitted.status}`);

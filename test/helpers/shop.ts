@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createLogger, type EventosDoConsumidor, type Logger } from "@shop/service";
+import { type ConsumerEventMap, createLogger, type Logger } from "@shop/service";
 import Database from "better-sqlite3";
 import { construidoDe, NODE_FLAGS } from "../../infra/build.ts";
 import { ROOT } from "../../infra/config.ts";
@@ -173,7 +173,7 @@ export class ServiceProcess {
    * The consumer wrapper's events of one name this process has printed so far: its log
    * lines carry the event's name in the field `evento` (a field, not the line's wording).
    */
-  eventos(nome: keyof EventosDoConsumidor): Record<string, unknown>[] {
+  eventos(nome: keyof ConsumerEventMap): Record<string, unknown>[] {
     return registros(this.lines).filter((r) => r.evento === nome);
   }
 

@@ -1,4 +1,4 @@
-import type { EventosDeConsumo, EventosDoConsumidor } from "@shop/service";
+import type { ConsumerEventMap, ConsumerEvents } from "@shop/service";
 
 type Truthy<T> = Exclude<T, false | null | undefined | 0 | "">;
 
@@ -26,12 +26,12 @@ export async function waitFor<T>(
  * The events of one name a broker wrapper emits from now on (EventosDeConsumo of
  * libs/kafka's startConsumer or libs/amqp's consumir), kept in order for a test to wait on.
  */
-export function colher<K extends keyof EventosDoConsumidor>(
-  eventos: EventosDeConsumo,
+export function colher<K extends keyof ConsumerEventMap>(
+  eventos: ConsumerEvents,
   nome: K,
-): EventosDoConsumidor[K][0][] {
-  const vistos: EventosDoConsumidor[K][0][] = [];
+): ConsumerEventMap[K][0][] {
+  const vistos: ConsumerEventMap[K][0][] = [];
   // biome-ignore lint/suspicious/noExplicitAny: node's typed EventEmitter needs the listener's exact tuple
-  eventos.on(nome, ((e: EventosDoConsumidor[K][0]) => vistos.push(e)) as any);
+  eventos.on(nome, ((e: ConsumerEventMap[K][0]) => vistos.push(e)) as any);
   return vistos;
 }

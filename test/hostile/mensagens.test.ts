@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
 import {
+  ERROR_QUEUES,
   EXCHANGES,
-  FATOR_DE_REPLICACAO,
-  FILAS_ERROS,
-  nomesKafka,
+  kafkaNames,
+  pedidoTopics,
+  REPLICATION_FACTOR,
   ROUTING_KEYS,
-  topicosDoPedido,
 } from "@shop/contracts";
 import { ensureTopics } from "@shop/kafka";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -42,11 +42,11 @@ afterAll(async () => {
 
 describe("Hostile records on every Kafka topic", () => {
   const prefix = testPrefix("hostil-kafka");
-  const nomes = nomesKafka(prefix);
+  const nomes = kafkaNames(prefix);
   let orders: ServiceProcess;
 
   beforeAll(async () => {
-    await ensureTopics(testKafka(), topicosDoPedido(nomes), FATOR_DE_REPLICACAO);
+    await ensureTopics(testKafka(), pedidoTopics(nomes), REPLICATION_FACTOR);
     orders = await ServiceProcess.start(
       "orders-api",
       "orders-api",
@@ -131,8 +131,8 @@ describe("Hostile messages on every RabbitMQ queue", () => {
     }
     await waitFor(
       async () =>
-        (await prontas(vhost, FILAS_ERROS.solicitacoes)) === 12 &&
-        (await prontas(vhost, FILAS_ERROS.resultados)) === 12,
+        (await prontas(vhost, ERROR_QUEUES.solicitacoes)) === 12 &&
+        (await prontas(vhost, ERROR_QUEUES.resultados)) === 12,
       { timeoutMs: 90_000, intervalMs: 500, what: "24 messages in the .erros queues" },
     );
     expect(alive()).toBe(true);

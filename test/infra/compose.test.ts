@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { permissoesDaLoja } from "@shop/contracts";
+import { shopPermissions } from "@shop/contracts";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import type { z } from "zod";
@@ -221,7 +221,7 @@ describe("compose.yaml, for users who have Docker", () => {
     expect(users.profiles).toEqual(["broker"]);
     expect(users.environment?.APP).toMatch(/^\$\{BROKER_USER[:?}]/);
     expect(users.environment?.ADMIN).toMatch(/^\$\{BROKER_ADMIN_USER[:?}]/);
-    const p = permissoesDaLoja();
+    const p = shopPermissions();
     expect(users.environment?.PERMITIDO?.replaceAll("$$", "$")).toBe(p.configure);
     expect(p.read).toBe(p.configure);
     expect(users.environment?.PERMITIDO_ESCREVER?.replaceAll("$$", "$")).toBe(p.write);

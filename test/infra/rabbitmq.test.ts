@@ -1,4 +1,4 @@
-import { clienteDaLoja } from "@shop/amqp";
+import { shopClient } from "@shop/amqp";
 import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testConfig } from "../helpers/env.ts";
@@ -79,12 +79,12 @@ describe("The real RabbitMQ made ready by infra/", () => {
     expect(semPainel.status).toBe(401);
 
     // The shop's own topology, declared the way the services declare it.
-    const client = clienteDaLoja(
+    const client = shopClient(
       { host: r.host, port: r.port, vhost: vhost.vhost, user: r.user, password: r.password },
       capturingLogger("amqp"),
     );
     try {
-      await client.canal();
+      await client.channel();
     } finally {
       await client.close();
     }

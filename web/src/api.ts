@@ -1,11 +1,11 @@
-import type { ErroHttp, Pedido } from "@shop/contracts";
+import type { HttpError, Pedido } from "@shop/contracts";
 
 /** The orders API's base URL: a build/dev setting. */
 export const API_URL: string =
   (import.meta.env.VITE_API_URL as string | undefined) ?? "http://localhost:8080";
 
 /** The API's error body: the one the contracts define. */
-export type ErroDaApi = ErroHttp;
+export type ErroDaApi = HttpError;
 
 export type ResultadoCriacao =
   | { tipo: "criado"; pedido: Pedido }

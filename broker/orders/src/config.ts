@@ -1,5 +1,5 @@
-import { brokerEnvShape, configDoServico } from "@shop/amqp";
-import { httpEnvShape, lerAmbiente } from "@shop/service";
+import { brokerEnvShape, serviceConfig } from "@shop/amqp";
+import { httpEnvShape, readEnvironment } from "@shop/service";
 import { z } from "zod";
 
 /** Every setting of the broker edition's orders service, read once from the environment. */
@@ -12,6 +12,6 @@ export const envSchema = z.object({
 export type Config = ReturnType<typeof readConfig>;
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env) {
-  const e = lerAmbiente(envSchema, env);
-  return configDoServico(e);
+  const e = readEnvironment(envSchema, env);
+  return serviceConfig(e);
 }

@@ -1,7 +1,7 @@
-import { createLogger, executarServico, loadDotEnv } from "@shop/service";
+import { createLogger, loadDotEnv, runService } from "@shop/service";
 import { readConfig } from "./config.ts";
 import { startOrders } from "./server.ts";
 
 loadDotEnv();
 const log = createLogger("broker-orders");
-await executarServico(() => startOrders(readConfig(), log), log);
+await runService(() => startOrders(readConfig(), log), log);

@@ -6,7 +6,7 @@ import {
   type Item,
   inMoneyRange,
   type NovoPedidoBroker,
-  type PedidoDePagamento,
+  type PagamentoRequest,
   toCents,
 } from "@shop/contracts";
 import {
@@ -96,7 +96,7 @@ export function pedidoUseCases({ store, inTransaction, publisher }: PedidoUseCas
      * EM_PAGAMENTO in one local transaction, then the publish, confirmed; a repeat of a
      * PENDENTE request publishes again, one of a concluded request answers its result.
      */
-    async requestPagamento(pedidoId: string, request: PedidoDePagamento): Promise<PaymentOutcome> {
+    async requestPagamento(pedidoId: string, request: PagamentoRequest): Promise<PaymentOutcome> {
       const decided = await inTransaction(() => {
         const pedido = store.findPedido(pedidoId);
         if (!pedido) return { outcome: "unknown-pedido" } as const;

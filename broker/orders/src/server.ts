@@ -1,11 +1,5 @@
-import { clienteDaLoja } from "@shop/amqp";
-import {
-  createLogger,
-  type EventosDeConsumo,
-  groupCommit,
-  type Logger,
-  listen,
-} from "@shop/service";
+import { shopClient } from "@shop/amqp";
+import { type ConsumerEvents, createLogger, groupCommit, type Logger, listen } from "@shop/service";
 import type { Config } from "./config.ts";
 import { createApp } from "./http/app.ts";
 import { startResultadosConsumer } from "./messaging/resultados-consumer.ts";
@@ -17,7 +11,7 @@ export interface OrdersService {
   port: number;
   url: string;
   /** The queue consumer's events (received, handled, retried, dead-lettered, acked). */
-  eventos: EventosDeConsumo;
+  eventos: ConsumerEvents;
   stop(): Promise<void>;
 }
 
@@ -27,7 +21,7 @@ export async function startOrders(
   log: Logger = createLogger("broker-orders"),
 ): Promise<OrdersService> {
   const store = openStore(config.dbPath);
-  const amqp = clienteDaLoja(config.broker, log);
+  const amqp = shopClient(config.broker, log);
   // Group commit: the work of one turn (requests, confirms, results) shares a transaction.
   const pedidos = pedidoUseCases({
     store,
@@ -48,7 +42,7 @@ export async function startOrders(
   return {
     port: http.port,
     url,
-    eventos: consumer.eventos,
+    eventos: consumer.events,
     async stop() {
       await http.close();
       // The messages in hand are finished and acked before the connection closes.

@@ -1,4 +1,4 @@
-import { limiteDeDinheiro, openDatabase } from "@shop/service";
+import { moneyRangeTrigger, openDatabase } from "@shop/service";
 import type { ItemDoPedido, Pedido, Solicitacao } from "./domain/pedido.ts";
 
 const MIGRATIONS = [
@@ -31,12 +31,12 @@ const MIGRATIONS = [
   `ALTER TABLE solicitacoes ADD COLUMN confirmada_em TEXT;
    ALTER TABLE solicitacoes ADD COLUMN decidida_em TEXT;`,
   // Every stored order total and payment amount is one a payment request can carry.
-  `${limiteDeDinheiro(
+  `${moneyRangeTrigger(
     "itens",
     "itens_total_no_limite",
     "NEW.quantidade * NEW.preco_centavos + (SELECT COALESCE(SUM(quantidade * preco_centavos), 0) FROM itens WHERE pedido_id = NEW.pedido_id)",
   )}
-   ${limiteDeDinheiro("solicitacoes", "solicitacoes_valor_no_limite", "NEW.valor_centavos")}`,
+   ${moneyRangeTrigger("solicitacoes", "solicitacoes_valor_no_limite", "NEW.valor_centavos")}`,
 ];
 
 interface SolicitacaoRow {

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { EXCHANGES, FILAS, FILAS_ERROS, ROUTING_KEYS } from "@shop/contracts";
+import { ERROR_QUEUES, EXCHANGES, QUEUES, ROUTING_KEYS } from "@shop/contracts";
 import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -70,14 +70,14 @@ describe("Consumer stopped", () => {
     const fila = await waitFor(
       async () => {
         const q = (await (
-          await vhost.api("GET", `/queues/{vhost}/${FILAS.solicitacoes}`)
+          await vhost.api("GET", `/queues/{vhost}/${QUEUES.solicitacoes}`)
         ).json()) as { messages_ready?: number };
         return (q.messages_ready ?? 0) >= 1 && q;
       },
       { timeoutMs: 20_000, intervalMs: 500, what: "the management API to show the message Ready" },
     );
     expect(fila.messages_ready).toBe(1);
-    const [msg] = await espiar(FILAS.solicitacoes);
+    const [msg] = await espiar(QUEUES.solicitacoes);
     expect(msg?.properties.content_type).toBe("application/json");
     expect(msg?.properties.delivery_mode).toBe(2);
     expect(JSON.parse(msg?.payload ?? "{}")).toEqual({
@@ -123,7 +123,7 @@ describe("Unroutable publish", () => {
   it("When the binding is removed, then the publish is returned: 503 with the key kept PENDENTE; rebound, the same key gives 202", async () => {
     const conn = await amqp.connect(vhost.url);
     const ch = await conn.createChannel();
-    await ch.unbindQueue(FILAS.solicitacoes, EXCHANGES.comandos, ROUTING_KEYS.solicitar);
+    await ch.unbindQueue(QUEUES.solicitacoes, EXCHANGES.comandos, ROUTING_KEYS.solicitar);
     try {
       const p = await novoPedido();
       const key = randomUUID();
@@ -131,10 +131,10 @@ describe("Unroutable publish", () => {
       expect(res.status).toBe(503);
       expect(res.body.erro).toMatch(/no queue is bound/);
       expect((await estado(p.id)).status).toBe("EM_PAGAMENTO");
-      await ch.bindQueue(FILAS.solicitacoes, EXCHANGES.comandos, ROUTING_KEYS.solicitar);
+      await ch.bindQueue(QUEUES.solicitacoes, EXCHANGES.comandos, ROUTING_KEYS.solicitar);
       expect((await pedir(p.id, key)).status).toBe(202);
     } finally {
-      await ch.bindQueue(FILAS.solicitacoes, EXCHANGES.comandos, ROUTING_KEYS.solicitar);
+      await ch.bindQueue(QUEUES.solicitacoes, EXCHANGES.comandos, ROUTING_KEYS.solicitar);
       await conn.close();
     }
   });
@@ -145,7 +145,7 @@ describe("Divergent content goes to .erros after 3 attempts", () => {
     const p = await novoPedido();
     const key = randomUUID();
     await pedir(p.id, key);
-    const antes = await prontas(vhost, FILAS_ERROS.resultados);
+    const antes = await prontas(vhost, ERROR_QUEUES.resultados);
     const retentadas = colher(orders.eventos, "retried");
     const mortas = colher(orders.eventos, "dead-lettered");
     const falso = JSON.stringify({
@@ -157,7 +157,7 @@ describe("Divergent content goes to .erros after 3 attempts", () => {
       motivo: "x",
     });
     await publicarCru(vhost, EXCHANGES.eventos, ROUTING_KEYS.resultado, falso);
-    await waitFor(async () => (await prontas(vhost, FILAS_ERROS.resultados)) === antes + 1, {
+    await waitFor(async () => (await prontas(vhost, ERROR_QUEUES.resultados)) === antes + 1, {
       what: "the result in .erros",
     });
     // The consumer wrapper's events: two attempts returned, the third dead-lettered, each
@@ -170,9 +170,9 @@ describe("Divergent content goes to .erros after 3 attempts", () => {
   }, 30_000);
 
   it("Orders consumer rules 1 and 5: when a result is not even JSON, then it also lands in pedidos.resultados.erros after 3 attempts", async () => {
-    const antes = await prontas(vhost, FILAS_ERROS.resultados);
+    const antes = await prontas(vhost, ERROR_QUEUES.resultados);
     await publicarCru(vhost, EXCHANGES.eventos, ROUTING_KEYS.resultado, "<xml/>");
-    await waitFor(async () => (await prontas(vhost, FILAS_ERROS.resultados)) === antes + 1, {
+    await waitFor(async () => (await prontas(vhost, ERROR_QUEUES.resultados)) === antes + 1, {
       what: "the poison in .erros",
     });
   }, 30_000);

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { EXCHANGES, FILAS, type HistoricoBroker, ROUTING_KEYS } from "@shop/contracts";
+import { EXCHANGES, type HistoricoBroker, QUEUES, ROUTING_KEYS } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   brokerEnv,
@@ -130,7 +130,7 @@ describe("Consumers", () => {
       },
       { what: `${2 * expected} consumers in the management API` },
     );
-    for (const queue of [FILAS.solicitacoes, FILAS.resultados]) {
+    for (const queue of [QUEUES.solicitacoes, QUEUES.resultados]) {
       const mine = consumers.filter((c) => c.queue.name === queue);
       expect(mine, queue).toHaveLength(expected);
       for (const c of mine) expect(c.prefetch_count, queue).toBe(1);
@@ -207,7 +207,7 @@ describe("POST /pedidos/{pedidoId}/pagamentos", () => {
         aprovado: true,
         motivo: expect.stringMatching(/aprovado/),
       });
-      expect(await prontas(vhost, FILAS.solicitacoes)).toBe(0);
+      expect(await prontas(vhost, QUEUES.solicitacoes)).toBe(0);
     } finally {
       await voltarPagamentos();
     }
@@ -221,7 +221,7 @@ describe("POST /pedidos/{pedidoId}/pagamentos", () => {
       expect((await pedir(p.id, key, "APROVAR")).status).toBe(202);
       expect((await estado(p.id)).status).toBe("EM_PAGAMENTO");
       expect((await pedir(p.id, key, "APROVAR")).status).toBe(202);
-      expect(await prontas(vhost, FILAS.solicitacoes)).toBe(2);
+      expect(await prontas(vhost, QUEUES.solicitacoes)).toBe(2);
 
       const conflito = await pedir(p.id, key, "RECUSAR");
       expect(conflito.status).toBe(409);
@@ -283,7 +283,7 @@ describe("POST /pedidos/{pedidoId}/pagamentos", () => {
       motivo: "recusado",
     });
     await publicarCru(vhost, EXCHANGES.eventos, ROUTING_KEYS.resultado, antigo);
-    await waitFor(async () => (await prontas(vhost, FILAS.resultados)) === 0);
+    await waitFor(async () => (await prontas(vhost, QUEUES.resultados)) === 0);
     expect((await estado(p.id)).status).toBe("PAGO");
     expect((await pedir(p.id, randomUUID(), "APROVAR")).status).toBe(409); // a paid order takes no new request
   });

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { FILAS, FILAS_ERROS } from "@shop/contracts";
+import { ERROR_QUEUES, QUEUES } from "@shop/contracts";
 import { describe, expect, it } from "vitest";
 import {
   emVhostProprio,
@@ -29,16 +29,16 @@ describe("Orders consumer rule 4: ack only after the commit", () => {
         await waitFor(async () => (await pedidoBroker(orders.url(), pedido.id)).status === "PAGO", {
           what: "the result committed",
         });
-        expect(await prontas(vhost, FILAS.resultados)).toBe(0);
+        expect(await prontas(vhost, QUEUES.resultados)).toBe(0);
         await orders.kill();
         // Proof the kill landed before the ack: the broker puts the delivery back in the queue.
-        await waitFor(async () => (await prontas(vhost, FILAS.resultados)) === 1, {
+        await waitFor(async () => (await prontas(vhost, QUEUES.resultados)) === 1, {
           what: "the unacked result back in pedidos.resultados",
         });
 
         orders = await start("orders-2", "broker/orders", ordersEnv);
         // The redelivery is consumed and acked.
-        await waitFor(async () => (await prontas(vhost, FILAS.resultados)) === 0, {
+        await waitFor(async () => (await prontas(vhost, QUEUES.resultados)) === 0, {
           what: "the redelivered result acked",
         });
         expect((await pedidoBroker(orders.url(), pedido.id)).status).toBe("PAGO");
@@ -48,7 +48,7 @@ describe("Orders consumer rule 4: ack only after the commit", () => {
         const [s] = historico.body.solicitacoes;
         expect(s?.solicitacaoId).toBe(key);
         expect(s?.etapas.filter((e) => e.etapa === "resultado-aplicado")).toHaveLength(1);
-        expect(await prontas(vhost, FILAS_ERROS.resultados)).toBe(0);
+        expect(await prontas(vhost, ERROR_QUEUES.resultados)).toBe(0);
       }),
     90_000,
   );

@@ -1,11 +1,5 @@
-import { clienteDaLoja } from "@shop/amqp";
-import {
-  createLogger,
-  type EventosDeConsumo,
-  groupCommit,
-  type Logger,
-  listen,
-} from "@shop/service";
+import { shopClient } from "@shop/amqp";
+import { type ConsumerEvents, createLogger, groupCommit, type Logger, listen } from "@shop/service";
 import type { Config } from "./config.ts";
 import { createApp } from "./http/app.ts";
 import { startSolicitacoesConsumer } from "./messaging/solicitacoes-consumer.ts";
@@ -16,7 +10,7 @@ export interface PaymentsService {
   port: number;
   url: string;
   /** The queue consumer's events (received, handled, retried, dead-lettered, acked). */
-  eventos: EventosDeConsumo;
+  eventos: ConsumerEvents;
   stop(): Promise<void>;
 }
 
@@ -26,7 +20,7 @@ export async function startPayments(
   log: Logger = createLogger("broker-payments"),
 ): Promise<PaymentsService> {
   const store = openStore(config.dbPath);
-  const amqp = clienteDaLoja(config.broker, log);
+  const amqp = shopClient(config.broker, log);
   // Group commit: the decisions stored in one turn share a transaction.
   const pagamentos = pagamentoUseCases({
     store,
@@ -41,14 +35,14 @@ export async function startPayments(
     pauseBeforeAckMs: config.pausaAntesDoAckMs,
   });
 
-  const app = createApp({ pagamentos, conectado: () => amqp.conectado, log });
+  const app = createApp({ pagamentos, conectado: () => amqp.connected, log });
   const http = await listen(app, config.port, config.host);
   const { url } = http;
   log.info(`payments service listening on ${url} (RabbitMQ vhost ${config.broker.vhost})`);
   return {
     port: http.port,
     url,
-    eventos: consumer.eventos,
+    eventos: consumer.events,
     async stop() {
       await http.close();
       // The messages in hand are finished and acked before the connection closes.

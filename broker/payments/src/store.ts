@@ -1,4 +1,4 @@
-import { limiteDeDinheiro, openDatabase } from "@shop/service";
+import { moneyRangeTrigger, openDatabase } from "@shop/service";
 import type { Decisao } from "./domain/decisao.ts";
 
 const MIGRATIONS = [
@@ -11,7 +11,7 @@ const MIGRATIONS = [
      motivo TEXT NOT NULL,
      decidida_em TEXT NOT NULL
    )`,
-  limiteDeDinheiro("decisoes", "decisoes_valor_no_limite", "NEW.valor_centavos"),
+  moneyRangeTrigger("decisoes", "decisoes_valor_no_limite", "NEW.valor_centavos"),
 ];
 
 interface DecisaoRow {

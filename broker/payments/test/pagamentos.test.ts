@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { EXCHANGES, FILAS, FILAS_ERROS, ROUTING_KEYS } from "@shop/contracts";
+import { ERROR_QUEUES, EXCHANGES, QUEUES, ROUTING_KEYS } from "@shop/contracts";
 import { describe, expect, it } from "vitest";
 import {
   emVhostProprio,
@@ -46,14 +46,14 @@ describe("Restart before the ack", () => {
         });
         await Promise.all([payments.kill(), orders.kill()]);
         // Proof the kill landed before the ack: the command is back in its queue.
-        await waitFor(async () => (await prontas(vhost, FILAS.solicitacoes)) === 1, {
+        await waitFor(async () => (await prontas(vhost, QUEUES.solicitacoes)) === 1, {
           what: "the unacked command back in pagamentos.solicitacoes",
         });
 
         orders = await start("orders-2", "broker/orders", ordersEnv);
         payments = await start("payments-2", "broker/payments", paymentsEnv);
         // The redelivery is read as a repeat (the stored decision, republished) and acked.
-        await waitFor(async () => (await prontas(vhost, FILAS.solicitacoes)) === 0, {
+        await waitFor(async () => (await prontas(vhost, QUEUES.solicitacoes)) === 0, {
           what: "the redelivered command acked",
         });
         await waitFor(async () => (await pedidoBroker(orders.url(), pedido.id)).status === "PAGO");
@@ -98,15 +98,15 @@ describe("A crash with idle consumers beside the busy one", () => {
           );
           await paused.kill();
           // Proof the kill landed before the ack: the command is back in its queue.
-          await waitFor(async () => (await prontas(vhost, FILAS.solicitacoes)) === 1, {
+          await waitFor(async () => (await prontas(vhost, QUEUES.solicitacoes)) === 1, {
             what: "the unacked command back in its queue",
           });
 
           const payments = await start(`payments-after-${round}`, "broker/payments", env);
-          await waitFor(async () => (await prontas(vhost, FILAS.solicitacoes)) === 0, {
+          await waitFor(async () => (await prontas(vhost, QUEUES.solicitacoes)) === 0, {
             what: "the redelivered command acked",
           });
-          expect(await prontas(vhost, FILAS_ERROS.solicitacoes), `round ${round}`).toBe(0);
+          expect(await prontas(vhost, ERROR_QUEUES.solicitacoes), `round ${round}`).toBe(0);
           const decididas = (await http<Decisao[]>("GET", `${payments.url()}/decisoes`)).body;
           expect(decididas.filter((d) => d.solicitacaoId === key)).toHaveLength(1);
           await payments.stop();
@@ -137,7 +137,7 @@ describe("Divergent request content", () => {
             ),
           { what: "the decision stored" },
         );
-        const antes = await prontas(vhost, FILAS_ERROS.solicitacoes);
+        const antes = await prontas(vhost, ERROR_QUEUES.solicitacoes);
 
         await publicarCru(
           vhost,
@@ -145,7 +145,7 @@ describe("Divergent request content", () => {
           ROUTING_KEYS.solicitar,
           comando(key, pedidoId, 99),
         );
-        await waitFor(async () => (await prontas(vhost, FILAS_ERROS.solicitacoes)) === antes + 1, {
+        await waitFor(async () => (await prontas(vhost, ERROR_QUEUES.solicitacoes)) === antes + 1, {
           what: "the command in .erros",
         });
         // Two attempts returned, the third dead-lettered, each failing on the divergence.
@@ -169,7 +169,7 @@ describe("Divergent request content", () => {
         // One consumer, so that no second consumer takes attempt 2 while this one is killed.
         const env = { ...paymentsEnv, CONSUMIDORES: "1" };
         let payments = await start("payments-4", "broker/payments", env);
-        const antes = await prontas(vhost, FILAS_ERROS.solicitacoes);
+        const antes = await prontas(vhost, ERROR_QUEUES.solicitacoes);
         await publicarCru(
           vhost,
           EXCHANGES.comandos,
@@ -181,7 +181,7 @@ describe("Divergent request content", () => {
         const first = payments.eventos("retried").length;
 
         payments = await start("payments-5", "broker/payments", env);
-        await waitFor(async () => (await prontas(vhost, FILAS_ERROS.solicitacoes)) === antes + 1, {
+        await waitFor(async () => (await prontas(vhost, ERROR_QUEUES.solicitacoes)) === antes + 1, {
           what: "the poison in .erros",
         });
         const second = [...payments.eventos("retried"), ...payments.eventos("dead-lettered")];
@@ -205,10 +205,10 @@ describe("Divergent request content", () => {
             BROKER_PORT: String(proxy.port),
             CONSUMIDORES: "1",
           });
-          const antes = await prontas(vhost, FILAS_ERROS.solicitacoes);
+          const antes = await prontas(vhost, ERROR_QUEUES.solicitacoes);
           await publicarCru(vhost, EXCHANGES.comandos, ROUTING_KEYS.solicitar, '{"versao": 1}');
           await waitFor(
-            async () => (await prontas(vhost, FILAS_ERROS.solicitacoes)) === antes + 1,
+            async () => (await prontas(vhost, ERROR_QUEUES.solicitacoes)) === antes + 1,
             { what: "the poison in .erros after 3 attempts" },
           );
           const devolucoes = metodos.vistos.filter(

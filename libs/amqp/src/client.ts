@@ -1,21 +1,21 @@
 import { randomUUID } from "node:crypto";
-import { TOPOLOGIA } from "@shop/contracts";
-import { comPrazo, type Logger, metricas, traceparentAtual } from "@shop/service";
+import { TOPOLOGY } from "@shop/contracts";
+import { currentTraceparent, type Logger, metrics, withTimeLimit } from "@shop/service";
 import amqp, {
   type Channel,
   type ChannelModel,
   type ConfirmChannel,
   type ConsumeMessage,
 } from "amqplib";
-import { declararTopologia } from "./topology.ts";
+import { declareTopology } from "./topology.ts";
 import { amqpUrl, type BrokerAddress } from "./url.ts";
 
 /** Why a publication was not taken over by the broker. */
-export type MotivoFalha = "sem-rota" | "nack" | "sem-confirmacao" | "broker-inacessivel";
+export type PublishFailureReason = "sem-rota" | "nack" | "sem-confirmacao" | "broker-inacessivel";
 
-export class PublicacaoFalhou extends Error {
+export class PublishFailed extends Error {
   constructor(
-    readonly motivo: MotivoFalha,
+    readonly motivo: PublishFailureReason,
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -23,12 +23,12 @@ export class PublicacaoFalhou extends Error {
   }
 }
 
-export interface Consumo {
+export interface ChannelConsumer {
   queue: string;
   /** Unacknowledged messages per consumer (basic.qos with global false). */
   prefetch: number;
   /** Consumers on the queue, all on this one channel (default 1). */
-  consumidores?: number;
+  consumers?: number;
   onMessage(ch: Channel, msg: ConsumeMessage): Promise<void>;
 }
 
@@ -36,7 +36,7 @@ export interface AmqpClientOptions {
   url: string;
   log: Logger;
   /** Declares exchanges, queues and bindings on every (re)connection. */
-  topologia: (ch: Channel) => Promise<void>;
+  topology: (ch: Channel) => Promise<void>;
   connectTimeoutMs?: number;
 }
 
@@ -51,21 +51,21 @@ export class AmqpClient {
   private pub: ConfirmChannel | null = null;
   private connecting: Promise<ConfirmChannel> | null = null;
   private readonly returned = new Set<string>();
-  private readonly consumos: Consumo[] = [];
-  private readonly ativos = new Map<Consumo, ChannelModel>();
+  private readonly consumos: ChannelConsumer[] = [];
+  private readonly ativos = new Map<ChannelConsumer, ChannelModel>();
   /** Each consumer's channel and consumer tags on the current connection, for cancelling. */
-  private readonly tags = new Map<Consumo, { ch: Channel; tags: string[] }>();
+  private readonly tags = new Map<ChannelConsumer, { ch: Channel; tags: string[] }>();
   private reconnectTimer: NodeJS.Timeout | null = null;
   private closing = false;
 
   constructor(private readonly opts: AmqpClientOptions) {}
 
-  get conectado(): boolean {
+  get connected(): boolean {
     return this.pub !== null;
   }
 
   /** The confirm channel, connecting first when there is none. */
-  canal(): Promise<ConfirmChannel> {
+  channel(): Promise<ConfirmChannel> {
     if (this.pub) return Promise.resolve(this.pub);
     this.connecting ??= this.connect().finally(() => {
       this.connecting = null;
@@ -90,7 +90,7 @@ export class AmqpClient {
       pub.on("return", (msg: { properties: { messageId?: string } }) => {
         if (msg.properties.messageId) this.returned.add(msg.properties.messageId);
       });
-      await this.opts.topologia(pub);
+      await this.opts.topology(pub);
       for (const c of this.consumos) await this.startConsumo(conn, c);
       this.conn = conn;
       this.pub = pub;
@@ -115,7 +115,7 @@ export class AmqpClient {
     this.reconnectTimer = setTimeout(async () => {
       this.reconnectTimer = null;
       try {
-        await this.canal();
+        await this.channel();
       } catch {
         this.scheduleReconnect();
       }
@@ -131,7 +131,7 @@ export class AmqpClient {
    * again, spending its delivery limit without a single attempt, and be dead-lettered.
    * On one channel, all of them are returned at once, counted once.
    */
-  private async startConsumo(conn: ChannelModel, c: Consumo) {
+  private async startConsumo(conn: ChannelModel, c: ChannelConsumer) {
     if (this.ativos.get(c) === conn) return;
     this.ativos.set(c, conn);
     const ch = await conn.createChannel();
@@ -141,7 +141,7 @@ export class AmqpClient {
     await ch.prefetch(c.prefetch, false);
     const tags: string[] = [];
     this.tags.set(c, { ch, tags });
-    for (let i = 0; i < (c.consumidores ?? 1); i++) {
+    for (let i = 0; i < (c.consumers ?? 1); i++) {
       const { consumerTag } = await ch.consume(c.queue, (msg) => {
         if (msg) void c.onMessage(ch, msg);
       });
@@ -156,7 +156,7 @@ export class AmqpClient {
    * channel, so every ack reaches RabbitMQ before the service closes its connection (a
    * connection's close could overtake acks still queued on another channel).
    */
-  async cancelar(c: Consumo, emMaos: () => Promise<unknown>): Promise<void> {
+  async cancel(c: ChannelConsumer, emMaos: () => Promise<unknown>): Promise<void> {
     const i = this.consumos.indexOf(c);
     if (i >= 0) this.consumos.splice(i, 1);
     const ativo = this.tags.get(c);
@@ -168,10 +168,10 @@ export class AmqpClient {
   }
 
   /** Registers a consumer now and after every reconnection. */
-  async consumir(c: Consumo): Promise<void> {
+  async consume(c: ChannelConsumer): Promise<void> {
     this.consumos.push(c);
     try {
-      await this.canal();
+      await this.channel();
       if (this.conn) await this.startConsumo(this.conn, c);
     } catch (error) {
       this.opts.log.warn("RabbitMQ unreachable; the consumer starts when it is back", {
@@ -187,7 +187,7 @@ export class AmqpClient {
    * Fails when the confirm is negative or missing after timeoutMs, when the message came
    * back unrouted, or when the broker cannot be reached.
    */
-  async publicar(
+  async publish(
     exchange: string,
     routingKey: string,
     body: string,
@@ -195,13 +195,13 @@ export class AmqpClient {
     headers?: Record<string, unknown>,
   ): Promise<void> {
     const destino = `${exchange}/${routingKey}`;
-    metricas.publicadas.inc({ destino });
+    metrics.publicadas.inc({ destino });
     const attempt = (async () => {
       let ch: ConfirmChannel;
       try {
-        ch = await this.canal();
+        ch = await this.channel();
       } catch (error) {
-        throw new PublicacaoFalhou(
+        throw new PublishFailed(
           "broker-inacessivel",
           `RabbitMQ unreachable: ${(error as Error).message}`,
           { cause: error },
@@ -218,18 +218,18 @@ export class AmqpClient {
             persistent: true,
             contentType: "application/json",
             messageId,
-            headers: { traceparent: traceparentAtual(), ...headers },
+            headers: { traceparent: currentTraceparent(), ...headers },
           },
           (err) =>
             err
               ? reject(
-                  new PublicacaoFalhou("nack", `RabbitMQ did not take the message: ${String(err)}`),
+                  new PublishFailed("nack", `RabbitMQ did not take the message: ${String(err)}`),
                 )
               : resolve(),
         );
       });
       if (this.returned.delete(messageId)) {
-        throw new PublicacaoFalhou(
+        throw new PublishFailed(
           "sem-rota",
           `no queue is bound to ${exchange} with routing key ${routingKey}`,
         );
@@ -237,18 +237,18 @@ export class AmqpClient {
     })();
     attempt.catch(() => {});
     try {
-      await comPrazo(
+      await withTimeLimit(
         attempt,
         timeoutMs,
         () =>
-          new PublicacaoFalhou(
+          new PublishFailed(
             "sem-confirmacao",
             `no publisher confirm from RabbitMQ within ${timeoutMs} ms`,
           ),
       );
-      metricas.confirmadas.inc({ destino });
+      metrics.confirmadas.inc({ destino });
     } catch (error) {
-      metricas.falhas.inc({ destino });
+      metrics.falhas.inc({ destino });
       throw error;
     }
   }
@@ -264,10 +264,10 @@ export class AmqpClient {
 }
 
 /** The shop's client: it declares the spec's topology (TOPOLOGIA) on every (re)connection. */
-export function clienteDaLoja(broker: BrokerAddress, log: Logger): AmqpClient {
+export function shopClient(broker: BrokerAddress, log: Logger): AmqpClient {
   return new AmqpClient({
     url: amqpUrl(broker),
     log,
-    topologia: (ch) => declararTopologia(ch, TOPOLOGIA),
+    topology: (ch) => declareTopology(ch, TOPOLOGY),
   });
 }

@@ -10,7 +10,7 @@ export const secret = (name: string) =>
     .refine((v) => !PLACEHOLDER.test(v), { error: `${name} still holds its placeholder` });
 
 /** Where RabbitMQ is: what every program that talks to it reads (services, infra, the dlq CLI). */
-export const enderecoDoBrokerShape = {
+export const brokerAddressShape = {
   BROKER_HOST: z.string().default("127.0.0.1"),
   BROKER_PORT: z.coerce.number().int().min(1).max(65535).default(5672),
   BROKER_VHOST: z.string().default("/"),
@@ -18,7 +18,7 @@ export const enderecoDoBrokerShape = {
 
 /** The broker settings both services of the broker edition read. Secrets have no default. */
 export const brokerEnvShape = {
-  ...enderecoDoBrokerShape,
+  ...brokerAddressShape,
   BROKER_USER: secret("BROKER_USER"),
   BROKER_PASSWORD: secret("BROKER_PASSWORD"),
   /** How long a publish waits for the broker's confirm. */
@@ -53,7 +53,7 @@ export function brokerAddress(e: {
  * The settings both broker-edition services share, from their parsed environment: HTTP,
  * SQLite file and broker.
  */
-export function configDoServico(e: {
+export function serviceConfig(e: {
   PORTA: number;
   HOST: string;
   DB_PATH: string;

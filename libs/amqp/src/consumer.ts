@@ -1,43 +1,43 @@
 import type { MessageContract } from "@shop/contracts";
-import { comContexto, continuar, EventosDeConsumo, type Logger, metricas } from "@shop/service";
+import { ConsumerEvents, continueTrace, type Logger, metrics, withContext } from "@shop/service";
 import type { Channel, ConsumeMessage } from "amqplib";
-import type { AmqpClient, Consumo } from "./client.ts";
-import { TENTATIVAS } from "./topology.ts";
+import type { AmqpClient, ChannelConsumer } from "./client.ts";
+import { ATTEMPTS } from "./topology.ts";
 
-export interface Entrega {
+export interface Delivery {
   /** 1 for the first delivery; counted by the broker, so it survives a consumer restart. */
-  tentativa: number;
+  attempt: number;
   redelivered: boolean;
   /** The message's AMQP headers (metadata outside the body's contract). */
   headers: Record<string, unknown>;
 }
 
-export interface ConsumidorOptions<T> {
+export interface ConsumerOptions<T> {
   client: AmqpClient;
   queue: string;
   contract: MessageContract<T>;
   /** The business handler: returns once the effect is committed, or throws. */
-  handle: (value: T, entrega: Entrega) => Promise<void>;
+  handle: (value: T, entrega: Delivery) => Promise<void>;
   log: Logger;
-  tentativas?: number;
+  attempts?: number;
   /** Wait before a failed message is returned to its queue (attempt × this). */
-  esperaMs?: number;
+  retryDelayMs?: number;
   /**
    * Consumers on the queue, each with prefetch 1, on one channel (default 1). Messages
    * of this edition are independent (idempotent by solicitacaoId), so several may be
    * handled at once while each consumer still holds one unacknowledged message.
    */
-  consumidores?: number;
+  consumers?: number;
   /** PAUSA_ANTES_DO_ACK_MS: wait this long after the handler finished, before the ack. */
-  pausaAntesDoAckMs?: number;
+  pauseBeforeAckMs?: number;
 }
 
 /** A running consumer of a queue, as the Kafka wrapper's: stop it before closing the client. */
-export interface ConsumidorAtivo {
+export interface RunningConsumer {
   /** Cancels the consumers, then waits for the messages being handled to be settled. */
   stop(): Promise<void>;
   /** received, handled, retried, dead-lettered, acked: the same events as the Kafka wrapper's. */
-  eventos: EventosDeConsumo;
+  events: ConsumerEvents;
 }
 
 /**
@@ -49,11 +49,11 @@ export interface ConsumidorAtivo {
  * committed and acked before the service closes its connection. A message paused before
  * its ack (PAUSA_ANTES_DO_ACK_MS) is left unacked instead: redelivered, as after a crash.
  */
-export async function consumir<T>(opts: ConsumidorOptions<T>): Promise<ConsumidorAtivo> {
-  const tentativas = opts.tentativas ?? TENTATIVAS;
+export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<RunningConsumer> {
+  const tentativas = opts.attempts ?? ATTEMPTS;
   const { client, queue, contract, handle, log } = opts;
   const emMaos = new Set<Promise<void>>();
-  const eventos = new EventosDeConsumo();
+  const eventos = new ConsumerEvents();
   let parando = false;
   let acordar: () => void = () => {};
   const parou = new Promise<void>((resolve) => {
@@ -84,11 +84,11 @@ export async function consumir<T>(opts: ConsumidorOptions<T>): Promise<Consumido
       if (!decoded.ok) throw new Error(decoded.error.reason);
       const headers = msg.properties.headers ?? {};
       // The message continues the trace of whoever published it.
-      await comContexto(continuar(headers.traceparent), () =>
-        handle(decoded.value, { tentativa, redelivered: msg.fields.redelivered, headers }),
+      await withContext(continueTrace(headers.traceparent), () =>
+        handle(decoded.value, { attempt: tentativa, redelivered: msg.fields.redelivered, headers }),
       );
       eventos.emit("handled", mensagem);
-      const pausa = opts.pausaAntesDoAckMs ?? 0;
+      const pausa = opts.pauseBeforeAckMs ?? 0;
       if (pausa > 0) {
         log.warn(`handled; pausing ${pausa} ms before the ack (PAUSA_ANTES_DO_ACK_MS)`, {
           queue,
@@ -99,11 +99,11 @@ export async function consumir<T>(opts: ConsumidorOptions<T>): Promise<Consumido
         if (parando) return;
       }
       settle(() => ch.ack(msg));
-      metricas.consumidas.inc({ destino: queue });
+      metrics.consumidas.inc({ destino: queue });
       eventos.emit("acked", mensagem);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      metricas.falhas.inc({ destino: queue });
+      metrics.falhas.inc({ destino: queue });
       if (tentativa >= tentativas) {
         // `evento` names the wrapper's event in the line, for readers outside the process.
         log.error(`message failed ${tentativa} times: dead-lettered to ${queue}.erros`, {
@@ -113,7 +113,7 @@ export async function consumir<T>(opts: ConsumidorOptions<T>): Promise<Consumido
           tentativa,
         });
         settle(() => ch.reject(msg, false));
-        metricas.mortas.inc({ destino: queue });
+        metrics.mortas.inc({ destino: queue });
         eventos.emit("dead-lettered", { ...mensagem, motivo: reason });
       } else {
         log.warn(`message failed (attempt ${tentativa} of ${tentativas}); returned to the queue`, {
@@ -122,7 +122,7 @@ export async function consumir<T>(opts: ConsumidorOptions<T>): Promise<Consumido
           evento: "retried",
           tentativa,
         });
-        await new Promise((r) => setTimeout(r, tentativa * (opts.esperaMs ?? 200)));
+        await new Promise((r) => setTimeout(r, tentativa * (opts.retryDelayMs ?? 200)));
         // basic.reject, not basic.nack: from RabbitMQ 4.3 a nack with requeue no longer
         // raises a quorum queue's x-delivery-count (rabbitmq-server #15387), so a poison
         // message returned that way would loop forever and never reach .erros.
@@ -132,10 +132,10 @@ export async function consumir<T>(opts: ConsumidorOptions<T>): Promise<Consumido
     }
   }
 
-  const consumo: Consumo = {
+  const consumo: ChannelConsumer = {
     queue,
     prefetch: 1,
-    consumidores: opts.consumidores ?? 1,
+    consumers: opts.consumers ?? 1,
     onMessage(ch, msg) {
       const tratando = tratar(ch, msg);
       emMaos.add(tratando);
@@ -143,13 +143,13 @@ export async function consumir<T>(opts: ConsumidorOptions<T>): Promise<Consumido
       return tratando;
     },
   };
-  await client.consumir(consumo);
+  await client.consume(consumo);
   return {
-    eventos,
+    events: eventos,
     async stop() {
       parando = true;
       acordar();
-      await client.cancelar(consumo, () => Promise.allSettled([...emMaos]));
+      await client.cancel(consumo, () => Promise.allSettled([...emMaos]));
     },
   };
 }

@@ -1,8 +1,8 @@
-import type { Ligacao } from "@shop/contracts";
+import type { Binding } from "@shop/contracts";
 import type { Channel } from "amqplib";
 
 /** How many times a message is tried in all before it goes to its .erros queue. */
-export const TENTATIVAS = 3;
+export const ATTEMPTS = 3;
 
 /**
  * Declares the spec's topology when absent. The error queues come first; the main queues
@@ -11,7 +11,7 @@ export const TENTATIVAS = 3;
  * target is the default exchange with `<queue>.erros`, and x-delivery-limit bounds even a
  * message that crashes its consumer every time.
  */
-export async function declararTopologia(ch: Channel, ligacoes: readonly Ligacao[]): Promise<void> {
+export async function declareTopology(ch: Channel, ligacoes: readonly Binding[]): Promise<void> {
   for (const l of ligacoes) {
     await ch.assertExchange(l.exchange, l.exchangeType, { durable: true });
     await ch.assertQueue(l.deadLetterQueue, { durable: true });
@@ -21,7 +21,7 @@ export async function declararTopologia(ch: Channel, ligacoes: readonly Ligacao[
         "x-queue-type": "quorum",
         "x-dead-letter-exchange": "",
         "x-dead-letter-routing-key": l.deadLetterQueue,
-        "x-delivery-limit": TENTATIVAS,
+        "x-delivery-limit": ATTEMPTS,
       },
     });
     await ch.bindQueue(l.queue, l.exchange, l.routingKey);

@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { EXCHANGES, FILAS, ROUTING_KEYS, SolicitacaoPagamento } from "@shop/contracts";
+import { EXCHANGES, QUEUES, ROUTING_KEYS, SolicitacaoPagamento } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { brokerEnv, prontas, publicarCru } from "../../../test/helpers/broker.ts";
 import { createTestVhost, type TestVhost } from "../../../test/helpers/rabbit.ts";
 import { capturingLogger } from "../../../test/helpers/shop.ts";
 import { colher, waitFor } from "../../../test/helpers/wait.ts";
 import { brokerAddress } from "../src/config.ts";
-import { clienteDaLoja, consumir } from "../src/index.ts";
+import { shopClient, startConsumer } from "../src/index.ts";
 
 let vhost: TestVhost;
 beforeAll(async () => {
@@ -20,7 +20,7 @@ afterAll(async () => {
 function cliente(nome: string, v: TestVhost = vhost) {
   const env = brokerEnv(v, nome);
   const log = capturingLogger(nome);
-  const client = clienteDaLoja(
+  const client = shopClient(
     brokerAddress({
       BROKER_HOST: env.BROKER_HOST as string,
       BROKER_PORT: Number(env.BROKER_PORT),
@@ -51,9 +51,9 @@ describe("The AMQP consumer's stop()", () => {
     });
     const tratadas: string[] = [];
     let comecou = false;
-    const consumidor = await consumir({
+    const consumidor = await startConsumer({
       client,
-      queue: FILAS.solicitacoes,
+      queue: QUEUES.solicitacoes,
       contract: SolicitacaoPagamento,
       log,
       handle: async (s) => {
@@ -78,33 +78,33 @@ describe("The AMQP consumer's stop()", () => {
     await client.close();
     expect(tratadas).toHaveLength(1);
     // The first was acked before the close (not returned); the second is still ready.
-    expect(await prontas(vhost, FILAS.solicitacoes)).toBe(1);
+    expect(await prontas(vhost, QUEUES.solicitacoes)).toBe(1);
   });
 
   it("When a message breaks its contract, then the wrapper's events tell it all: received three times, retried twice, dead-lettered once, never handled or acked", async () => {
     // A vhost of its own: the stop test leaves a message in its queue on purpose.
     const proprio = await createTestVhost("amqp-eventos");
     const { client, log } = cliente("amqp-eventos", proprio);
-    const consumidor = await consumir({
+    const consumidor = await startConsumer({
       client,
-      queue: FILAS.solicitacoes,
+      queue: QUEUES.solicitacoes,
       contract: SolicitacaoPagamento,
       log,
-      esperaMs: 10,
+      retryDelayMs: 10,
       handle: async () => {},
     });
-    const recebidas = colher(consumidor.eventos, "received");
-    const retentadas = colher(consumidor.eventos, "retried");
-    const mortas = colher(consumidor.eventos, "dead-lettered");
-    const tratadas = colher(consumidor.eventos, "handled");
-    const confirmadas = colher(consumidor.eventos, "acked");
+    const recebidas = colher(consumidor.events, "received");
+    const retentadas = colher(consumidor.events, "retried");
+    const mortas = colher(consumidor.events, "dead-lettered");
+    const tratadas = colher(consumidor.events, "handled");
+    const confirmadas = colher(consumidor.events, "acked");
     try {
       await publicarCru(proprio, EXCHANGES.comandos, ROUTING_KEYS.solicitar, '{"versao": 7}');
       await waitFor(() => mortas.length === 1, { what: "the dead-lettered event" });
       expect(recebidas.map((e) => e.onde)).toEqual([
-        `${FILAS.solicitacoes}#1`,
-        `${FILAS.solicitacoes}#2`,
-        `${FILAS.solicitacoes}#3`,
+        `${QUEUES.solicitacoes}#1`,
+        `${QUEUES.solicitacoes}#2`,
+        `${QUEUES.solicitacoes}#3`,
       ]);
       expect(retentadas.map((e) => e.tentativa)).toEqual([1, 2]);
       expect(mortas[0]?.motivo).toMatch(/versao 7/);

@@ -20,7 +20,7 @@ const ESPERADOS = new Set([
 ]);
 
 /** True for a kafkajs log entry that reports an expected, handled transient. */
-export function transitorioEsperado(message: string, error: string | undefined): boolean {
+export function expectedTransient(message: string, error: string | undefined): boolean {
   if (message.startsWith("Response ") && error !== undefined) return ESPERADOS.has(error);
   return message === "The coordinator is not aware of this member, re-joining the group";
 }
@@ -44,7 +44,7 @@ export function createKafka(brokers: string[], clientId: string, log: Logger): K
         const fields = Object.fromEntries(
           Object.entries({ broker, error, groupId }).filter(([, v]) => v !== undefined),
         );
-        if (transitorioEsperado(message, error))
+        if (expectedTransient(message, error))
           log.info(`kafkajs (expected, kafkajs handles it): ${message}`, fields);
         else (level <= logLevel.ERROR ? log.error : log.warn)(`kafkajs: ${message}`, fields);
       },
@@ -60,7 +60,7 @@ export interface TopicSpec {
  * Runs fn again while it fails with an error Kafka marks retriable (a broker that has just
  * started may not host its partitions yet), for up to `ms`.
  */
-export async function comRetentativas<T>(fn: () => Promise<T>, ms = 30_000): Promise<T> {
+export async function withRetries<T>(fn: () => Promise<T>, ms = 30_000): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     try {
@@ -79,7 +79,7 @@ export function ensureTopics(
   topics: TopicSpec[],
   replicationFactor: number,
 ): Promise<string[]> {
-  return comRetentativas(() => createMissing(kafka, topics, replicationFactor));
+  return withRetries(() => createMissing(kafka, topics, replicationFactor));
 }
 
 async function createMissing(
@@ -110,7 +110,7 @@ async function createMissing(
  * retriable, such as MESSAGE_TOO_LARGE or TOPIC_AUTHORIZATION_FAILED. Sending the same
  * bytes again would fail the same way. A broker that is down or slow is not this.
  */
-export function recusadoDeVez(error: unknown): boolean {
+export function refusedForGood(error: unknown): boolean {
   const vistos = new Set<unknown>();
   let atual: unknown = error;
   while (atual && typeof atual === "object" && !vistos.has(atual)) {

@@ -1,9 +1,9 @@
 import type { MessageContract } from "@shop/contracts";
-import { topicoDlq } from "@shop/contracts";
-import { comContexto, continuar, EventosDeConsumo, type Logger, metricas } from "@shop/service";
+import { dlqTopic } from "@shop/contracts";
+import { ConsumerEvents, continueTrace, type Logger, metrics, withContext } from "@shop/service";
 import type { Consumer, ConsumerConfig, Kafka, KafkaMessage } from "kafkajs";
-import { contarPresas, medirLag } from "./lag.ts";
-import type { Publicador } from "./publisher.ts";
+import { countStuck, measureLag } from "./lag.ts";
+import type { Publisher } from "./publisher.ts";
 
 export interface RecordMeta {
   topic: string;
@@ -14,12 +14,12 @@ export interface RecordMeta {
   timestamp: string;
 }
 
-export interface Particoes {
+export interface Partitions {
   [topic: string]: number[];
 }
 
 /** A partition held up by a record whose handling keeps failing (retried with backoff). */
-export interface ParticaoPresa {
+export interface StuckPartition {
   topic: string;
   partition: number;
   offset: string;
@@ -30,15 +30,15 @@ export interface ParticaoPresa {
 }
 
 export interface ConsumerStatus {
-  conectado: boolean;
-  grupo: string;
-  particoes: Particoes;
+  connected: boolean;
+  group: string;
+  partitions: Partitions;
   /** Partitions stuck on a record right now, with the record, attempts and last error. */
-  presas: ParticaoPresa[];
+  stuck: StuckPartition[];
 }
 
 /** Pause before the next attempt at a record that failed n times: 250 ms doubling, to 30 s. */
-export function esperaDaTentativa(n: number): number {
+export function retryDelay(n: number): number {
   return Math.min(250 * 2 ** (n - 1), 30_000);
 }
 
@@ -57,7 +57,7 @@ export interface ConsumerOptions<T> {
    */
   handle: (value: T, meta: RecordMeta) => Promise<void | { depois: Promise<void> }>;
   /** Where records that fail the contract go: `<topic>.dlq`, with the reason in headers. */
-  deadLetters: Publicador;
+  deadLetters: Publisher;
   log: Logger;
   consumer?: Partial<ConsumerConfig>;
   /** kafkajs autoCommit settings; offsets are only ever resolved after handle returns. */
@@ -67,7 +67,7 @@ export interface ConsumerOptions<T> {
 export interface RunningConsumer {
   status(): ConsumerStatus;
   /** received, handled, retried, dead-lettered, acked (offset resolved), committed. */
-  eventos: EventosDeConsumo;
+  events: ConsumerEvents;
   stop(): Promise<void>;
 }
 
@@ -101,9 +101,9 @@ const PARTICOES_PARALELAS = 3;
  */
 export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<RunningConsumer> {
   const { kafka, groupId, topics, contract, keyOf, handle, deadLetters, log } = options;
-  const state: Omit<ConsumerStatus, "presas"> = { conectado: false, grupo: groupId, particoes: {} };
-  const presas = new Map<string, ParticaoPresa>();
-  const eventos = new EventosDeConsumo();
+  const state: Omit<ConsumerStatus, "stuck"> = { connected: false, group: groupId, partitions: {} };
+  const presas = new Map<string, StuckPartition>();
+  const eventos = new ConsumerEvents();
   const mensagem = (topic: string, partition: number, m: KafkaMessage) => ({
     origem: topic,
     onde: `${topic}[${partition}]@${m.offset}`,
@@ -119,8 +119,8 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
     message: KafkaMessage,
   ): Promise<{ depois?: Promise<void> }> {
     // The record continues the trace of whoever published it (traceparent header).
-    const contexto = continuar(message.headers?.traceparent?.toString());
-    return comContexto(contexto, () => tratar(topic, partition, message));
+    const contexto = continueTrace(message.headers?.traceparent?.toString());
+    return withContext(contexto, () => tratar(topic, partition, message));
   }
 
   async function tratar(
@@ -143,8 +143,8 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
       reason = `${contract.name}: key ${JSON.stringify(meta.key)} does not match ${JSON.stringify(keyOf(decoded.value))}`;
     }
     if (reason !== null || !decoded.ok) {
-      metricas.mortas.inc({ destino: topic });
-      const dlq = topicoDlq(topic);
+      metrics.mortas.inc({ destino: topic });
+      const dlq = dlqTopic(topic);
       log.warn("invalid record sent to the dead-letter topic", {
         topic,
         partition,
@@ -154,7 +154,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
         evento: "dead-lettered",
       });
       // The record as it was, byte for byte (key, value and headers), with why beside it.
-      await deadLetters.publicarLote([
+      await deadLetters.publishBatch([
         {
           topic: dlq,
           key: message.key ?? null,
@@ -172,20 +172,20 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
     try {
       r = await handle(decoded.value, meta);
     } catch (error) {
-      metricas.falhas.inc({ destino: topic });
+      metrics.falhas.inc({ destino: topic });
       throw error;
     }
     if (!r) {
-      metricas.consumidas.inc({ destino: topic });
+      metrics.consumidas.inc({ destino: topic });
       eventos.emit("handled", mensagem(topic, partition, message));
       return {};
     }
     r.depois.then(
       () => {
-        metricas.consumidas.inc({ destino: topic });
+        metrics.consumidas.inc({ destino: topic });
         eventos.emit("handled", mensagem(topic, partition, message));
       },
-      () => metricas.falhas.inc({ destino: topic }),
+      () => metrics.falhas.inc({ destino: topic }),
     );
     return { depois: r.depois };
   }
@@ -204,14 +204,14 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
       ...options.consumer,
     });
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-      state.conectado = true;
-      state.particoes = Object.fromEntries(
+      state.connected = true;
+      state.partitions = Object.fromEntries(
         Object.entries(payload.memberAssignment).map(([t, ps]) => [
           t,
           [...ps].sort((a, b) => a - b),
         ]),
       );
-      const held = Object.entries(state.particoes)
+      const held = Object.entries(state.partitions)
         .map(([t, ps]) => `${t}[${ps.join(",")}]`)
         .join(" ");
       log.info(`rebalance: group ${groupId} assigned ${held || "no partitions (idle member)"}`);
@@ -226,16 +226,16 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
           });
     });
     consumer.on(consumer.events.CONNECT, () => {
-      state.conectado = true;
+      state.connected = true;
     });
     for (const event of [consumer.events.DISCONNECT, consumer.events.STOP]) {
       consumer.on(event, () => {
-        state.conectado = false;
-        state.particoes = {};
+        state.connected = false;
+        state.partitions = {};
       });
     }
     consumer.on(consumer.events.CRASH, ({ payload }) => {
-      state.conectado = false;
+      state.connected = false;
       log.error("consumer crashed", { error: payload.error.message, restart: payload.restart });
       // kafkajs restarts by itself only after a retriable error. After any other crash (seen
       // after repeated broker outages) this service would stay out of its group for good:
@@ -284,7 +284,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
               return r;
             } catch (error) {
               const anterior = presas.get(chave);
-              const presa: ParticaoPresa = {
+              const presa: StuckPartition = {
                 topic: batch.topic,
                 partition: batch.partition,
                 offset: message.offset,
@@ -294,13 +294,13 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
                   anterior?.offset === message.offset ? anterior.desde : new Date().toISOString(),
               };
               presas.set(chave, presa);
-              metricas.retentativas.inc({ destino: batch.topic });
+              metrics.retentativas.inc({ destino: batch.topic });
               eventos.emit("retried", {
                 ...mensagem(batch.topic, batch.partition, message),
                 tentativa,
                 erro: presa.ultimoErro,
               });
-              const espera = esperaDaTentativa(tentativa);
+              const espera = retryDelay(tentativa);
               log.warn("record failed; its partition waits and tries it again", {
                 topic: batch.topic,
                 partition: batch.partition,
@@ -366,15 +366,15 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
   }
 
   let atual = await iniciar();
-  const paraDeMedir = medirLag(kafka, groupId, topics);
-  const paraDeContar = contarPresas(groupId, () => presas.size);
+  const paraDeMedir = measureLag(kafka, groupId, topics);
+  const paraDeContar = countStuck(groupId, () => presas.size);
 
   return {
-    eventos,
+    events: eventos,
     status: () => ({
       ...state,
-      particoes: { ...state.particoes },
-      presas: [...presas.values()].map((p) => ({ ...p })),
+      partitions: { ...state.partitions },
+      stuck: [...presas.values()].map((p) => ({ ...p })),
     }),
     async stop() {
       parando = true;

@@ -1,6 +1,6 @@
-import { medidor } from "@shop/service";
+import { gauge } from "@shop/service";
 import type { Kafka } from "kafkajs";
-import { lagDosGrupos } from "./platform.ts";
+import { groupsLag } from "./platform.ts";
 
 interface Fonte {
   kafka: Kafka;
@@ -10,7 +10,7 @@ interface Fonte {
 
 const fontes = new Set<Fonte>();
 
-medidor(
+gauge(
   "shop_consumer_lag",
   "records not yet committed by the group, per partition (read from Kafka when scraped)",
   ["group", "topic", "partition"],
@@ -21,7 +21,7 @@ medidor(
       try {
         await admin.connect();
         const leitores = Object.fromEntries(f.topics.map((t) => [t, [f.groupId]]));
-        for (const { topic, particoes } of await lagDosGrupos(admin, leitores))
+        for (const { topic, particoes } of await groupsLag(admin, leitores))
           for (const p of particoes)
             g.set(
               { group: f.groupId, topic, partition: String(p.partition) },
@@ -37,7 +37,7 @@ medidor(
 );
 
 /** Reports this consumer group's lag on /metrics until the returned function is called. */
-export function medirLag(kafka: Kafka, groupId: string, topics: string[]): () => void {
+export function measureLag(kafka: Kafka, groupId: string, topics: string[]): () => void {
   const f = { kafka, groupId, topics };
   fontes.add(f);
   return () => fontes.delete(f);
@@ -45,7 +45,7 @@ export function medirLag(kafka: Kafka, groupId: string, topics: string[]): () =>
 
 const presasPorGrupo = new Map<string, () => number>();
 
-medidor(
+gauge(
   "shop_consumer_stuck_partitions",
   "partitions whose current record keeps failing and is being tried again with backoff",
   ["group"],
@@ -56,7 +56,7 @@ medidor(
 );
 
 /** Reports this consumer's stuck partitions on /metrics until the returned function is called. */
-export function contarPresas(groupId: string, contar: () => number): () => void {
+export function countStuck(groupId: string, contar: () => number): () => void {
   presasPorGrupo.set(groupId, contar);
   return () => presasPorGrupo.delete(groupId);
 }

@@ -5,7 +5,7 @@ import { type Admin, AssignerProtocol } from "kafkajs";
  * Per topic and partition: the end offset and, for each group that reads the topic, its
  * committed offset (null: none yet) and lag (from the partition's start when none).
  */
-export async function lagDosGrupos(
+export async function groupsLag(
   admin: Admin,
   readersByTopic: Record<string, string[]>,
 ): Promise<Plataforma["topicos"]> {
@@ -55,7 +55,7 @@ export async function describePlatform(
   readersByTopic: Record<string, string[]>,
 ): Promise<Plataforma> {
   const groups = [...new Set(Object.values(readersByTopic).flat())];
-  const topicos = await lagDosGrupos(admin, readersByTopic);
+  const topicos = await groupsLag(admin, readersByTopic);
   const described = await admin.describeGroups(groups);
   return {
     topicos,

@@ -1,9 +1,9 @@
-import { agrupar, cabecalhoDeTrace, comPrazo, type Logger, metricas } from "@shop/service";
+import { batchPerTurn, type Logger, metrics, traceHeader, withTimeLimit } from "@shop/service";
 import type { IHeaders, Kafka, PartitionMetadata, Producer } from "kafkajs";
 import { Partitioners } from "kafkajs";
 
 /** The broker did not acknowledge the record in time, or could not be reached. */
-export class PublicacaoNaoConfirmada extends Error {
+export class PublishNotConfirmed extends Error {
   constructor(
     readonly topic: string,
     readonly key: string,
@@ -19,13 +19,13 @@ export class PublicacaoNaoConfirmada extends Error {
   }
 }
 
-export interface Confirmacao {
+export interface PublishAck {
   topic: string;
   partition: number;
   offset: string;
 }
 
-export interface Registro {
+export interface OutgoingRecord {
   topic: string;
   /** Text, or bytes kept as they are (a dead letter's key; null when the record had none). */
   key: string | Buffer | null;
@@ -33,34 +33,29 @@ export interface Registro {
   headers?: IHeaders;
 }
 
-export interface Publicador {
+export interface Publisher {
   /**
    * Publishes one record (key and value as text, no type header) and resolves once every
    * in-sync replica has it (acks=all); rejects with PublicacaoNaoConfirmada after timeoutMs,
    * whatever kafkajs's own retries are still doing.
    */
-  publicar(topic: string, key: string, value: string, headers?: IHeaders): Promise<Confirmacao>;
+  publish(topic: string, key: string, value: string, headers?: IHeaders): Promise<PublishAck>;
   /**
    * Publishes records in one produce request per broker, in order within each partition,
    * and resolves once every one is acknowledged (acks=all); same time limit. Gives each
    * record's partition and offset, in the order of `registros`.
    */
-  publicarLote(registros: Registro[]): Promise<Confirmacao[]>;
+  publishBatch(registros: OutgoingRecord[]): Promise<PublishAck[]>;
   /**
    * Like publicar, but the records handed over in the same turn of the event loop go out
    * together, in one publicarLote (kafkajs has no linger of its own). Same acks and time
    * limit; each caller learns of its own record.
    */
-  publicarJunto(
-    topic: string,
-    key: string,
-    value: string,
-    headers?: IHeaders,
-  ): Promise<Confirmacao>;
+  publishInTurn(topic: string, key: string, value: string, headers?: IHeaders): Promise<PublishAck>;
   close(): Promise<void>;
 }
 
-export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): Publicador {
+export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): Publisher {
   const producer: Producer = kafka.producer({
     // The Java client's murmur2 partitioner (checked by the partitioner parity test).
     createPartitioner: Partitioners.DefaultPartitioner,
@@ -103,17 +98,17 @@ export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): 
         }),
     );
     try {
-      return await comPrazo(sending, timeoutMs, () => {
+      return await withTimeLimit(sending, timeoutMs, () => {
         timedOut = true;
-        return new PublicacaoNaoConfirmada(topic, key, null, true);
+        return new PublishNotConfirmed(topic, key, null, true);
       });
     } catch (error) {
-      if (error instanceof PublicacaoNaoConfirmada) throw error;
-      throw new PublicacaoNaoConfirmada(topic, key, error, false);
+      if (error instanceof PublishNotConfirmed) throw error;
+      throw new PublishNotConfirmed(topic, key, error, false);
     }
   }
 
-  const contarPorTopico = (registros: Registro[]) => {
+  const contarPorTopico = (registros: OutgoingRecord[]) => {
     const m = new Map<string, number>();
     for (const r of registros) m.set(r.topic, (m.get(r.topic) ?? 0) + 1);
     return m;
@@ -121,13 +116,13 @@ export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): 
 
   /** Counts a send in the metrics: handed over, then confirmed or failed. */
   async function contado<T>(destinos: Map<string, number>, send: () => Promise<T>): Promise<T> {
-    for (const [d, n] of destinos) metricas.publicadas.inc({ destino: d }, n);
+    for (const [d, n] of destinos) metrics.publicadas.inc({ destino: d }, n);
     try {
       const r = await send();
-      for (const [d, n] of destinos) metricas.confirmadas.inc({ destino: d }, n);
+      for (const [d, n] of destinos) metrics.confirmadas.inc({ destino: d }, n);
       return r;
     } catch (error) {
-      for (const [d, n] of destinos) metricas.falhas.inc({ destino: d }, n);
+      for (const [d, n] of destinos) metrics.falhas.inc({ destino: d }, n);
       throw error;
     }
   }
@@ -138,7 +133,7 @@ export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): 
         const [meta] = await producer.send({
           topic,
           acks: -1,
-          messages: [{ key, value, headers: { ...cabecalhoDeTrace(), ...headers } }],
+          messages: [{ key, value, headers: { ...traceHeader(), ...headers } }],
         });
         if (!meta) throw new Error("Kafka answered without record metadata");
         return { topic, partition: meta.partition, offset: meta.baseOffset ?? "" };
@@ -170,12 +165,15 @@ export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): 
     return n;
   }
 
-  async function publicarLote(registros: Registro[]): Promise<Confirmacao[]> {
+  async function publicarLote(registros: OutgoingRecord[]): Promise<PublishAck[]> {
     if (registros.length === 0) return [];
-    const first = registros[0] as Registro;
+    const first = registros[0] as OutgoingRecord;
     return contado(contarPorTopico(registros), () =>
       dentroDoPrazo(first.topic, `${first.key} (+${registros.length - 1})`, async () => {
-        const porTopico = new Map<string, { r: Registro; partition: number; pos: number }[]>();
+        const porTopico = new Map<
+          string,
+          { r: OutgoingRecord; partition: number; pos: number }[]
+        >();
         const vistos = new Map<string, number>(); // "topic:partition" -> records so far
         const saida: { topic: string; partition: number; pos: number }[] = [];
         // What the partitioner needs of each topic: its partitions (one topic per batch, often).
@@ -234,16 +232,16 @@ export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): 
 
   // The records handed over in one turn go out in one publicarLote; a failure of that
   // produce request is every caller's failure (no record is retried alone).
-  const juntar = agrupar(publicarLote, { separarSeFalhar: false });
+  const juntar = batchPerTurn(publicarLote, { separarSeFalhar: false });
   function publicarJunto(topic: string, key: string, value: string, headers?: IHeaders) {
     // The caller's trace, taken now: the batch goes out in another turn.
-    return juntar({ topic, key, value, headers: { ...cabecalhoDeTrace(), ...headers } });
+    return juntar({ topic, key, value, headers: { ...traceHeader(), ...headers } });
   }
 
   return {
-    publicar,
-    publicarLote,
-    publicarJunto,
+    publish: publicar,
+    publishBatch: publicarLote,
+    publishInTurn: publicarJunto,
     async close() {
       await producer.disconnect();
     },

@@ -28,7 +28,7 @@ describe("startConsumer", () => {
       valor: 10,
       criadoEm: new Date().toISOString(),
     };
-    await publicador.publicar(topic, "7", JSON.stringify(evento));
+    await publicador.publish(topic, "7", JSON.stringify(evento));
 
     let chamadas = 0;
     const handled: number[] = [];
@@ -46,13 +46,13 @@ describe("startConsumer", () => {
         chamadas++;
         // A TypeError is one of the errors kafkajs treats as unrecoverable: CRASH, restart false.
         if (chamadas === 1) throw new TypeError("a bug met once");
-        presasNaSegunda = running?.status().presas ?? [];
+        presasNaSegunda = running?.status().stuck ?? [];
         handled.push(v.pedidoId);
       },
     });
 
     for (const nome of ["received", "retried", "handled", "acked", "committed"] as const)
-      (running as RunningConsumer).eventos.on(nome, () => eventos.push(nome));
+      (running as RunningConsumer).events.on(nome, () => eventos.push(nome));
     await waitFor(() => handled.length === 1, { timeoutMs: 30_000, what: "the record handled" });
     await waitFor(() => eventos.includes("committed"), { what: "the offset committed" });
     expect(handled).toEqual([7]);
@@ -66,7 +66,7 @@ describe("startConsumer", () => {
         ultimoErro: "a bug met once",
       }),
     ]);
-    expect(running.status().presas).toEqual([]);
+    expect(running.status().stuck).toEqual([]);
     // The wrapper's events, in order: the record read again, handled, acked, committed.
     expect(eventos.slice(eventos.lastIndexOf("received")).slice(0, 4)).toEqual([
       "received",

@@ -1,11 +1,11 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
-import { CONTROLES } from "@shop/contracts";
+import { CONTROL_CHARACTERS } from "@shop/contracts";
 
 /**
  * A command line's arguments (node:util parseArgs), or null when they do not parse: the
  * reason and the usage text are then printed to stderr, and the CLI exits with 2.
  */
-export function lerArgumentos<T extends ParseArgsConfig>(
+export function readArguments<T extends ParseArgsConfig>(
   config: T,
   uso: string,
 ): ReturnType<typeof parseArgs<T>> | null {
@@ -18,7 +18,7 @@ export function lerArgumentos<T extends ParseArgsConfig>(
 }
 
 /** The characters text fields refuse (contracts' CONTROLES), found anywhere in a text. */
-const CONTROLES_GLOBAL = new RegExp(CONTROLES, "gu");
+const CONTROLES_GLOBAL = new RegExp(CONTROL_CHARACTERS, "gu");
 
 /**
  * Text a CLI or a pretty log prints but did not write itself (an item, a dead letter's
@@ -27,7 +27,7 @@ const CONTROLES_GLOBAL = new RegExp(CONTROLES, "gu");
  * move the cursor, recolour, retitle or clear the screen, or reorder the line. Inside a
  * JSON string the result is still valid JSON meaning the same text.
  */
-export function escaparControles(texto: string): string {
+export function escapeControls(texto: string): string {
   return texto.replace(
     CONTROLES_GLOBAL,
     (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, "0")}`,

@@ -13,7 +13,10 @@ export function httpEnvShape(defaultPort: number) {
  * Reads the environment with a program's schema. When it does not fit, the error names
  * each variable and what is wrong with it, one per line, instead of zod's JSON.
  */
-export function lerAmbiente<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.output<S> {
+export function readEnvironment<S extends z.ZodType>(
+  schema: S,
+  env: NodeJS.ProcessEnv,
+): z.output<S> {
   const parsed = schema.safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);

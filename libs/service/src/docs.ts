@@ -1,8 +1,8 @@
-import { type ApiInfo, documentoOpenApi } from "@shop/contracts";
+import { type ApiInfo, openApiDocument } from "@shop/contracts";
 import type { Express } from "express";
 import { errorHandler } from "./errors.ts";
 import type { Logger } from "./logger.ts";
-import { servirMetricas } from "./metrics.ts";
+import { serveMetrics } from "./metrics.ts";
 
 const escaparHtml = (s: string) =>
   s
@@ -12,7 +12,7 @@ const escaparHtml = (s: string) =>
     .replaceAll('"', "&quot;");
 
 /** A readable page of the document, rendered here: no script and nothing from another site. */
-function pagina(doc: ReturnType<typeof documentoOpenApi>): string {
+function pagina(doc: ReturnType<typeof openApiDocument>): string {
   const ops = Object.entries(doc.paths).flatMap(([path, methods]) =>
     Object.entries(methods).map(([method, op]) => {
       const o = op as {
@@ -47,8 +47,8 @@ ${ops.join("\n")}</body></html>`;
 }
 
 /** GET /openapi.json and GET /docs, from the API's route table in contracts/. */
-export function servirDocumentacao(app: Express, api: ApiInfo): void {
-  const doc = documentoOpenApi(api);
+export function serveDocs(app: Express, api: ApiInfo): void {
+  const doc = openApiDocument(api);
   const html = pagina(doc);
   app.get("/openapi.json", (_req, res) => {
     res.json(doc);
@@ -59,17 +59,17 @@ export function servirDocumentacao(app: Express, api: ApiInfo): void {
 }
 
 /** What every API serves besides its own routes: /metrics, /openapi.json and /docs. */
-export function rotasDeOperacao(app: Express, api: ApiInfo): void {
-  servirMetricas(app);
-  servirDocumentacao(app, api);
+export function operationRoutes(app: Express, api: ApiInfo): void {
+  serveMetrics(app);
+  serveDocs(app, api);
 }
 
 /**
  * Ends every API the same way: /metrics, /openapi.json and /docs, then a JSON 404 for any
  * other route, then the one error handler.
  */
-export function finalizarApp(app: Express, api: ApiInfo, log: Logger): void {
-  rotasDeOperacao(app, api);
+export function finishApp(app: Express, api: ApiInfo, log: Logger): void {
+  operationRoutes(app, api);
   app.use((_req, res) => {
     res.status(404).json({ erro: "no such route" });
   });

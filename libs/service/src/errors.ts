@@ -1,4 +1,4 @@
-import { type ErroHttp, erroDeValidacao } from "@shop/contracts";
+import { type HttpError, validationError } from "@shop/contracts";
 import type { ErrorRequestHandler } from "express";
 import type { z } from "zod";
 import type { Logger } from "./logger.ts";
@@ -16,14 +16,13 @@ export class AppError extends Error {
   }
 }
 
-export const naoEncontrado = (what: string) =>
-  new AppError("nao-encontrado", `${what} not found`, 404);
+export const notFound = (what: string) => new AppError("nao-encontrado", `${what} not found`, 404);
 
 /** Parses a request body with its contract; a breach is a 400 naming each failing field. */
-export function validar<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
+export function validate<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
   const result = schema.safeParse(body);
   if (!result.success) {
-    const { erro, campos } = erroDeValidacao(result.error.issues);
+    const { erro, campos } = validationError(result.error.issues);
     throw new AppError("entrada-invalida", erro, 400, campos);
   }
   return result.data;
@@ -58,7 +57,7 @@ const FALHAS_DO_CORPO: Record<string, { status: number; erro: string; campo?: st
 };
 
 /** The JSON answer to a body-parser failure, or null when the error is not one. */
-function falhaDoCorpo(error: unknown): { status: number; body: ErroHttp } | null {
+function falhaDoCorpo(error: unknown): { status: number; body: HttpError } | null {
   const e = error as BodyParserError | null;
   if (typeof e !== "object" || e === null) return null;
   const conhecida = e.type ? FALHAS_DO_CORPO[e.type] : undefined;

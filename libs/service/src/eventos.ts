@@ -6,26 +6,26 @@ import { EventEmitter } from "node:events";
  * log lines. `origem` is the topic or queue; `onde` says where the message was: a Kafka
  * record's `topic[partition]@offset`, an AMQP delivery's `queue#attempt`.
  */
-export interface Mensagem {
+export interface ConsumedMessage {
   origem: string;
   onde: string;
   /** The record's key (Kafka) or null. */
   chave: string | null;
 }
 
-export interface EventosDoConsumidor {
+export interface ConsumerEventMap {
   /** A message arrived, before it is decoded. */
-  received: [Mensagem];
+  received: [ConsumedMessage];
   /** Its handler finished without an error (its effect is committed). */
-  handled: [Mensagem];
+  handled: [ConsumedMessage];
   /** Its handling failed and it will be tried again (`tentativa` is the one that failed). */
-  retried: [Mensagem & { tentativa: number; erro: string }];
+  retried: [ConsumedMessage & { tentativa: number; erro: string }];
   /** It broke its contract or used up its attempts: it went to the dead letters. */
-  "dead-lettered": [Mensagem & { motivo: string }];
+  "dead-lettered": [ConsumedMessage & { motivo: string }];
   /** Settled with the broker: an AMQP ack, or a Kafka offset resolved for the next commit. */
-  acked: [Mensagem];
+  acked: [ConsumedMessage];
   /** Kafka only: the group's committed offset of a partition moved (the next record to read). */
   committed: [{ origem: string; particao: number; offset: string }];
 }
 
-export class EventosDeConsumo extends EventEmitter<EventosDoConsumidor> {}
+export class ConsumerEvents extends EventEmitter<ConsumerEventMap> {}

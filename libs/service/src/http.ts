@@ -1,14 +1,14 @@
 import cors from "cors";
 import express, { type Express, type RequestHandler } from "express";
 import helmet from "helmet";
-import { medirHttp } from "./metrics.ts";
-import { rastrearHttp } from "./trace.ts";
+import { measureHttp } from "./metrics.ts";
+import { traceHttp } from "./trace.ts";
 
 /** Bodies larger than this are refused with 413. */
-export const LIMITE_DO_CORPO = "1mb";
+export const BODY_LIMIT = "1mb";
 
 /** A request with a body must say it is JSON; anything else is 415. */
-export const exigirJson: RequestHandler = (req, res, next) => {
+export const requireJson: RequestHandler = (req, res, next) => {
   const temCorpo =
     Number(req.headers["content-length"] ?? 0) > 0 ||
     req.headers["transfer-encoding"] !== undefined;
@@ -26,12 +26,12 @@ export const exigirJson: RequestHandler = (req, res, next) => {
 export function createHttpApp({ corsOrigin }: { corsOrigin?: string } = {}): Express {
   const app = express();
   app.disable("x-powered-by");
-  app.use(rastrearHttp);
-  app.use(medirHttp);
+  app.use(traceHttp);
+  app.use(measureHttp);
   // First, so that every answer (a 415 or 413 too) carries the CORS headers the page needs.
   if (corsOrigin) app.use(cors({ origin: corsOrigin }));
   app.use(helmet());
-  app.use(exigirJson);
-  app.use(express.json({ limit: LIMITE_DO_CORPO }));
+  app.use(requireJson);
+  app.use(express.json({ limit: BODY_LIMIT }));
   return app;
 }

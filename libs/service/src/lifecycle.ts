@@ -58,7 +58,7 @@ export function onShutdown(stop: () => Promise<void>, log: Logger): void {
  * A service's main: starts it and stops it on SIGINT/SIGTERM (onShutdown); when it cannot
  * start, logs why and exits with 1.
  */
-export async function executarServico(
+export async function runService(
   iniciar: () => Promise<{ stop(): Promise<void> }>,
   log: Logger,
 ): Promise<void> {

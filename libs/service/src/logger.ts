@@ -1,7 +1,7 @@
 import pino from "pino";
 import pretty from "pino-pretty";
-import { escaparControles } from "./cli.ts";
-import { contextoAtual } from "./trace.ts";
+import { escapeControls } from "./cli.ts";
+import { currentContext } from "./trace.ts";
 
 /**
  * Structured logs (pino): one JSON object per line, with the component, the trace id of
@@ -30,7 +30,7 @@ const ehTerminal = (fd: 1 | 2) => (fd === 2 ? process.stderr : process.stdout).i
  * later, and are written before the process exits. On a terminal, pino's own synchronous
  * destination writes each line at once.
  */
-export function saidaDoProcesso(fd: 1 | 2): pino.DestinationStream {
+export function processOutput(fd: 1 | 2): pino.DestinationStream {
   const existente = porTurno.get(fd);
   if (existente) return existente;
   // sonic-boom, synchronous: it retries a full pipe (EAGAIN) and a partial write itself.
@@ -65,15 +65,15 @@ const paraPessoas = (saida: Saida) =>
  * write itself (an item, a key, a reason from a broker) has its control characters
  * escaped. JSON lines need nothing: a reader parses them.
  */
-export function paraTerminal(valor: unknown): unknown {
-  if (typeof valor === "string") return escaparControles(valor);
-  if (Array.isArray(valor)) return valor.map(paraTerminal);
+export function forTerminal(valor: unknown): unknown {
+  if (typeof valor === "string") return escapeControls(valor);
+  if (Array.isArray(valor)) return valor.map(forTerminal);
   if (
     valor !== null &&
     typeof valor === "object" &&
     Object.getPrototypeOf(valor) === Object.prototype
   ) {
-    return Object.fromEntries(Object.entries(valor).map(([k, v]) => [k, paraTerminal(v)]));
+    return Object.fromEntries(Object.entries(valor).map(([k, v]) => [k, forTerminal(v)]));
   }
   return valor;
 }
@@ -89,7 +89,7 @@ function destino(saida: Saida): pino.DestinationStream {
       ignore: "pid,hostname",
       translateTime: "SYS:HH:MM:ss.l",
     });
-  return saidaDoProcesso(fd);
+  return processOutput(fd);
 }
 
 /** Lines go to stdout, to stderr (the CLIs), or to a function (tests keep them). */
@@ -100,7 +100,7 @@ export function createLogger(component: string, saida: Saida = "stdout"): Logger
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
       mixin: () => {
-        const c = contextoAtual();
+        const c = currentContext();
         return c ? { trace: c.traceId } : {};
       },
     },
@@ -108,11 +108,11 @@ export function createLogger(component: string, saida: Saida = "stdout"): Logger
   );
   if (paraPessoas(saida)) {
     const limpo = (fields?: Record<string, unknown>) =>
-      paraTerminal(fields ?? {}) as Record<string, unknown>;
+      forTerminal(fields ?? {}) as Record<string, unknown>;
     return {
-      info: (message, fields) => p.info(limpo(fields), escaparControles(message)),
-      warn: (message, fields) => p.warn(limpo(fields), escaparControles(message)),
-      error: (message, fields) => p.error(limpo(fields), escaparControles(message)),
+      info: (message, fields) => p.info(limpo(fields), escapeControls(message)),
+      warn: (message, fields) => p.warn(limpo(fields), escapeControls(message)),
+      error: (message, fields) => p.error(limpo(fields), escapeControls(message)),
     };
   }
   return {

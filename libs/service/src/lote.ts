@@ -7,7 +7,7 @@
  * When a batch fails: with `separarSeFalhar` (the default) each item is tried alone, so
  * that one bad item fails only its own caller; without it, every caller gets the error.
  */
-export function agrupar<E, R>(
+export function batchPerTurn<E, R>(
   executar: (itens: E[]) => R[] | Promise<R[]>,
   { separarSeFalhar = true } = {},
 ): (item: E) => Promise<R> {
@@ -48,7 +48,7 @@ export function agrupar<E, R>(
  * `ms` have passed. The work itself goes on (a publish may still be acknowledged late);
  * reporting that late outcome is the caller's. The one time limit of both publishers.
  */
-export async function comPrazo<T>(
+export async function withTimeLimit<T>(
   trabalho: Promise<T>,
   ms: number,
   noPrazo: () => Error,
@@ -74,7 +74,7 @@ export async function comPrazo<T>(
 export function groupCommit(
   transaction: <T>(work: () => T) => T,
 ): <T>(work: () => T) => Promise<T> {
-  const batched = agrupar((units: (() => unknown)[]) =>
+  const batched = batchPerTurn((units: (() => unknown)[]) =>
     transaction(() => units.map((unit) => unit())),
   );
   return <T>(work: () => T) => batched(work) as Promise<T>;

@@ -15,7 +15,7 @@ function unica<M>(name: string, criar: () => M): M {
 
 if (!register.getSingleMetric("process_cpu_user_seconds_total")) collectDefaultMetrics();
 
-export const httpDuracao = unica(
+export const httpDuration = unica(
   "shop_http_request_duration_seconds",
   () =>
     new Histogram({
@@ -30,7 +30,7 @@ const mensagens = (name: string, help: string) =>
   unica(name, () => new Counter({ name, help, labelNames: ["destino"] as const }));
 
 /** Messages, by topic or exchange/queue: published, confirmed, consumed, failed, dead-lettered. */
-export const metricas = {
+export const metrics = {
   publicadas: mensagens("shop_messages_published_total", "messages handed to the broker"),
   confirmadas: mensagens(
     "shop_messages_confirmed_total",
@@ -55,7 +55,7 @@ export const metricas = {
 };
 
 /** A gauge whose value is read when Prometheus scrapes. */
-export function medidor(
+export function gauge(
   name: string,
   help: string,
   labelNames: string[],
@@ -74,8 +74,8 @@ export function medidor(
 }
 
 /** Times every request; the route is Express's pattern (/pedidos/:id), never the raw URL. */
-export const medirHttp: RequestHandler = (req, res, next) => {
-  const end = httpDuracao.startTimer({ method: req.method });
+export const measureHttp: RequestHandler = (req, res, next) => {
+  const end = httpDuration.startTimer({ method: req.method });
   res.on("finish", () => {
     const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : "(no route)";
     end({ route, status: String(res.statusCode) });
@@ -83,7 +83,7 @@ export const medirHttp: RequestHandler = (req, res, next) => {
   next();
 };
 
-export function servirMetricas(app: Express): void {
+export function serveMetrics(app: Express): void {
   app.get("/metrics", async (_req, res) => {
     res.type(register.contentType).send(await register.metrics());
   });

@@ -30,7 +30,7 @@ export function openDatabase(path: string, migrations: readonly string[]): Datab
  * trigger refuses a row whose amount, given as an SQL expression over NEW, is out of it.
  * The store holds what the wire can carry, whoever writes the row.
  */
-export function limiteDeDinheiro(tabela: string, nome: string, expressao: string): string {
+export function moneyRangeTrigger(tabela: string, nome: string, expressao: string): string {
   return `CREATE TRIGGER ${nome} BEFORE INSERT ON ${tabela}
      WHEN (${expressao}) NOT BETWEEN 1 AND ${MAX_CENTS}
      BEGIN SELECT RAISE(ABORT, '${nome}: amount out of the money range'); END;`;

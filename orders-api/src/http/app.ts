@@ -1,26 +1,19 @@
 import { createHash } from "node:crypto";
 import {
   API_PEDIDOS,
-  CabecalhosDoPedidoSchema,
-  CHAVE_DE_IDEMPOTENCIA,
-  ConsultaPedidosSchema,
-  type EstadoOutbox,
   fromCents,
-  LISTA_DE_PEDIDOS,
+  IDEMPOTENCY_KEY_HEADER,
   type Modo,
   NovoPedidoSchema,
-  type ParticaoPresa,
+  type OutboxState,
+  PEDIDOS_LIST_LIMITS,
+  PedidoHeadersSchema,
+  PedidosQuerySchema,
   type Pedido as PedidoWire,
   type Plataforma,
+  type StuckPartition,
 } from "@shop/contracts";
-import {
-  AppError,
-  createHttpApp,
-  finalizarApp,
-  type Logger,
-  naoEncontrado,
-  validar,
-} from "@shop/service";
+import { AppError, createHttpApp, finishApp, type Logger, notFound, validate } from "@shop/service";
 import type { Express } from "express";
 import type { Pedido } from "../domain/pedido.ts";
 import type { CreateOutcome, PedidoUseCases } from "../pedidos.ts";
@@ -62,10 +55,10 @@ const failure = (o: Extract<CreateOutcome, { outcome: "not-announced" }>) =>
 export interface AppDeps {
   pedidos: PedidoUseCases;
   /** The outbox's state; null when the outbox is off. */
-  outbox: (() => EstadoOutbox) | null;
+  outbox: (() => OutboxState) | null;
   modo: Modo;
   /** The results consumer's stuck partitions; null without Kafka. */
-  presas: (() => ParticaoPresa[]) | null;
+  presas: (() => StuckPartition[]) | null;
   /** The platform panel's data; null in the synchronous configuration (no Kafka). */
   plataforma: (() => Promise<Plataforma>) | null;
   frontOrigin: string;
@@ -95,8 +88,8 @@ export function createApp({
    * another body, 422; while the first is still being answered, 409.
    */
   app.post("/pedidos", async (req, res) => {
-    const input = validar(NovoPedidoSchema, req.body);
-    const key = validar(CabecalhosDoPedidoSchema, req.headers)[CHAVE_DE_IDEMPOTENCIA];
+    const input = validate(NovoPedidoSchema, req.body);
+    const key = validate(PedidoHeadersSchema, req.headers)[IDEMPOTENCY_KEY_HEADER];
     if (!key) {
       const o = await pedidos.createPedido(input);
       if (o.outcome === "not-announced") throw failure(o);
@@ -139,21 +132,21 @@ export function createApp({
   });
 
   app.get("/pedidos", (req, res) => {
-    const { limite } = validar(ConsultaPedidosSchema, req.query);
-    res.json(pedidos.listPedidos(limite ? Number(limite) : LISTA_DE_PEDIDOS.padrao).map(toWire));
+    const { limite } = validate(PedidosQuerySchema, req.query);
+    res.json(pedidos.listPedidos(limite ? Number(limite) : PEDIDOS_LIST_LIMITS.padrao).map(toWire));
   });
 
   app.get("/pedidos/:id", (req, res) => {
     const id = Number(req.params.id);
     const pedido = Number.isSafeInteger(id) && id > 0 ? pedidos.getPedido(id) : null;
-    if (!pedido) throw naoEncontrado(`order ${req.params.id}`);
+    if (!pedido) throw notFound(`order ${req.params.id}`);
     res.json(toWire(pedido));
   });
 
   app.get("/pedidos/:id/historico", (req, res) => {
     const id = Number(req.params.id);
     const historico = Number.isSafeInteger(id) && id > 0 ? pedidos.getHistorico(id) : null;
-    if (!historico) throw naoEncontrado(`order ${req.params.id}`);
+    if (!historico) throw notFound(`order ${req.params.id}`);
     res.json(historico);
   });
 
@@ -172,6 +165,6 @@ export function createApp({
     });
   });
 
-  finalizarApp(app, API_PEDIDOS, log);
+  finishApp(app, API_PEDIDOS, log);
   return app;
 }

@@ -1,6 +1,6 @@
-import type { EstadoOutbox } from "@shop/contracts";
-import { type Publicador, recusadoDeVez } from "@shop/kafka";
-import { type Logger, medidor, metricas } from "@shop/service";
+import type { OutboxState } from "@shop/contracts";
+import { type Publisher, refusedForGood } from "@shop/kafka";
+import { gauge, type Logger, metrics } from "@shop/service";
 import type { OutboxRow, PedidoStore } from "../store.ts";
 
 /** The order was saved, but its event was not acknowledged in time; the relay keeps trying. */
@@ -37,7 +37,7 @@ export function startOutboxRelay({
   pollMs = 1000,
 }: {
   store: PedidoStore;
-  publisher: Publicador;
+  publisher: Publisher;
   log: Logger;
   batchSize?: number;
   pollMs?: number;
@@ -80,7 +80,7 @@ export function startOutboxRelay({
         failing = false;
         backoff = 250;
       } catch (error) {
-        if (recusadoDeVez(error)) {
+        if (refusedForGood(error)) {
           await sendOneByOne(rows);
           continue;
         }
@@ -99,7 +99,7 @@ export function startOutboxRelay({
 
   /** Publishes rows in one batch, marks them sent, and tells whoever waits for them. */
   async function send(rows: OutboxRow[]): Promise<void> {
-    const acks = await publisher.publicarLote(
+    const acks = await publisher.publishBatch(
       rows.map((r) => ({
         topic: r.topico,
         key: r.chave,
@@ -128,10 +128,10 @@ export function startOutboxRelay({
       try {
         await send([r]);
       } catch (error) {
-        if (!recusadoDeVez(error)) return;
+        if (!refusedForGood(error)) return;
         const reason = (error as Error).message;
         store.setAside({ id: r.id, pedidoId: r.pedido_id }, reason);
-        metricas.falhas.inc({ destino: r.topico });
+        metrics.falhas.inc({ destino: r.topico });
         log.error(
           "outbox: Kafka refused an event for good; it is set aside and the outbox goes on",
           { pedido: r.pedido_id, outbox: r.id, error: reason },
@@ -141,10 +141,10 @@ export function startOutboxRelay({
     }
   }
   const done = loop();
-  medidor("shop_outbox_pending", "outbox rows not yet acknowledged by Kafka", [], (g) => {
+  gauge("shop_outbox_pending", "outbox rows not yet acknowledged by Kafka", [], (g) => {
     g.set(store.outboxState().pendentes);
   });
-  medidor(
+  gauge(
     "shop_outbox_set_aside",
     "outbox rows Kafka refused for good, set aside so that the rest go on",
     [],
@@ -183,7 +183,7 @@ export function startOutboxRelay({
 }
 
 /** Pending outbox rows, the age of the oldest and the rows set aside, for /saude and the panel. */
-export function outboxStatus(store: PedidoStore): EstadoOutbox {
+export function outboxStatus(store: PedidoStore): OutboxState {
   const state = store.outboxState();
   return {
     pendentes: state.pendentes,

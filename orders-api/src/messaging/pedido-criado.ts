@@ -1,16 +1,16 @@
-import { chaveDoPedido, fromCents, type NomesKafka, PedidoCriado } from "@shop/contracts";
-import type { Publicador } from "@shop/kafka";
-import { type Logger, traceparentAtual } from "@shop/service";
+import { fromCents, type KafkaNames, PedidoCriado, pedidoKey } from "@shop/contracts";
+import type { Publisher } from "@shop/kafka";
+import { currentTraceparent, type Logger } from "@shop/service";
 import type { Pedido } from "../domain/pedido.ts";
 import { AnnouncementFailed, type PedidoAnnouncer } from "../pedidos.ts";
 import type { PedidoStore } from "../store.ts";
 import { type OutboxRelay, SendRefused } from "./outbox-relay.ts";
 
 /** The PedidoCriado record of an order: key = pedidoId as text, value = the contract's JSON. */
-export function pedidoCriadoRecord(nomes: NomesKafka, pedido: Pedido) {
+export function pedidoCriadoRecord(nomes: KafkaNames, pedido: Pedido) {
   return {
     topic: nomes.topicos.pedidosCriados,
-    key: chaveDoPedido(pedido.id),
+    key: pedidoKey(pedido.id),
     value: PedidoCriado.encode({
       versao: 1,
       pedidoId: pedido.id,
@@ -32,7 +32,7 @@ const notAcknowledged = (then: string) =>
  */
 export function outboxAnnouncer(deps: {
   store: PedidoStore;
-  nomes: NomesKafka;
+  nomes: KafkaNames;
   relay: OutboxRelay;
   confirmMs: number;
 }): PedidoAnnouncer {
@@ -40,7 +40,7 @@ export function outboxAnnouncer(deps: {
   return {
     stage(pedido) {
       // The request's trace goes with its event (the relay publishes outside its context).
-      store.insertOutbox(pedidoCriadoRecord(nomes, pedido), pedido, traceparentAtual());
+      store.insertOutbox(pedidoCriadoRecord(nomes, pedido), pedido, currentTraceparent());
     },
     async announce(pedido) {
       relay.wake();
@@ -64,8 +64,8 @@ export function outboxAnnouncer(deps: {
 /** Without the outbox (the spec's configuration): publish after the commit and wait. */
 export function directAnnouncer(deps: {
   store: PedidoStore;
-  nomes: NomesKafka;
-  publisher: Publicador;
+  nomes: KafkaNames;
+  publisher: Publisher;
   log: Logger;
 }): PedidoAnnouncer {
   const { store, nomes, publisher, log } = deps;
@@ -74,7 +74,7 @@ export function directAnnouncer(deps: {
     async announce(pedido) {
       const record = pedidoCriadoRecord(nomes, pedido);
       try {
-        const ack = await publisher.publicar(record.topic, record.key, record.value);
+        const ack = await publisher.publish(record.topic, record.key, record.value);
         store.insertStep(pedido.id, "evento-confirmado", {
           topico: record.topic,
           particao: ack.partition,

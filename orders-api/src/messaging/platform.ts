@@ -1,4 +1,4 @@
-import type { NomesKafka, Plataforma } from "@shop/contracts";
+import type { KafkaNames, Plataforma } from "@shop/contracts";
 import { describePlatform } from "@shop/kafka";
 import type { Kafka } from "kafkajs";
 
@@ -6,7 +6,7 @@ import type { Kafka } from "kafkajs";
  * The platform panel's data, read through one admin connection and kept for a second, so
  * that many browsers polling every 2 s cost Kafka one round of admin requests a second.
  */
-export function platformReader(kafka: Kafka, nomes: NomesKafka) {
+export function platformReader(kafka: Kafka, nomes: KafkaNames) {
   const admin = kafka.admin();
   let connected: Promise<void> | null = null;
   let cached: { at: number; value: Promise<Plataforma> } | null = null;

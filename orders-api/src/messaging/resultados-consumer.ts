@@ -1,6 +1,6 @@
-import { chaveDoPedido, type NomesKafka, ResultadoPagamento } from "@shop/contracts";
-import { type Publicador, type RunningConsumer, startConsumer } from "@shop/kafka";
-import { contextoAtual, type Logger } from "@shop/service";
+import { type KafkaNames, pedidoKey, ResultadoPagamento } from "@shop/contracts";
+import { type Publisher, type RunningConsumer, startConsumer } from "@shop/kafka";
+import { currentContext, type Logger } from "@shop/service";
 import type { Kafka } from "kafkajs";
 import type { PedidoUseCases } from "../pedidos.ts";
 
@@ -12,8 +12,8 @@ import type { PedidoUseCases } from "../pedidos.ts";
  */
 export function startResultadosConsumer(deps: {
   kafka: Kafka;
-  nomes: NomesKafka;
-  publisher: Publicador;
+  nomes: KafkaNames;
+  publisher: Publisher;
   pedidos: PedidoUseCases;
   log: Logger;
 }): Promise<RunningConsumer> {
@@ -23,7 +23,7 @@ export function startResultadosConsumer(deps: {
     groupId: nomes.grupos.pedidosApi,
     topics: [nomes.topicos.pagamentosResultados],
     contract: ResultadoPagamento,
-    keyOf: (r) => chaveDoPedido(r.pedidoId),
+    keyOf: (r) => pedidoKey(r.pedidoId),
     deadLetters: publisher,
     log,
     async handle(resultado, meta) {
@@ -32,7 +32,7 @@ export function startResultadosConsumer(deps: {
         topico: meta.topic,
         particao: meta.partition,
         offset: meta.offset,
-        trace: contextoAtual()?.traceId ?? null,
+        trace: currentContext()?.traceId ?? null,
       });
       return {
         depois: applied.then((o) => {

@@ -1,4 +1,4 @@
-import { type Cents, MOTIVO_LIMITE, type StatusPagamento } from "@shop/contracts";
+import { type Cents, MOTIVO_OVER_LIMIT, type StatusPagamento } from "@shop/contracts";
 
 /** The test card's limit: 100.00 is approved, 100.01 is refused. */
 export const LIMITE_CENTAVOS: Cents = 100_00;
@@ -12,5 +12,5 @@ export interface Decisao {
 export function decidir(valorCentavos: Cents): Decisao {
   return valorCentavos <= LIMITE_CENTAVOS
     ? { status: "APROVADO", motivo: null }
-    : { status: "RECUSADO", motivo: MOTIVO_LIMITE };
+    : { status: "RECUSADO", motivo: MOTIVO_OVER_LIMIT };
 }

@@ -1,6 +1,6 @@
 import { API_PAGAMENTOS, type Modo, PagamentoSincronoSchema } from "@shop/contracts";
 import type { ConsumerStatus } from "@shop/kafka";
-import { AppError, createHttpApp, finalizarApp, type Logger, validar } from "@shop/service";
+import { AppError, createHttpApp, finishApp, type Logger, validate } from "@shop/service";
 import type { Express } from "express";
 import type { PagamentoUseCases } from "../pagamentos.ts";
 
@@ -22,10 +22,10 @@ export function createApp({ instancia, modo, pagamentos, consumerStatus, log }: 
       instancia,
       modo,
       consumidor: consumidor && {
-        conectado: consumidor.conectado,
-        grupo: consumidor.grupo,
-        particoes: consumidor.particoes,
-        presas: consumidor.presas,
+        conectado: consumidor.connected,
+        grupo: consumidor.group,
+        particoes: consumidor.partitions,
+        presas: consumidor.stuck,
       },
     });
   });
@@ -42,13 +42,13 @@ export function createApp({ instancia, modo, pagamentos, consumerStatus, log }: 
         404,
       );
     }
-    const { pedidoId, valor } = validar(PagamentoSincronoSchema, req.body);
+    const { pedidoId, valor } = validate(PagamentoSincronoSchema, req.body);
     const decisao = await pagamentos.decidePagamento(valor);
     const processadoEm = new Date().toISOString();
     pagamentos.recordDecision({ pedidoId, valor, ...decisao, processadoEm, origem: "http" }, null);
     res.json(decisao);
   });
 
-  finalizarApp(app, API_PAGAMENTOS, log);
+  finishApp(app, API_PAGAMENTOS, log);
   return app;
 }

@@ -1,6 +1,6 @@
-import { chaveDoPedido, type NomesKafka, PedidoCriado, ResultadoPagamento } from "@shop/contracts";
-import { type Publicador, type RunningConsumer, startConsumer } from "@shop/kafka";
-import { contextoAtual, type Logger } from "@shop/service";
+import { type KafkaNames, PedidoCriado, pedidoKey, ResultadoPagamento } from "@shop/contracts";
+import { type Publisher, type RunningConsumer, startConsumer } from "@shop/kafka";
+import { currentContext, type Logger } from "@shop/service";
 import type { Kafka } from "kafkajs";
 import type { PagamentoUseCases } from "../pagamentos.ts";
 
@@ -13,8 +13,8 @@ import type { PagamentoUseCases } from "../pagamentos.ts";
  */
 export function startPedidosCriadosConsumer(deps: {
   kafka: Kafka;
-  nomes: NomesKafka;
-  publisher: Publicador;
+  nomes: KafkaNames;
+  publisher: Publisher;
   pagamentos: PagamentoUseCases;
   log: Logger;
   autoCommitInterval?: number;
@@ -25,7 +25,7 @@ export function startPedidosCriadosConsumer(deps: {
     groupId: nomes.grupos.pagamentos,
     topics: [nomes.topicos.pedidosCriados],
     contract: PedidoCriado,
-    keyOf: (e) => chaveDoPedido(e.pedidoId),
+    keyOf: (e) => pedidoKey(e.pedidoId),
     deadLetters: publisher,
     log,
     ...(deps.autoCommitInterval === undefined
@@ -34,9 +34,9 @@ export function startPedidosCriadosConsumer(deps: {
     async handle(evento, meta) {
       const decisao = await pagamentos.decidePagamento(evento.valor);
       const processadoEm = new Date().toISOString();
-      const published = publisher.publicarJunto(
+      const published = publisher.publishInTurn(
         nomes.topicos.pagamentosResultados,
-        chaveDoPedido(evento.pedidoId),
+        pedidoKey(evento.pedidoId),
         ResultadoPagamento.encode({
           versao: 1,
           pedidoId: evento.pedidoId,
@@ -56,7 +56,7 @@ export function startPedidosCriadosConsumer(deps: {
               particao: meta.partition,
               offset: meta.offset,
             },
-            contextoAtual()?.traceId ?? null,
+            currentContext()?.traceId ?? null,
           ),
         ),
       };

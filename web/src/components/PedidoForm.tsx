@@ -1,5 +1,5 @@
 import {
-  erroDeValidacao,
+  validationError,
   formatCents,
   multiplyCents,
   NovoPedidoSchema,
@@ -32,7 +32,7 @@ export function validar(v: Valores) {
   const r = NovoPedidoSchema.safeParse(corpo);
   return r.success
     ? { ok: true as const, corpo: r.data, erros: {} as Record<string, string> }
-    : { ok: false as const, corpo, erros: erroDeValidacao(r.error.issues).campos ?? {} };
+    : { ok: false as const, corpo, erros: validationError(r.error.issues).campos ?? {} };
 }
 
 /** quantidade × precoUnitario in cents, or null while either is not valid yet. */

@@ -1,19 +1,12 @@
 import {
   API_PEDIDOS_BROKER,
-  FORA_DO_LIMITE,
   fromCents,
   ItemSchema,
   NovoPedidoBrokerSchema,
-  PedidoDePagamentoSchema,
+  OUT_OF_RANGE,
+  PagamentoRequestSchema,
 } from "@shop/contracts";
-import {
-  AppError,
-  createHttpApp,
-  finalizarApp,
-  type Logger,
-  naoEncontrado,
-  validar,
-} from "@shop/service";
+import { AppError, createHttpApp, finishApp, type Logger, notFound, validate } from "@shop/service";
 import type { Express } from "express";
 import { type Pedido, type Solicitacao, totalDe } from "../domain/pedido.ts";
 import type { PaymentOutcome, PedidoUseCases } from "../pedidos.ts";
@@ -55,7 +48,7 @@ function paymentAnswer(id: string, o: PaymentOutcome): { status: number; body: u
         },
       };
     case "unknown-pedido":
-      throw naoEncontrado(`order ${id}`);
+      throw notFound(`order ${id}`);
     case "conflict":
       throw conflict(o.reason);
     case "not-published": {
@@ -75,12 +68,12 @@ function paymentAnswer(id: string, o: PaymentOutcome): { status: number; body: u
 export function createApp({ pedidos, log }: { pedidos: PedidoUseCases; log: Logger }): Express {
   const app = createHttpApp();
   const found = <T>(id: string, value: T | null): T => {
-    if (value === null) throw naoEncontrado(`order ${id}`);
+    if (value === null) throw notFound(`order ${id}`);
     return value;
   };
 
   app.post("/pedidos", async (req, res) => {
-    const pedido = await pedidos.createPedido(validar(NovoPedidoBrokerSchema, req.body));
+    const pedido = await pedidos.createPedido(validate(NovoPedidoBrokerSchema, req.body));
     res.status(201).json(toWire(pedido));
   });
 
@@ -93,19 +86,19 @@ export function createApp({ pedidos, log }: { pedidos: PedidoUseCases; log: Logg
   });
 
   app.post("/pedidos/:id/itens", async (req, res) => {
-    const o = await pedidos.addItem(req.params.id, validar(ItemSchema, req.body));
-    if (o.outcome === "unknown-pedido") throw naoEncontrado(`order ${req.params.id}`);
+    const o = await pedidos.addItem(req.params.id, validate(ItemSchema, req.body));
+    if (o.outcome === "unknown-pedido") throw notFound(`order ${req.params.id}`);
     if (o.outcome === "conflict") throw conflict(o.reason);
     if (o.outcome === "over-limit") {
       throw new AppError("entrada-invalida", "invalid input", 400, {
-        precoUnitario: `with this item, the order's total ${FORA_DO_LIMITE}`,
+        precoUnitario: `with this item, the order's total ${OUT_OF_RANGE}`,
       });
     }
     res.json(toWire(o.pedido));
   });
 
   app.post("/pedidos/:id/pagamentos", async (req, res) => {
-    const body = validar(PedidoDePagamentoSchema, req.body);
+    const body = validate(PagamentoRequestSchema, req.body);
     const answer = paymentAnswer(
       req.params.id,
       await pedidos.requestPagamento(req.params.id, body),
@@ -113,6 +106,6 @@ export function createApp({ pedidos, log }: { pedidos: PedidoUseCases; log: Logg
     res.status(answer.status).json(answer.body);
   });
 
-  finalizarApp(app, API_PEDIDOS_BROKER, log);
+  finishApp(app, API_PEDIDOS_BROKER, log);
   return app;
 }

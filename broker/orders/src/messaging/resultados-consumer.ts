@@ -1,5 +1,5 @@
-import { type AmqpClient, type ConsumidorAtivo, consumir } from "@shop/amqp";
-import { FILAS, PagamentoProcessado, toCents } from "@shop/contracts";
+import { type AmqpClient, type RunningConsumer, startConsumer } from "@shop/amqp";
+import { PagamentoProcessado, QUEUES, toCents } from "@shop/contracts";
 import type { Logger } from "@shop/service";
 import type { PedidoUseCases } from "../pedidos.ts";
 
@@ -14,15 +14,15 @@ export function startResultadosConsumer(deps: {
   log: Logger;
   consumers: number;
   pauseBeforeAckMs: number;
-}): Promise<ConsumidorAtivo> {
+}): Promise<RunningConsumer> {
   const { amqp, pedidos, log } = deps;
-  return consumir({
+  return startConsumer({
     client: amqp,
-    queue: FILAS.resultados,
+    queue: QUEUES.resultados,
     contract: PagamentoProcessado,
     log,
-    consumidores: deps.consumers,
-    pausaAntesDoAckMs: deps.pauseBeforeAckMs,
+    consumers: deps.consumers,
+    pauseBeforeAckMs: deps.pauseBeforeAckMs,
     async handle(resultado, entrega) {
       const decididaEm = entrega.headers["x-decidida-em"];
       const o = await pedidos.applyResultado({

@@ -1,5 +1,5 @@
 import { API_PAGAMENTOS_BROKER, fromCents } from "@shop/contracts";
-import { createHttpApp, finalizarApp, type Logger } from "@shop/service";
+import { createHttpApp, finishApp, type Logger } from "@shop/service";
 import type { Express } from "express";
 import type { PagamentoUseCases } from "../pagamentos.ts";
 
@@ -24,6 +24,6 @@ export function createApp({
         .map(({ valorCentavos, ...d }) => ({ ...d, valor: fromCents(valorCentavos) })),
     );
   });
-  finalizarApp(app, API_PAGAMENTOS_BROKER, log);
+  finishApp(app, API_PAGAMENTOS_BROKER, log);
   return app;
 }

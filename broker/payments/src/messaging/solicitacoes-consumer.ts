@@ -1,9 +1,9 @@
-import { type AmqpClient, type ConsumidorAtivo, consumir } from "@shop/amqp";
+import { type AmqpClient, type RunningConsumer, startConsumer } from "@shop/amqp";
 import {
   EXCHANGES,
-  FILAS,
   fromCents,
   PagamentoProcessado,
+  QUEUES,
   ROUTING_KEYS,
   SolicitacaoPagamento,
 } from "@shop/contracts";
@@ -21,15 +21,15 @@ export function startSolicitacoesConsumer(deps: {
   log: Logger;
   consumers: number;
   pauseBeforeAckMs: number;
-}): Promise<ConsumidorAtivo> {
+}): Promise<RunningConsumer> {
   const { amqp, pagamentos, log } = deps;
-  return consumir({
+  return startConsumer({
     client: amqp,
-    queue: FILAS.solicitacoes,
+    queue: QUEUES.solicitacoes,
     contract: SolicitacaoPagamento,
     log,
-    consumidores: deps.consumers,
-    pausaAntesDoAckMs: deps.pauseBeforeAckMs,
+    consumers: deps.consumers,
+    pauseBeforeAckMs: deps.pauseBeforeAckMs,
     async handle(solicitacao) {
       const { decisao, repeated } = await pagamentos.decidePagamento(solicitacao);
       log.info(
@@ -50,7 +50,7 @@ export function startSolicitacoesConsumer(deps: {
       });
       // When the decision was stored, for the orders service's timeline: metadata in a
       // header, outside the body's contract (docs/CONTRACT-CHANGES.md).
-      await amqp.publicar(EXCHANGES.eventos, ROUTING_KEYS.resultado, message, deps.confirmMs, {
+      await amqp.publish(EXCHANGES.eventos, ROUTING_KEYS.resultado, message, deps.confirmMs, {
         "x-decidida-em": decisao.decididaEm,
       });
     },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { transitorioEsperado } from "../../src/client.ts";
+import { expectedTransient } from "../../src/client.ts";
 
 describe("kafkajs's log entries: expected start-up transients (issue 14)", () => {
   it("When kafkajs logs a broker's error answer that it handles itself, then it is an expected transient", () => {
@@ -9,12 +9,12 @@ describe("kafkajs's log entries: expected start-up transients (issue 14)", () =>
       "The group is rebalancing, so a rejoin is needed",
       "This server does not host this topic-partition",
     ]) {
-      expect(transitorioEsperado("Response CreateTopics(key: 19, version: 3)", error), error).toBe(
+      expect(expectedTransient("Response CreateTopics(key: 19, version: 3)", error), error).toBe(
         true,
       );
     }
     expect(
-      transitorioEsperado(
+      expectedTransient(
         "The coordinator is not aware of this member, re-joining the group",
         undefined,
       ),
@@ -23,14 +23,14 @@ describe("kafkajs's log entries: expected start-up transients (issue 14)", () =>
 
   it("When kafkajs logs anything else, then it stays an error", () => {
     expect(
-      transitorioEsperado(
+      expectedTransient(
         "Response Produce(key: 0, version: 7)",
         "The request included a message larger than the max message size the server will accept",
       ),
     ).toBe(false);
     expect(
-      transitorioEsperado("Crash: KafkaJSNumberOfRetriesExceeded: Connection error", undefined),
+      expectedTransient("Crash: KafkaJSNumberOfRetriesExceeded: Connection error", undefined),
     ).toBe(false);
-    expect(transitorioEsperado("Topic creation errors", undefined)).toBe(false);
+    expect(expectedTransient("Topic creation errors", undefined)).toBe(false);
   });
 });

@@ -7,7 +7,7 @@ import { readConfig as dlqConfig } from "../../../../dlq/src/config.ts";
 import { readInfraConfig } from "../../../../infra/config.ts";
 import { readConfig as ordersConfig } from "../../../../orders-api/src/config.ts";
 import { readConfig as paymentsConfig } from "../../../../payments/src/config.ts";
-import { lerAmbiente } from "../../src/config.ts";
+import { readEnvironment } from "../../src/config.ts";
 
 const schema = z.object({
   PORTA: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -16,14 +16,14 @@ const schema = z.object({
 
 describe("Configuration from the environment (lerAmbiente)", () => {
   it("When every variable fits, then the typed values come back with the defaults filled in", () => {
-    expect(lerAmbiente(schema, { BROKER_PASSWORD: "s" })).toEqual({
+    expect(readEnvironment(schema, { BROKER_PASSWORD: "s" })).toEqual({
       PORTA: 8080,
       BROKER_PASSWORD: "s",
     });
   });
 
   it("When variables do not fit, then the error names each one and why, a line each", () => {
-    expect(() => lerAmbiente(schema, { PORTA: "99999" })).toThrow(
+    expect(() => readEnvironment(schema, { PORTA: "99999" })).toThrow(
       /^Invalid configuration:\n {2}PORTA: .*65535.*\n {2}BROKER_PASSWORD: BROKER_PASSWORD is not set$/,
     );
   });

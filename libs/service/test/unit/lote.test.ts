@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { agrupar } from "../../src/lote.ts";
+import { batchPerTurn } from "../../src/lote.ts";
 
 describe("Group commit (agrupar)", () => {
   it("When requests arrive in the same turn, then their writes run in one batch and each gets its own result", async () => {
     const lotes: number[][] = [];
-    const gravar = agrupar((itens: number[]) => {
+    const gravar = batchPerTurn((itens: number[]) => {
       lotes.push(itens);
       return itens.map((n) => n * 10);
     });
@@ -17,7 +17,7 @@ describe("Group commit (agrupar)", () => {
 
   it("When one item makes the batch fail, then the others are written alone and only that request fails", async () => {
     const gravadas: number[][] = [];
-    const gravar = agrupar((itens: number[]) => {
+    const gravar = batchPerTurn((itens: number[]) => {
       if (itens.includes(13)) throw new Error("13 breaks the transaction");
       gravadas.push(itens);
       return itens;
@@ -30,7 +30,7 @@ describe("Group commit (agrupar)", () => {
 
   it("When asked not to split a failed batch (Kafka publishes), then every caller of that batch gets the error and the work runs once", async () => {
     let chamadas = 0;
-    const publicar = agrupar(
+    const publicar = batchPerTurn(
       async (itens: string[]) => {
         chamadas++;
         throw new Error(`no acknowledgement for ${itens.length}`);

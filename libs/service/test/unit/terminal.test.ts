@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { escaparControles } from "../../src/cli.ts";
+import { escapeControls } from "../../src/cli.ts";
 
 const LOGGER = join(dirname(fileURLToPath(import.meta.url)), "../../src/logger.ts");
 
@@ -23,12 +23,12 @@ function naTela(script: string): string {
 
 describe("Untrusted text on a terminal", () => {
   it("When a control character or a bidi override is escaped, then it reads as its \\u escape and JSON still means the same", () => {
-    expect(escaparControles("a\u001b[2Jb\u009bc\u202ed\u007f")).toBe(
+    expect(escapeControls("a\u001b[2Jb\u009bc\u202ed\u007f")).toBe(
       "a\\u001b[2Jb\\u009bc\\u202ed\\u007f",
     );
     const texto = "item\u009b31m";
-    expect(JSON.parse(escaparControles(JSON.stringify(texto)))).toBe(texto);
-    expect(escaparControles("caneca ☕ Ação")).toBe("caneca ☕ Ação");
+    expect(JSON.parse(escapeControls(JSON.stringify(texto)))).toBe(texto);
+    expect(escapeControls("caneca ☕ Ação")).toBe("caneca ☕ Ação");
   });
 
   it("When a pretty log line carries an escape sequence in its message or fields, then the terminal gets it escaped", () => {
