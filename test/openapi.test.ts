@@ -76,7 +76,7 @@ function rotasDoDocumento(api: ApiInfo): string[] {
 
 describe("OpenAPI documents, generated from the zod schemas", () => {
   for (const [api, app] of apps) {
-    it(`${api.titulo}: the document is valid OpenAPI 3.1`, async () => {
+    it(`${api.title}: the document is valid OpenAPI 3.1`, async () => {
       const validator = new Validator();
       const result = await validator.validate(openApiDocument(api));
       expect(result.errors ?? []).toEqual([]);
@@ -84,7 +84,7 @@ describe("OpenAPI documents, generated from the zod schemas", () => {
       expect(validator.version).toBe("3.1");
     });
 
-    it(`${api.titulo}: every route of the code is in the document, and every route in the document is in the code`, () => {
+    it(`${api.title}: every route of the code is in the document, and every route in the document is in the code`, () => {
       expect(rotasDoCodigo(app()).sort()).toEqual(rotasDoDocumento(api).sort());
     });
   }

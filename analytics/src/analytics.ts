@@ -3,13 +3,13 @@ import { createKafka, groupsLag, withRetries } from "@shop/kafka";
 import { escapeControls, type Logger } from "@shop/service";
 import type { Admin, Kafka } from "kafkajs";
 import {
-  aplicarPedidoCriado,
-  aplicarResultado,
-  criarVisao,
-  type Painel,
-  painel,
+  applyPedidoCriado,
+  applyResultado,
+  type Dashboard,
+  dashboard,
+  newVisao,
 } from "./domain/visao.ts";
-import { type LagParticao, painelTexto, type Resumo, type Saida } from "./saida.ts";
+import { type AnalyticsOutput, dashboardText, type PartitionLag, type Summary } from "./saida.ts";
 
 export interface AnalyticsOptions {
   brokers: string[];
@@ -17,22 +17,22 @@ export interface AnalyticsOptions {
   grupo: string;
   replay: boolean;
   untilCaughtUp: boolean;
-  saida: Saida;
+  output: AnalyticsOutput;
   log: Logger;
   /** Ends a follow-mode run (Ctrl-C). */
   signal?: AbortSignal;
   /** Called with the dashboard after each batch (tests watch a follower with it). */
-  onPainel?: (p: Painel) => void;
+  onDashboard?: (p: Dashboard) => void;
 }
 
 /** Replay was asked while the group has active members: Kafka would refuse the reset. */
 export class ReplayRecusado extends Error {}
 
-type Posicoes = Map<string, number>; // "topic:partition" -> offset
+type Positions = Map<string, number>; // "topic:partition" -> offset
 const tp = (topic: string, partition: number) => `${topic}:${partition}`;
 
-async function fimDasParticoes(admin: Admin, topics: string[]): Promise<Posicoes> {
-  const end: Posicoes = new Map();
+async function endOffsets(admin: Admin, topics: string[]): Promise<Positions> {
+  const end: Positions = new Map();
   for (const topic of topics) {
     for (const p of await withRetries(() => admin.fetchTopicOffsets(topic)))
       end.set(tp(topic, p.partition), Number(p.high));
@@ -40,8 +40,8 @@ async function fimDasParticoes(admin: Admin, topics: string[]): Promise<Posicoes
   return end;
 }
 
-async function inicioDasParticoes(admin: Admin, topics: string[]): Promise<Posicoes> {
-  const start: Posicoes = new Map();
+async function startOffsets(admin: Admin, topics: string[]): Promise<Positions> {
+  const start: Positions = new Map();
   for (const topic of topics) {
     for (const p of await withRetries(() => admin.fetchTopicOffsets(topic)))
       start.set(tp(topic, p.partition), Number(p.low));
@@ -49,7 +49,7 @@ async function inicioDasParticoes(admin: Admin, topics: string[]): Promise<Posic
   return start;
 }
 
-async function offsetsDoGrupo(
+async function groupOffsets(
   admin: Admin,
   groupId: string,
   topics: string[],
@@ -82,10 +82,10 @@ async function replay(admin: Admin, groupId: string, topics: string[]): Promise<
  * line per record and the dashboard after each batch. Follows forever, or until every
  * partition is read up to the end offsets seen at start (--until-caught-up).
  */
-export async function runAnalytics(opts: AnalyticsOptions): Promise<Resumo> {
-  const { saida, grupo } = opts;
-  const nomes = kafkaNames(opts.prefix);
-  const topics = [nomes.topicos.pedidosCriados, nomes.topicos.pagamentosResultados];
+export async function runAnalytics(opts: AnalyticsOptions): Promise<Summary> {
+  const { output: saida, grupo } = opts;
+  const names = kafkaNames(opts.prefix);
+  const topics = [names.topicos.pedidosCriados, names.topicos.pagamentosResultados];
   const kafka: Kafka = createKafka(opts.brokers, `analytics-${grupo}`, opts.log);
   const admin = kafka.admin();
   await admin.connect();
@@ -103,13 +103,13 @@ export async function runAnalytics(opts: AnalyticsOptions): Promise<Resumo> {
         `replay: the offsets of group ${grupo} are back at the earliest offset; reading everything again`,
       );
     }
-    const end = await fimDasParticoes(admin, topics);
-    const low = await inicioDasParticoes(admin, topics);
-    const committed = await offsetsDoGrupo(admin, grupo, topics);
-    const posicao: Posicoes = new Map();
-    for (const key of end.keys()) posicao.set(key, committed.get(key) ?? low.get(key) ?? 0);
+    const end = await endOffsets(admin, topics);
+    const low = await startOffsets(admin, topics);
+    const committed = await groupOffsets(admin, grupo, topics);
+    const position: Positions = new Map();
+    for (const key of end.keys()) position.set(key, committed.get(key) ?? low.get(key) ?? 0);
     const total = [...end].reduce(
-      (sum, [key, high]) => sum + Math.max(0, high - (posicao.get(key) ?? 0)),
+      (sum, [key, high]) => sum + Math.max(0, high - (position.get(key) ?? 0)),
       0,
     );
     const resumed = [...committed.values()].some((c) => c !== null);
@@ -120,10 +120,10 @@ export async function runAnalytics(opts: AnalyticsOptions): Promise<Resumo> {
           : " (from offset 0)"),
     );
 
-    const visao = criarVisao();
-    let lidos = 0;
-    let invalidos = 0;
-    const caughtUp = () => [...end].every(([key, high]) => (posicao.get(key) ?? 0) >= high);
+    const visao = newVisao();
+    let read = 0;
+    let invalid = 0;
+    const caughtUp = () => [...end].every(([key, high]) => (position.get(key) ?? 0) >= high);
 
     let finish: () => void = () => {};
     const done = new Promise<void>((resolve) => {
@@ -152,33 +152,33 @@ export async function runAnalytics(opts: AnalyticsOptions): Promise<Resumo> {
           // With --quiet nothing per record or per batch is shown: build none of it (on a
           // replay of a million records the lines and per-batch dashboards were most of
           // the garbage and much of the time).
-          const detalhar = !saida.silenciosa;
-          const linhas: string[] = [];
+          const detailed = !saida.silenciosa;
+          const lines: string[] = [];
           for (const message of batch.messages) {
-            const isCriado = batch.topic === nomes.topicos.pedidosCriados;
+            const isCriado = batch.topic === names.topicos.pedidosCriados;
             const decoded = isCriado
               ? PedidoCriado.decode(message.value)
               : ResultadoPagamento.decode(message.value);
             const where = () =>
               `${batch.topic} partition=${batch.partition} offset=${message.offset}`;
             if (!decoded.ok) {
-              invalidos++;
-              if (detalhar)
-                linhas.push(`${where()} INVALID ${escapeControls(decoded.error.reason)}`);
+              invalid++;
+              if (detailed)
+                lines.push(`${where()} INVALID ${escapeControls(decoded.error.reason)}`);
             } else {
-              if (isCriado) aplicarPedidoCriado(visao, decoded.value as PedidoCriado);
-              else aplicarResultado(visao, decoded.value as ResultadoPagamento);
-              if (detalhar) linhas.push(`${where()} pedido=${decoded.value.pedidoId}`);
+              if (isCriado) applyPedidoCriado(visao, decoded.value as PedidoCriado);
+              else applyResultado(visao, decoded.value as ResultadoPagamento);
+              if (detailed) lines.push(`${where()} pedido=${decoded.value.pedidoId}`);
             }
-            lidos++;
+            read++;
           }
-          posicao.set(tp(batch.topic, batch.partition), Number(batch.lastOffset()) + 1);
-          if (detalhar || opts.onPainel) {
-            const atual = painel(visao);
-            if (detalhar) saida.lote(linhas, painelTexto(grupo, atual, invalidos));
-            opts.onPainel?.(atual);
+          position.set(tp(batch.topic, batch.partition), Number(batch.lastOffset()) + 1);
+          if (detailed || opts.onDashboard) {
+            const current = dashboard(visao);
+            if (detailed) saida.batch(lines, dashboardText(grupo, current, invalid));
+            opts.onDashboard?.(current);
           }
-          saida.progresso(lidos, total);
+          saida.progress(read, total);
           if (opts.untilCaughtUp && caughtUp()) finish();
         },
       });
@@ -187,13 +187,13 @@ export async function runAnalytics(opts: AnalyticsOptions): Promise<Resumo> {
       await consumer.disconnect(); // commits what was read
     }
     if (crashed) throw crashed;
-    saida.progresso(lidos, total, true);
+    saida.progress(read, total, true);
 
     // The lag the platform panel and /metrics report, from the same computation.
-    const lag: LagParticao[] = (
+    const lag: PartitionLag[] = (
       await groupsLag(admin, Object.fromEntries(topics.map((t) => [t, [grupo]])))
-    ).flatMap(({ topic, particoes }) =>
-      particoes.map((p) => ({
+    ).flatMap(({ topic, particoes: partitions }) =>
+      partitions.map((p) => ({
         topic,
         partition: p.partition,
         endOffset: p.endOffset,
@@ -201,9 +201,15 @@ export async function runAnalytics(opts: AnalyticsOptions): Promise<Resumo> {
         lag: p.grupos[0]?.lag ?? 0,
       })),
     );
-    const resumo: Resumo = { grupo, painel: painel(visao), lidos, invalidos, lag };
-    saida.final(resumo);
-    return resumo;
+    const summary: Summary = {
+      grupo,
+      painel: dashboard(visao),
+      lidos: read,
+      invalidos: invalid,
+      lag,
+    };
+    saida.final(summary);
+    return summary;
   } finally {
     await admin.disconnect();
   }

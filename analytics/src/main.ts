@@ -1,7 +1,7 @@
 import { createLogger, readArguments } from "@shop/service";
 import { ReplayRecusado, runAnalytics } from "./analytics.ts";
 import { readConfig } from "./config.ts";
-import { Saida } from "./saida.ts";
+import { AnalyticsOutput } from "./saida.ts";
 
 const USAGE = `usage: npm run analytics -- [--replay] [--until-caught-up] [--json] [--quiet]
 
@@ -35,7 +35,7 @@ async function main(): Promise<number> {
     return 0;
   }
   const config = readConfig();
-  const saida = new Saida({ json: Boolean(values.json), quiet: Boolean(values.quiet) });
+  const output = new AnalyticsOutput({ json: Boolean(values.json), quiet: Boolean(values.quiet) });
   const stop = new AbortController();
   process.once("SIGINT", () => stop.abort());
   process.once("SIGTERM", () => stop.abort());
@@ -46,7 +46,7 @@ async function main(): Promise<number> {
       grupo: config.grupo,
       replay: Boolean(values.replay),
       untilCaughtUp: Boolean(values["until-caught-up"]),
-      saida,
+      output: output,
       log: createLogger("analytics", "stderr"),
       signal: stop.signal,
     });

@@ -1,8 +1,8 @@
 import { formatCents } from "@shop/contracts";
 import { escapeControls } from "@shop/service";
-import type { Painel } from "./domain/visao.ts";
+import type { Dashboard } from "./domain/visao.ts";
 
-export interface LagParticao {
+export interface PartitionLag {
   topic: string;
   partition: number;
   endOffset: number;
@@ -15,7 +15,7 @@ export interface LagParticao {
  * that stdout holds only the final JSON. Progress is drawn in place on a terminal and
  * printed as plain lines otherwise.
  */
-export class Saida {
+export class AnalyticsOutput {
   private lastProgress = 0;
   private progressShown = false;
   private readonly main: NodeJS.WriteStream;
@@ -51,13 +51,13 @@ export class Saida {
   }
 
   /** One text block per batch: its record lines, then the dashboard. */
-  lote(linhas: string[], painelTexto: string) {
+  batch(linhas: string[], painelTexto: string) {
     if (this.opts.quiet) return;
     this.clearProgress();
     this.main.write(`${linhas.join("\n")}\n${painelTexto}\n`);
   }
 
-  progresso(lidos: number, total: number, force = false) {
+  progress(lidos: number, total: number, force = false) {
     const now = Date.now();
     if (!force && now - this.lastProgress < (this.tty ? 100 : 2000)) return;
     this.lastProgress = now;
@@ -74,27 +74,27 @@ export class Saida {
     }
   }
 
-  final(resumo: Resumo) {
+  final(resumo: Summary) {
     this.clearProgress();
     if (this.opts.json) {
-      this.stdout.write(`${JSON.stringify(painelJson(resumo), null, 2)}\n`);
+      this.stdout.write(`${JSON.stringify(dashboardJson(resumo), null, 2)}\n`);
       return;
     }
     this.stdout.write(
-      `${painelTexto(resumo.grupo, resumo.painel, resumo.invalidos)}\n${lagTexto(resumo)}\n`,
+      `${dashboardText(resumo.grupo, resumo.painel, resumo.invalidos)}\n${lagText(resumo)}\n`,
     );
   }
 }
 
-export interface Resumo {
+export interface Summary {
   grupo: string;
-  painel: Painel;
+  painel: Dashboard;
   lidos: number;
   invalidos: number;
-  lag: LagParticao[];
+  lag: PartitionLag[];
 }
 
-export function painelTexto(grupo: string, p: Painel, invalidos: number): string {
+export function dashboardText(grupo: string, p: Dashboard, invalidos: number): string {
   const best = p.maisVendido
     ? `${escapeControls(p.maisVendido.item)} (${p.maisVendido.quantidade} units)`
     : "-";
@@ -111,7 +111,7 @@ export function painelTexto(grupo: string, p: Painel, invalidos: number): string
   ].join("\n");
 }
 
-function lagTexto(r: Resumo): string {
+function lagText(r: Summary): string {
   const rows = r.lag.map(
     (l) =>
       `  ${l.topic.padEnd(32)} ${String(l.partition).padStart(3)}  end ${String(l.endOffset).padStart(8)}  committed ${String(l.committedOffset ?? "-").padStart(8)}  lag ${l.lag}`,
@@ -122,7 +122,7 @@ function lagTexto(r: Resumo): string {
   ].join("\n");
 }
 
-export function painelJson(r: Resumo) {
+export function dashboardJson(r: Summary) {
   return {
     grupo: r.grupo,
     pedidosVistos: r.painel.pedidosVistos,

@@ -10,8 +10,8 @@ import { testKafka } from "../../test/helpers/kafka.ts";
 import { capturingLogger, testPrefix } from "../../test/helpers/shop.ts";
 import { waitFor } from "../../test/helpers/wait.ts";
 import { runAnalytics } from "../src/analytics.ts";
-import type { Painel } from "../src/domain/visao.ts";
-import { Saida } from "../src/saida.ts";
+import type { Dashboard } from "../src/domain/visao.ts";
+import { AnalyticsOutput } from "../src/saida.ts";
 
 const prefix = testPrefix("analytics");
 const nomes = kafkaNames(prefix);
@@ -151,7 +151,7 @@ afterAll(async () => {
 });
 
 describe("The analytics CLI", () => {
-  let early: Painel | null = null;
+  let early: Dashboard | null = null;
   const stopEarly = new AbortController();
   let earlyRun: Promise<unknown>;
 
@@ -163,10 +163,10 @@ describe("The analytics CLI", () => {
       grupo: `${prefix}analytics`,
       replay: false,
       untilCaughtUp: false,
-      saida: new Saida({ json: false, quiet: true }),
+      output: new AnalyticsOutput({ json: false, quiet: true }),
       log: capturingLogger("analytics"),
       signal: stopEarly.signal,
-      onPainel: (p) => {
+      onDashboard: (p) => {
         early = p;
       },
     }).catch((error: unknown) => {
@@ -312,7 +312,7 @@ describe("Groups, offsets and replay", () => {
       grupo,
       replay: false,
       untilCaughtUp: false,
-      saida: new Saida({ json: false, quiet: true }),
+      output: new AnalyticsOutput({ json: false, quiet: true }),
       log: capturingLogger("analytics"),
       signal: stop.signal,
     });

@@ -47,241 +47,241 @@ export const HistoricoBrokerSchema = z.object({
 });
 export type HistoricoBroker = z.output<typeof HistoricoBrokerSchema>;
 
-const naoHa = (o_que: string) => ({ descricao: `${o_que} does not exist`, esquema: ErrorSchema });
+const noneSuch = (what: string) => ({ description: `${what} does not exist`, schema: ErrorSchema });
 
 /** Every API serves these: its metrics and its own documentation. */
-const operacao: RouteSpec[] = [
+const operation: RouteSpec[] = [
   {
-    metodo: "get",
-    caminho: "/metrics",
-    resumo: "Prometheus metrics (text exposition format)",
-    respostas: { 200: { descricao: "the metrics", tipo: "text/plain" } },
+    method: "get",
+    path: "/metrics",
+    summary: "Prometheus metrics (text exposition format)",
+    responses: { 200: { description: "the metrics", contentType: "text/plain" } },
   },
   {
-    metodo: "get",
-    caminho: "/openapi.json",
-    resumo: "This document",
-    respostas: { 200: { descricao: "OpenAPI 3.1", tipo: "application/json" } },
+    method: "get",
+    path: "/openapi.json",
+    summary: "This document",
+    responses: { 200: { description: "OpenAPI 3.1", contentType: "application/json" } },
   },
   {
-    metodo: "get",
-    caminho: "/docs",
-    resumo: "This document as a page to read",
-    respostas: { 200: { descricao: "HTML", tipo: "text/html" } },
+    method: "get",
+    path: "/docs",
+    summary: "This document as a page to read",
+    responses: { 200: { description: "HTML", contentType: "text/html" } },
   },
 ];
 
 export const API_PEDIDOS: ApiInfo = {
-  titulo: "Orders API (event-log edition)",
-  descricao:
+  title: "Orders API (event-log edition)",
+  description:
     "Creates orders and publishes PedidoCriado to Kafka through an outbox; applies ResultadoPagamento idempotently.",
-  rotas: [
+  routes: [
     {
-      metodo: "post",
-      caminho: "/pedidos",
-      resumo: "Create an order; answers once Kafka acknowledged its PedidoCriado event",
-      corpo: NovoPedidoSchema,
-      cabecalhos: {
+      method: "post",
+      path: "/pedidos",
+      summary: "Create an order; answers once Kafka acknowledged its PedidoCriado event",
+      body: NovoPedidoSchema,
+      headers: {
         "Idempotency-Key": {
-          esquema: PedidoHeadersSchema.shape[IDEMPOTENCY_KEY_HEADER],
-          descricao:
+          schema: PedidoHeadersSchema.shape[IDEMPOTENCY_KEY_HEADER],
+          description:
             "optional; the same key with the same body gets the first answer again (status and body, with Idempotent-Replayed: true) and creates nothing; kept 48 h",
         },
       },
-      respostas: {
+      responses: {
         409: {
-          descricao: "a request with this Idempotency-Key is still being answered",
-          esquema: ErrorSchema,
+          description: "a request with this Idempotency-Key is still being answered",
+          schema: ErrorSchema,
         },
         422: {
-          descricao: "this Idempotency-Key was already used with a different body",
-          esquema: ErrorSchema,
+          description: "this Idempotency-Key was already used with a different body",
+          schema: ErrorSchema,
         },
         201: {
-          descricao: "the order, AGUARDANDO_PAGAMENTO (or decided, synchronous configuration)",
-          esquema: PedidoSchema,
+          description: "the order, AGUARDANDO_PAGAMENTO (or decided, synchronous configuration)",
+          schema: PedidoSchema,
         },
         500: {
-          descricao:
+          description:
             "the order was saved but its event was not acknowledged within 5 s (the outbox keeps trying), or payments failed (synchronous configuration)",
-          esquema: ErrorSchema,
+          schema: ErrorSchema,
         },
       },
     },
     {
-      metodo: "get",
-      caminho: "/pedidos",
-      resumo: "Orders, newest first",
+      method: "get",
+      path: "/pedidos",
+      summary: "Orders, newest first",
       query: {
         limite: {
-          esquema: PedidosQuerySchema.shape.limite,
-          descricao: `how many, a whole number from 1 to ${PEDIDOS_LIST_LIMITS.maximo} (default ${PEDIDOS_LIST_LIMITS.padrao}); anything else is 400`,
+          schema: PedidosQuerySchema.shape.limite,
+          description: `how many, a whole number from 1 to ${PEDIDOS_LIST_LIMITS.max} (default ${PEDIDOS_LIST_LIMITS.default}); anything else is 400`,
         },
       },
-      respostas: { 200: { descricao: "the orders", esquema: z.array(PedidoSchema) } },
+      responses: { 200: { description: "the orders", schema: z.array(PedidoSchema) } },
     },
     {
-      metodo: "get",
-      caminho: "/pedidos/{id}",
-      resumo: "One order",
-      respostas: {
-        200: { descricao: "the order", esquema: PedidoSchema },
-        404: naoHa("the order"),
+      method: "get",
+      path: "/pedidos/{id}",
+      summary: "One order",
+      responses: {
+        200: { description: "the order", schema: PedidoSchema },
+        404: noneSuch("the order"),
       },
     },
     {
-      metodo: "get",
-      caminho: "/pedidos/{id}/historico",
-      resumo:
+      method: "get",
+      path: "/pedidos/{id}/historico",
+      summary:
         "The order's timeline: created, event acknowledged (partition, offset), decided (instance, partition, offset), result applied",
-      respostas: {
-        200: { descricao: "the timeline, oldest step first", esquema: HistoricoSchema },
-        404: naoHa("the order"),
+      responses: {
+        200: { description: "the timeline, oldest step first", schema: HistoricoSchema },
+        404: noneSuch("the order"),
       },
     },
     {
-      metodo: "get",
-      caminho: "/plataforma",
-      resumo: "Topics, partitions, end offsets, groups, members and lag; the outbox",
-      respostas: {
-        200: { descricao: "the platform now", esquema: PlataformaSchema },
+      method: "get",
+      path: "/plataforma",
+      summary: "Topics, partitions, end offsets, groups, members and lag; the outbox",
+      responses: {
+        200: { description: "the platform now", schema: PlataformaSchema },
         404: {
-          descricao: "the synchronous configuration does not use Kafka",
-          esquema: ErrorSchema,
+          description: "the synchronous configuration does not use Kafka",
+          schema: ErrorSchema,
         },
       },
     },
     {
-      metodo: "get",
-      caminho: "/saude",
-      resumo: "Health, configuration and outbox",
-      respostas: { 200: { descricao: "alive", esquema: SaudePedidosSchema } },
+      method: "get",
+      path: "/saude",
+      summary: "Health, configuration and outbox",
+      responses: { 200: { description: "alive", schema: SaudePedidosSchema } },
     },
-    ...operacao,
+    ...operation,
   ],
 };
 
 export const API_PAGAMENTOS: ApiInfo = {
-  titulo: "Payments instance (event-log edition)",
-  descricao:
+  title: "Payments instance (event-log edition)",
+  description:
     "Consumes PedidoCriado in the pagamentos group, decides after TEMPO_DECISAO_MS and publishes ResultadoPagamento. HTTP is for looking, and for the synchronous configuration.",
-  rotas: [
+  routes: [
     {
-      metodo: "get",
-      caminho: "/saude",
-      resumo: "Health, instance and the partitions it holds",
-      respostas: { 200: { descricao: "alive", esquema: SaudePagamentosSchema } },
+      method: "get",
+      path: "/saude",
+      summary: "Health, instance and the partitions it holds",
+      responses: { 200: { description: "alive", schema: SaudePagamentosSchema } },
     },
     {
-      metodo: "get",
-      caminho: "/pagamentos",
-      resumo: "The last decisions of this instance, newest first",
-      respostas: { 200: { descricao: "decisions", esquema: z.array(ProcessadoSchema) } },
+      method: "get",
+      path: "/pagamentos",
+      summary: "The last decisions of this instance, newest first",
+      responses: { 200: { description: "decisions", schema: z.array(ProcessadoSchema) } },
     },
     {
-      metodo: "post",
-      caminho: "/pagamentos",
-      resumo: "Decide one payment at once (synchronous configuration only)",
-      corpo: PagamentoSincronoSchema,
-      respostas: {
-        200: { descricao: "the decision", esquema: DecisaoSincronaSchema },
-        404: { descricao: "not the synchronous configuration", esquema: ErrorSchema },
+      method: "post",
+      path: "/pagamentos",
+      summary: "Decide one payment at once (synchronous configuration only)",
+      body: PagamentoSincronoSchema,
+      responses: {
+        200: { description: "the decision", schema: DecisaoSincronaSchema },
+        404: { description: "not the synchronous configuration", schema: ErrorSchema },
       },
     },
-    ...operacao,
+    ...operation,
   ],
 };
 
 export const API_PEDIDOS_BROKER: ApiInfo = {
-  titulo: "Orders service (broker edition)",
-  descricao:
+  title: "Orders service (broker edition)",
+  description:
     "Orders and payment requests; publishes SolicitacaoPagamento with publisher confirms and mandatory routing, applies PagamentoProcessado idempotently.",
-  rotas: [
+  routes: [
     {
-      metodo: "post",
-      caminho: "/pedidos",
-      resumo: "Create an order with items",
-      corpo: NovoPedidoBrokerSchema,
-      respostas: { 201: { descricao: "the order, ABERTO", esquema: PedidoBrokerSchema } },
+      method: "post",
+      path: "/pedidos",
+      summary: "Create an order with items",
+      body: NovoPedidoBrokerSchema,
+      responses: { 201: { description: "the order, ABERTO", schema: PedidoBrokerSchema } },
     },
     {
-      metodo: "get",
-      caminho: "/pedidos/{id}",
-      resumo: "One order",
-      respostas: {
-        200: { descricao: "the order", esquema: PedidoBrokerSchema },
-        404: naoHa("the order"),
+      method: "get",
+      path: "/pedidos/{id}",
+      summary: "One order",
+      responses: {
+        200: { description: "the order", schema: PedidoBrokerSchema },
+        404: noneSuch("the order"),
       },
     },
     {
-      metodo: "get",
-      caminho: "/pedidos/{id}/historico",
-      resumo:
+      method: "get",
+      path: "/pedidos/{id}/historico",
+      summary:
         "Each payment request's timeline: record stored, publish confirmed, decision stored, result applied",
-      respostas: {
-        200: { descricao: "the timelines, oldest request first", esquema: HistoricoBrokerSchema },
-        404: naoHa("the order"),
+      responses: {
+        200: { description: "the timelines, oldest request first", schema: HistoricoBrokerSchema },
+        404: noneSuch("the order"),
       },
     },
     {
-      metodo: "post",
-      caminho: "/pedidos/{id}/itens",
-      resumo: "Add an item while the order is ABERTO",
-      corpo: ItemSchema,
-      respostas: {
-        200: { descricao: "the order with its new total", esquema: PedidoBrokerSchema },
-        404: naoHa("the order"),
-        409: { descricao: "the order is EM_PAGAMENTO or PAGO", esquema: ErrorSchema },
+      method: "post",
+      path: "/pedidos/{id}/itens",
+      summary: "Add an item while the order is ABERTO",
+      body: ItemSchema,
+      responses: {
+        200: { description: "the order with its new total", schema: PedidoBrokerSchema },
+        404: noneSuch("the order"),
+        409: { description: "the order is EM_PAGAMENTO or PAGO", schema: ErrorSchema },
       },
     },
     {
-      metodo: "post",
-      caminho: "/pedidos/{id}/pagamentos",
-      resumo: "Ask for the order's payment, idempotent by solicitacaoId",
-      corpo: PagamentoRequestSchema,
-      respostas: {
+      method: "post",
+      path: "/pedidos/{id}/pagamentos",
+      summary: "Ask for the order's payment, idempotent by solicitacaoId",
+      body: PagamentoRequestSchema,
+      responses: {
         202: {
-          descricao: "accepted (published and confirmed), not paid",
-          esquema: PagamentoAceiteSchema,
+          description: "accepted (published and confirmed), not paid",
+          schema: PagamentoAceiteSchema,
         },
         200: {
-          descricao: "a concluded request repeated: its stored result",
-          esquema: PagamentoConcluidoSchema,
+          description: "a concluded request repeated: its stored result",
+          schema: PagamentoConcluidoSchema,
         },
-        404: naoHa("the order"),
+        404: noneSuch("the order"),
         409: {
-          descricao:
+          description:
             "the same key with other content, a new key while EM_PAGAMENTO, or a PAGO order",
-          esquema: ErrorSchema,
+          schema: ErrorSchema,
         },
         503: {
-          descricao:
+          description:
             "not confirmed in time, returned unrouted, or RabbitMQ down: the key stays PENDENTE, repeat the same request",
-          esquema: ErrorSchema,
+          schema: ErrorSchema,
         },
       },
     },
-    ...operacao,
+    ...operation,
   ],
 };
 
 export const API_PAGAMENTOS_BROKER: ApiInfo = {
-  titulo: "Payments service (broker edition)",
-  descricao:
+  title: "Payments service (broker edition)",
+  description:
     "Consumes SolicitacaoPagamento, stores one decision per solicitacaoId and publishes PagamentoProcessado. HTTP is only for looking.",
-  rotas: [
+  routes: [
     {
-      metodo: "get",
-      caminho: "/saude",
-      resumo: "Health and the RabbitMQ connection",
-      respostas: { 200: { descricao: "alive", esquema: SaudeBrokerSchema } },
+      method: "get",
+      path: "/saude",
+      summary: "Health and the RabbitMQ connection",
+      responses: { 200: { description: "alive", schema: SaudeBrokerSchema } },
     },
     {
-      metodo: "get",
-      caminho: "/decisoes",
-      resumo: "The stored decisions, newest first",
-      respostas: { 200: { descricao: "decisions", esquema: z.array(DecisaoBrokerSchema) } },
+      method: "get",
+      path: "/decisoes",
+      summary: "The stored decisions, newest first",
+      responses: { 200: { description: "decisions", schema: z.array(DecisaoBrokerSchema) } },
     },
-    ...operacao,
+    ...operation,
   ],
 };

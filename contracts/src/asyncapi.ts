@@ -38,20 +38,20 @@ const TRACEPARENT = {
 const ref = (path: string) => ({ $ref: path });
 
 export function asyncapiEventLog() {
-  const chave = {
+  const key = {
     type: "string",
     description: "the pedidoId as text: every event of an order goes to the same partition",
   };
-  const mensagem = (name: string, s: z.ZodType, summary: string) => ({
+  const message = (name: string, s: z.ZodType, summary: string) => ({
     name,
     title: name,
     summary,
     contentType: "application/json",
     headers: TRACEPARENT,
     payload: payload(s),
-    bindings: { kafka: { key: chave, bindingVersion: "0.5.0" } },
+    bindings: { kafka: { key: key, bindingVersion: "0.5.0" } },
   });
-  const topico = (address: string, partitions: number, message: string, description: string) => ({
+  const topic = (address: string, partitions: number, message: string, description: string) => ({
     address,
     description,
     messages: { [message]: ref(`#/components/messages/${message}`) },
@@ -67,7 +67,7 @@ export function asyncapiEventLog() {
   const grupo = (g: string) => ({
     kafka: { groupId: { type: "string", enum: [g] }, bindingVersion: "0.5.0" },
   });
-  const operacao = (
+  const operation = (
     action: "send" | "receive",
     channel: string,
     message: string,
@@ -92,25 +92,25 @@ export function asyncapiEventLog() {
       local: { host: "127.0.0.1:9092", protocol: "kafka", description: "KRaft, one node" },
     },
     channels: {
-      pedidosCriados: topico(
+      pedidosCriados: topic(
         TOPICS.pedidosCriados,
         PARTITIONS_PER_TOPIC,
         "PedidoCriado",
         "One record per order, written by the orders API's outbox relay (acks=all).",
       ),
-      pagamentosResultados: topico(
+      pagamentosResultados: topic(
         TOPICS.pagamentosResultados,
         PARTITIONS_PER_TOPIC,
         "ResultadoPagamento",
         "One record per decision, written by a payments instance (acks=all).",
       ),
-      pedidosCriadosDlq: topico(
+      pedidosCriadosDlq: topic(
         DLQ_TOPICS.pedidosCriados,
         1,
         "RegistroMorto",
         "Records of pedidos-criados that broke their contract, as they were.",
       ),
-      pagamentosResultadosDlq: topico(
+      pagamentosResultadosDlq: topic(
         DLQ_TOPICS.pagamentosResultados,
         1,
         "RegistroMorto",
@@ -118,53 +118,53 @@ export function asyncapiEventLog() {
       ),
     },
     operations: {
-      publicarPedidoCriado: operacao(
+      publicarPedidoCriado: operation(
         "send",
         "pedidosCriados",
         "PedidoCriado",
         "The orders API publishes each new order",
       ),
-      decidirPagamento: operacao(
+      decidirPagamento: operation(
         "receive",
         "pedidosCriados",
         "PedidoCriado",
         "Payments instances decide each order (group pagamentos)",
         GROUPS.pagamentos,
       ),
-      lerPedidosAnalytics: operacao(
+      lerPedidosAnalytics: operation(
         "receive",
         "pedidosCriados",
         "PedidoCriado",
         "The analytics CLI rebuilds its view from offset 0 (its own group)",
         GROUPS.analytics,
       ),
-      publicarResultado: operacao(
+      publicarResultado: operation(
         "send",
         "pagamentosResultados",
         "ResultadoPagamento",
         "A payments instance publishes its decision",
       ),
-      aplicarResultado: operacao(
+      aplicarResultado: operation(
         "receive",
         "pagamentosResultados",
         "ResultadoPagamento",
         "The orders API applies results idempotently (group pedidos-api)",
         GROUPS.pedidosApi,
       ),
-      lerResultadosAnalytics: operacao(
+      lerResultadosAnalytics: operation(
         "receive",
         "pagamentosResultados",
         "ResultadoPagamento",
         "The analytics CLI reads results too",
         GROUPS.analytics,
       ),
-      desviarPedidoInvalido: operacao(
+      desviarPedidoInvalido: operation(
         "send",
         "pedidosCriadosDlq",
         "RegistroMorto",
         "A consumer copies a record that breaks its contract",
       ),
-      desviarResultadoInvalido: operacao(
+      desviarResultadoInvalido: operation(
         "send",
         "pagamentosResultadosDlq",
         "RegistroMorto",
@@ -173,8 +173,8 @@ export function asyncapiEventLog() {
     },
     components: {
       messages: {
-        PedidoCriado: mensagem("PedidoCriado", PedidoCriadoV1, "An order was created"),
-        ResultadoPagamento: mensagem(
+        PedidoCriado: message("PedidoCriado", PedidoCriadoV1, "An order was created"),
+        ResultadoPagamento: message(
           "ResultadoPagamento",
           ResultadoPagamentoV1,
           "A payment was decided",
@@ -228,13 +228,13 @@ export function asyncapiBroker() {
       payload: payload(PagamentoProcessadoV1),
     },
   };
-  const mensagemDe: Record<string, string> = {
+  const messageOf: Record<string, string> = {
     "pagamentos.comandos": "SolicitacaoPagamento",
     "pagamentos.eventos": "PagamentoProcessado",
   };
   const id = (s: string) => s.replaceAll(/[.-](\w)/g, (_, c: string) => c.toUpperCase());
   for (const l of TOPOLOGY) {
-    const message = mensagemDe[l.exchange] as string;
+    const message = messageOf[l.exchange] as string;
     const ex = id(l.exchange);
     const q = id(l.queue);
     const dl = id(l.deadLetterQueue);
@@ -286,20 +286,20 @@ export function asyncapiBroker() {
         },
       },
     };
-    const quem =
+    const who =
       message === "SolicitacaoPagamento"
         ? ["the orders service", "the payments service"]
         : ["the payments service", "the orders service"];
     operations[`publicar${message}`] = {
       action: "send",
-      summary: `${quem[0]} publishes ${message} (confirmed, mandatory)`,
+      summary: `${who[0]} publishes ${message} (confirmed, mandatory)`,
       channel: ref(`#/channels/${ex}`),
       messages: [ref(`#/channels/${ex}/messages/${message}`)],
       bindings: { amqp: { deliveryMode: 2, mandatory: true, bindingVersion: "0.3.0" } },
     };
     operations[`consumir${message}`] = {
       action: "receive",
-      summary: `${quem[1]} consumes ${message} from ${l.queue}`,
+      summary: `${who[1]} consumes ${message} from ${l.queue}`,
       channel: ref(`#/channels/${q}`),
       messages: [ref(`#/channels/${q}/messages/${message}`)],
       bindings: { amqp: { ack: true, bindingVersion: "0.3.0" } },

@@ -6,7 +6,7 @@ import { defineMessage } from "./versao.ts";
 /** Contracts of the broker (RabbitMQ) edition. */
 
 const uuid = z.uuid({ error: "must be a UUID" });
-const textoNaoVazio = z
+const nonBlankText = z
   .string({ error: "must be a string" })
   .trim()
   .min(1, { error: "must not be blank" });
@@ -122,7 +122,7 @@ export const PagamentoProcessadoV1 = z.object({
   pedidoId: uuid,
   valor: positiveValor,
   aprovado: z.boolean({ error: "must be true or false" }),
-  motivo: textoNaoVazio,
+  motivo: nonBlankText,
 });
 export type PagamentoProcessado = z.output<typeof PagamentoProcessadoV1>;
 export const PagamentoProcessado = defineMessage("PagamentoProcessado", {

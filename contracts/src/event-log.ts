@@ -5,11 +5,11 @@ import { defineMessage } from "./versao.ts";
 
 /** Contracts of the event-log (Kafka) edition. */
 
-const textoNaoVazio = z
+const nonBlankText = z
   .string({ error: "must be a string" })
   .trim()
   .min(1, { error: "must not be blank" });
-const instanteUtc = z.iso.datetime({ offset: false, error: "must be an ISO 8601 UTC timestamp" });
+const utcInstant = z.iso.datetime({ offset: false, error: "must be an ISO 8601 UTC timestamp" });
 export const numericPedidoId = z
   .number({ error: "must be a number" })
   .int({ error: "must be an integer" })
@@ -64,17 +64,17 @@ export const PedidoHeadersSchema = z.object({
 });
 
 /** GET /pedidos: how many orders, newest first. */
-export const PEDIDOS_LIST_LIMITS = { padrao: 500, maximo: 5000 } as const;
-const limiteDaLista = z
+export const PEDIDOS_LIST_LIMITS = { default: 500, max: 5000 } as const;
+const listLimit = z
   .string({ error: "must be given once" })
   .regex(/^[0-9]{1,4}$/, {
-    error: `must be a whole number from 1 to ${PEDIDOS_LIST_LIMITS.maximo}`,
+    error: `must be a whole number from 1 to ${PEDIDOS_LIST_LIMITS.max}`,
   })
-  .refine((s) => Number(s) >= 1 && Number(s) <= PEDIDOS_LIST_LIMITS.maximo, {
-    error: `must be a whole number from 1 to ${PEDIDOS_LIST_LIMITS.maximo}`,
+  .refine((s) => Number(s) >= 1 && Number(s) <= PEDIDOS_LIST_LIMITS.max, {
+    error: `must be a whole number from 1 to ${PEDIDOS_LIST_LIMITS.max}`,
   });
 /** The query of GET /pedidos; other parameters are ignored. */
-export const PedidosQuerySchema = z.object({ limite: limiteDaLista.optional() });
+export const PedidosQuerySchema = z.object({ limite: listLimit.optional() });
 
 /** An order as the orders API returns it. */
 export const PedidoSchema = z.object({
@@ -86,7 +86,7 @@ export const PedidoSchema = z.object({
   status: z.enum(STATUS_PEDIDO),
   motivo: z.string().nullable(),
   processadoPor: z.string().nullable(),
-  criadoEm: instanteUtc,
+  criadoEm: utcInstant,
 });
 export type Pedido = z.output<typeof PedidoSchema>;
 
@@ -101,7 +101,7 @@ export type PagamentoSincrono = z.output<typeof PagamentoSincronoSchema>;
 export const DecisaoSincronaSchema = z.object({
   status: z.enum(STATUS_PAGAMENTO),
   motivo: z.string().nullable(),
-  instancia: textoNaoVazio,
+  instancia: nonBlankText,
 });
 export type DecisaoSincrona = z.output<typeof DecisaoSincronaSchema>;
 
@@ -114,7 +114,7 @@ export const PedidoCriadoV1 = z.object({
   item,
   quantidade: quantidadeSchema,
   valor: positiveValor,
-  criadoEm: instanteUtc,
+  criadoEm: utcInstant,
 });
 export type PedidoCriado = z.output<typeof PedidoCriadoV1>;
 export const PedidoCriado = defineMessage("PedidoCriado", { 1: PedidoCriadoV1 });
@@ -124,8 +124,8 @@ export const ResultadoPagamentoV1 = z.object({
   pedidoId: numericPedidoId,
   status: z.enum(STATUS_PAGAMENTO),
   motivo: z.string().nullable(),
-  instancia: textoNaoVazio,
-  processadoEm: instanteUtc,
+  instancia: nonBlankText,
+  processadoEm: utcInstant,
 });
 export type ResultadoPagamento = z.output<typeof ResultadoPagamentoV1>;
 export const ResultadoPagamento = defineMessage("ResultadoPagamento", { 1: ResultadoPagamentoV1 });
@@ -151,13 +151,13 @@ export const TopicPartitionSchema = z.object({
 });
 export type TopicPartition = z.output<typeof TopicPartitionSchema>;
 
-const ParticoesSchema = z.record(z.string(), z.array(z.number().int()));
+const PartitionsSchema = z.record(z.string(), z.array(z.number().int()));
 
 export const GroupMemberSchema = z.object({
   memberId: z.string(),
   clientId: z.string(),
   host: z.string(),
-  particoes: ParticoesSchema,
+  particoes: PartitionsSchema,
 });
 export type GroupMember = z.output<typeof GroupMemberSchema>;
 
@@ -218,7 +218,7 @@ export const SaudePagamentosSchema = z.object({
     .object({
       conectado: z.boolean(),
       grupo: z.string(),
-      particoes: ParticoesSchema,
+      particoes: PartitionsSchema,
       presas: z.array(StuckPartitionSchema),
     })
     .nullable(),

@@ -9,8 +9,8 @@ export interface HttpError {
 export function validationError(issues: readonly z.core.$ZodIssue[]): HttpError {
   const campos: Record<string, string> = {};
   for (const issue of issues) {
-    const campo = issue.path.length > 0 ? issue.path.join(".") : "(body)";
-    campos[campo] ??= issue.message;
+    const field = issue.path.length > 0 ? issue.path.join(".") : "(body)";
+    campos[field] ??= issue.message;
   }
   return { erro: "invalid input", campos };
 }

@@ -69,10 +69,10 @@ export const positiveValor = z
  * that its total stays in the money range.
  */
 export function totalInCents(
-  linhas: readonly { quantidade: unknown; precoUnitario: unknown }[],
+  lines: readonly { quantidade: unknown; precoUnitario: unknown }[],
 ): Cents | null {
   let total = 0;
-  for (const { quantidade, precoUnitario } of linhas) {
+  for (const { quantidade, precoUnitario } of lines) {
     if (typeof quantidade !== "number" || !Number.isSafeInteger(quantidade) || quantidade < 1)
       return null;
     if (typeof precoUnitario !== "number" || !hasAtMostTwoDecimals(precoUnitario)) return null;
@@ -86,15 +86,15 @@ export function totalInCents(
  * superRefine: a total above it is an issue on `caminho`, saying `oQue`'s limit.
  */
 export function totalInRange<T>(
-  linhas: (valor: T) => readonly { quantidade: unknown; precoUnitario: unknown }[] | null,
-  caminho: string,
-  oQue: string,
+  lines: (valor: T) => readonly { quantidade: unknown; precoUnitario: unknown }[] | null,
+  path: string,
+  what: string,
 ) {
   return (valor: T, ctx: z.RefinementCtx) => {
-    const l = linhas(valor);
+    const l = lines(valor);
     const total = l ? totalInCents(l) : null;
     if (total !== null && total > MAX_CENTS) {
-      ctx.addIssue({ code: "custom", path: [caminho], message: `${oQue} ${OUT_OF_RANGE}` });
+      ctx.addIssue({ code: "custom", path: [path], message: `${what} ${OUT_OF_RANGE}` });
     }
   };
 }

@@ -11,8 +11,8 @@ export const DLQ_TOPICS = {
   pagamentosResultados: dlqTopic(TOPICS.pagamentosResultados),
 } as const;
 
-export function dlqTopic(topico: string): string {
-  return `${topico}.dlq`;
+export function dlqTopic(topic: string): string {
+  return `${topic}.dlq`;
 }
 
 export const GROUPS = {
@@ -26,15 +26,15 @@ export const GROUPS = {
  * gives each run its own prefix so that it owns its topics and groups.
  */
 export function kafkaNames(prefixo = "") {
-  const topicos = {
+  const topics = {
     pedidosCriados: `${prefixo}${TOPICS.pedidosCriados}`,
     pagamentosResultados: `${prefixo}${TOPICS.pagamentosResultados}`,
   };
   return {
-    topicos,
+    topicos: topics,
     dlq: {
-      pedidosCriados: dlqTopic(topicos.pedidosCriados),
-      pagamentosResultados: dlqTopic(topicos.pagamentosResultados),
+      pedidosCriados: dlqTopic(topics.pedidosCriados),
+      pagamentosResultados: dlqTopic(topics.pagamentosResultados),
     },
     /** The dead-letter CLI's record of what it redrove: one record per letter, keyed by its id. */
     reenviosDlq: `${prefixo}dlq-reenvios`,
@@ -48,12 +48,12 @@ export function kafkaNames(prefixo = "") {
 export type KafkaNames = ReturnType<typeof kafkaNames>;
 
 /** Every topic of the event-log edition with its partitions: 3 each, 1 for a dead-letter topic. */
-export function pedidoTopics(nomes: KafkaNames): { topic: string; numPartitions: number }[] {
+export function pedidoTopics(names: KafkaNames): { topic: string; numPartitions: number }[] {
   return [
-    { topic: nomes.topicos.pedidosCriados, numPartitions: PARTITIONS_PER_TOPIC },
-    { topic: nomes.topicos.pagamentosResultados, numPartitions: PARTITIONS_PER_TOPIC },
-    { topic: nomes.dlq.pedidosCriados, numPartitions: 1 },
-    { topic: nomes.dlq.pagamentosResultados, numPartitions: 1 },
+    { topic: names.topicos.pedidosCriados, numPartitions: PARTITIONS_PER_TOPIC },
+    { topic: names.topicos.pagamentosResultados, numPartitions: PARTITIONS_PER_TOPIC },
+    { topic: names.dlq.pedidosCriados, numPartitions: 1 },
+    { topic: names.dlq.pagamentosResultados, numPartitions: 1 },
   ];
 }
 
@@ -115,12 +115,12 @@ export const TOPOLOGY: readonly Binding[] = [
  * which RabbitMQ asks of whoever declares a queue whose dead letters go through it. Their
  * user has no tag: no panel, no management API, nothing in other vhosts.
  */
-export function shopPermissions(ligacoes: readonly Binding[] = TOPOLOGY) {
-  const nomes = [...new Set(ligacoes.flatMap((l) => [l.exchange, l.queue, l.deadLetterQueue]))];
-  const padrao = (ns: string[]) => `^(${ns.map((n) => n.replaceAll(".", "\\.")).join("|")})$`;
+export function shopPermissions(bindings: readonly Binding[] = TOPOLOGY) {
+  const names = [...new Set(bindings.flatMap((l) => [l.exchange, l.queue, l.deadLetterQueue]))];
+  const defaults = (ns: string[]) => `^(${ns.map((n) => n.replaceAll(".", "\\.")).join("|")})$`;
   return {
-    configure: padrao(nomes),
-    write: padrao([...nomes, "amq.default"]),
-    read: padrao(nomes),
+    configure: defaults(names),
+    write: defaults([...names, "amq.default"]),
+    read: defaults(names),
   };
 }

@@ -15,101 +15,103 @@ export const ErrorSchema: z.ZodType<HttpError> = z.object({
 });
 
 export interface ResponseSpec {
-  descricao: string;
+  description: string;
   /** A JSON body; absent with `tipo` for text or HTML. */
-  esquema?: z.ZodType;
-  tipo?: "text/plain" | "text/html" | "application/json";
+  schema?: z.ZodType;
+  contentType?: "text/plain" | "text/html" | "application/json";
 }
 
 export interface RouteSpec {
-  metodo: "get" | "post";
+  method: "get" | "post";
   /** OpenAPI style: /pedidos/{id}. */
-  caminho: string;
-  resumo: string;
-  corpo?: z.ZodType;
-  query?: Record<string, { esquema: z.ZodType; descricao: string }>;
-  cabecalhos?: Record<string, { esquema: z.ZodType; descricao: string }>;
-  respostas: Record<number, ResponseSpec>;
+  path: string;
+  summary: string;
+  body?: z.ZodType;
+  query?: Record<string, { schema: z.ZodType; description: string }>;
+  headers?: Record<string, { schema: z.ZodType; description: string }>;
+  responses: Record<number, ResponseSpec>;
 }
 
 export interface ApiInfo {
-  titulo: string;
-  descricao: string;
-  rotas: RouteSpec[];
+  title: string;
+  description: string;
+  routes: RouteSpec[];
 }
 
-const erro = (descricao: string): ResponseSpec => ({ descricao, esquema: ErrorSchema });
+const errorResponse = (description: string): ResponseSpec => ({ description, schema: ErrorSchema });
 
 /** Answers every route may give, from the shared HTTP layer (libs/service). */
-function comuns(r: RouteSpec): Record<number, ResponseSpec> {
-  const todas: Record<number, ResponseSpec> = { 500: erro("internal error") };
-  if (r.metodo === "post") {
-    todas[400] = erro(
+function commonResponses(r: RouteSpec): Record<number, ResponseSpec> {
+  const all: Record<number, ResponseSpec> = { 500: errorResponse("internal error") };
+  if (r.method === "post") {
+    all[400] = errorResponse(
       "malformed JSON, or a body that breaks the contract (`campos` names each field)",
     );
-    todas[413] = erro("body larger than 1 MB");
-    todas[415] = erro("the body is not JSON in UTF-8, or its Content-Encoding is unsupported");
+    all[413] = errorResponse("body larger than 1 MB");
+    all[415] = errorResponse(
+      "the body is not JSON in UTF-8, or its Content-Encoding is unsupported",
+    );
   }
-  if (r.query) todas[400] = erro("a query parameter out of its range (`campos` names it)");
-  return { ...todas, ...r.respostas };
+  if (r.query) all[400] = errorResponse("a query parameter out of its range (`campos` names it)");
+  return { ...all, ...r.responses };
 }
 
 const jsonSchema = (s: z.ZodType, io: "input" | "output") =>
   z.toJSONSchema(s, { io, unrepresentable: "any", target: "draft-2020-12" });
 
-const conteudo = (r: ResponseSpec) => {
-  if (r.esquema) return { "application/json": { schema: jsonSchema(r.esquema, "output") } };
-  return { [r.tipo ?? "application/json"]: { schema: { type: "string" } } };
+const content = (r: ResponseSpec) => {
+  if (r.schema) return { "application/json": { schema: jsonSchema(r.schema, "output") } };
+  return { [r.contentType ?? "application/json"]: { schema: { type: "string" } } };
 };
 
 export function openApiDocument(api: ApiInfo, versao = "1.0.0") {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const r of api.rotas) {
-    const parametrosDeCaminho = [...r.caminho.matchAll(/\{(\w+)\}/g)].map((m) => ({
+  for (const r of api.routes) {
+    const pathParameters = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
       name: m[1],
       in: "path",
       required: true,
       schema: { type: "string" },
     }));
-    const parametrosDeQuery = Object.entries(r.query ?? {}).map(([name, q]) => ({
+    const queryParameters = Object.entries(r.query ?? {}).map(([name, q]) => ({
       name,
       in: "query",
       required: false,
-      description: q.descricao,
-      schema: jsonSchema(q.esquema, "input"),
+      description: q.description,
+      schema: jsonSchema(q.schema, "input"),
     }));
-    const parametrosDeCabecalho = Object.entries(r.cabecalhos ?? {}).map(([name, q]) => ({
+    const headerParameters = Object.entries(r.headers ?? {}).map(([name, q]) => ({
       name,
       in: "header",
       required: false,
-      description: q.descricao,
-      schema: jsonSchema(q.esquema, "input"),
+      description: q.description,
+      schema: jsonSchema(q.schema, "input"),
     }));
-    const parameters = [...parametrosDeCaminho, ...parametrosDeQuery, ...parametrosDeCabecalho];
-    paths[r.caminho] ??= {};
-    (paths[r.caminho] as Record<string, unknown>)[r.metodo] = {
-      summary: r.resumo,
-      operationId: `${r.metodo}${r.caminho.replaceAll(/[{}]/g, "").replaceAll(/[/.-](\w)/g, (_, c: string) => c.toUpperCase())}`,
+    const parameters = [...pathParameters, ...queryParameters, ...headerParameters];
+    paths[r.path] ??= {};
+    (paths[r.path] as Record<string, unknown>)[r.method] = {
+      summary: r.summary,
+      operationId: `${r.method}${r.path.replaceAll(/[{}]/g, "").replaceAll(/[/.-](\w)/g, (_, c: string) => c.toUpperCase())}`,
       ...(parameters.length > 0 ? { parameters } : {}),
-      ...(r.corpo
+      ...(r.body
         ? {
             requestBody: {
               required: true,
-              content: { "application/json": { schema: jsonSchema(r.corpo, "input") } },
+              content: { "application/json": { schema: jsonSchema(r.body, "input") } },
             },
           }
         : {}),
       responses: Object.fromEntries(
-        Object.entries(comuns(r)).map(([status, resposta]) => [
+        Object.entries(commonResponses(r)).map(([status, resposta]) => [
           status,
-          { description: resposta.descricao, content: conteudo(resposta) },
+          { description: resposta.description, content: content(resposta) },
         ]),
       ),
     };
   }
   return {
     openapi: "3.1.0",
-    info: { title: api.titulo, version: versao, description: api.descricao },
+    info: { title: api.title, version: versao, description: api.description },
     paths,
   };
 }

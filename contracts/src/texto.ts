@@ -16,19 +16,19 @@ import { z } from "zod";
  * text fields here, escaped by libs/service wherever a tool prints text it did not write.
  */
 export const CONTROL_CHARACTERS = "[\\p{Cc}\\u202A-\\u202E\\u2066-\\u2069]";
-const PROIBIDOS = new RegExp(CONTROL_CHARACTERS, "u");
-const SURROGATE_SOZINHO = /\p{Cs}/u;
+const FORBIDDEN = new RegExp(CONTROL_CHARACTERS, "u");
+const LONE_SURROGATE = /\p{Cs}/u;
 
 /** The limits of each text field, in characters. */
 export const TEXT_LIMITS = { cliente: 100, item: 100, clienteId: 100, sku: 64 } as const;
 
-export function freeText(maximo: number) {
+export function freeText(max: number) {
   return z
     .string({ error: "must be a string" })
-    .refine((s) => !SURROGATE_SOZINHO.test(s), { error: "must be valid Unicode text" })
+    .refine((s) => !LONE_SURROGATE.test(s), { error: "must be valid Unicode text" })
     .overwrite((s) => s.trim().normalize("NFC"))
     .refine((s) => s.length > 0, { error: "must not be blank" })
-    .refine((s) => !PROIBIDOS.test(s), { error: "must not contain control characters" })
-    .refine((s) => [...s].length <= maximo, { error: `must be at most ${maximo} characters` })
-    .meta({ maxLength: maximo });
+    .refine((s) => !FORBIDDEN.test(s), { error: "must not contain control characters" })
+    .refine((s) => [...s].length <= max, { error: `must be at most ${max} characters` })
+    .meta({ maxLength: max });
 }

@@ -1,7 +1,7 @@
 import { escapeControls } from "@shop/service";
 
 /** One dead letter, whichever edition it comes from. */
-export interface CartaMorta {
+export interface DeadLetter {
   /** kafka:<dlq topic>:<partition>:<offset> or rabbitmq:<queue>:<position> */
   id: string;
   edicao: "kafka" | "rabbitmq";
@@ -19,7 +19,7 @@ export interface CartaMorta {
  * One line per dead letter. Everything but the CLI's own words came from a producer or a
  * broker, so control characters are escaped before a terminal sees them.
  */
-export function linha(c: CartaMorta): string {
+export function line(c: DeadLetter): string {
   const corpo = c.corpo.length > 60 ? `${c.corpo.slice(0, 57)}...` : c.corpo;
   return escapeControls(
     `${c.id}  [${c.estado}]  from ${c.origem}  attempts=${c.tentativas}  reason=${c.motivo}  body=${JSON.stringify(corpo)}`,

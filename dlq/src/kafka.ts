@@ -2,12 +2,12 @@ import { kafkaNames } from "@shop/contracts";
 import { createKafka, createPublisher } from "@shop/kafka";
 import type { Logger } from "@shop/service";
 import type { Admin, IHeaders, Kafka } from "kafkajs";
-import type { CartaMorta } from "./cartas.ts";
+import type { DeadLetter } from "./cartas.ts";
 
 const header = (h: IHeaders | undefined, name: string) => h?.[name]?.toString() ?? "";
 
 /** A dead letter's record as Kafka holds it: the bytes a redrive sends back. */
-interface Bruto {
+interface RawRecord {
   key: Buffer | null;
   value: Buffer;
   headers: IHeaders;
@@ -20,31 +20,32 @@ interface Bruto {
  * own: redriving letter 5 leaves 3 and 4 pending.
  */
 export function kafkaDlq(brokers: string[], prefix: string, log: Logger) {
-  const nomes = kafkaNames(prefix);
-  const topicos = [nomes.dlq.pedidosCriados, nomes.dlq.pagamentosResultados];
-  const reenvios = nomes.reenviosDlq;
+  const names = kafkaNames(prefix);
+  const dlqTopics = [names.dlq.pedidosCriados, names.dlq.pagamentosResultados];
+  const redrives = names.reenviosDlq;
   const kafka: Kafka = createKafka(brokers, "dlq-cli", log);
   /** The bytes of each letter read by the last ler(), by id. */
-  const brutos = new Map<string, Bruto>();
+  const raw = new Map<string, RawRecord>();
 
   /** Reads every record of the dead-letter topics (and of the redrive record), up to the end seen now. */
-  async function ler(): Promise<CartaMorta[]> {
+  async function read(): Promise<DeadLetter[]> {
     const admin = kafka.admin();
     await admin.connect();
     try {
       const existing = new Set(await admin.listTopics());
-      const topics = [...topicos, reenvios].filter((t) => existing.has(t));
-      const falta = new Map<string, number>(); // "topic:partition" -> end offset still to reach
+      const topics = [...dlqTopics, redrives].filter((t) => existing.has(t));
+      const missing = new Map<string, number>(); // "topic:partition" -> end offset still to reach
       for (const topic of topics) {
         for (const p of await admin.fetchTopicOffsets(topic)) {
-          if (Number(p.high) > Number(p.low)) falta.set(`${topic}:${p.partition}`, Number(p.high));
+          if (Number(p.high) > Number(p.low))
+            missing.set(`${topic}:${p.partition}`, Number(p.high));
         }
       }
-      if (falta.size === 0) return [];
+      if (missing.size === 0) return [];
       const readerGroup = `${prefix}dlq-reader-${process.pid}-${Date.now()}`;
       const consumer = kafka.consumer({ groupId: readerGroup });
-      const cartas: CartaMorta[] = [];
-      const reenviadas = new Set<string>();
+      const letters: DeadLetter[] = [];
+      const redriven = new Set<string>();
       await consumer.connect();
       try {
         await consumer.subscribe({ topics, fromBeginning: true });
@@ -53,18 +54,18 @@ export function kafkaDlq(brokers: string[], prefix: string, log: Logger) {
             .run({
               eachMessage: async ({ topic, partition, message }) => {
                 const key = `${topic}:${partition}`;
-                if (Number(message.offset) + 1 >= (falta.get(key) ?? 0)) falta.delete(key);
-                if (topic === reenvios) {
-                  if (message.key && message.value) reenviadas.add(message.key.toString());
+                if (Number(message.offset) + 1 >= (missing.get(key) ?? 0)) missing.delete(key);
+                if (topic === redrives) {
+                  if (message.key && message.value) redriven.add(message.key.toString());
                 } else {
                   const h = message.headers ?? {};
                   const id = `kafka:${topic}:${partition}:${message.offset}`;
-                  brutos.set(id, {
+                  raw.set(id, {
                     key: message.key,
                     value: message.value ?? Buffer.alloc(0),
                     headers: h,
                   });
-                  cartas.push({
+                  letters.push({
                     id,
                     edicao: "kafka",
                     onde: `${topic}[${partition}]@${message.offset}`,
@@ -79,7 +80,7 @@ export function kafkaDlq(brokers: string[], prefix: string, log: Logger) {
                     corpo: message.value?.toString() ?? "",
                   });
                 }
-                if (falta.size === 0) resolve();
+                if (missing.size === 0) resolve();
               },
             })
             .catch(reject);
@@ -88,22 +89,22 @@ export function kafkaDlq(brokers: string[], prefix: string, log: Logger) {
         await consumer.disconnect();
         await admin.deleteGroups([readerGroup]).catch(() => {});
       }
-      for (const c of cartas) if (reenviadas.has(c.id)) c.estado = "reenviada";
-      return cartas.sort((a, b) => a.id.localeCompare(b.id, undefined, { numeric: true }));
+      for (const c of letters) if (redriven.has(c.id)) c.estado = "reenviada";
+      return letters.sort((a, b) => a.id.localeCompare(b.id, undefined, { numeric: true }));
     } finally {
       await admin.disconnect();
     }
   }
 
   /** The redrive record's topic: compacted, one record per letter redriven. */
-  async function garantirReenvios(admin: Admin): Promise<void> {
-    if ((await admin.listTopics()).includes(reenvios)) return;
+  async function ensureRedriveTopic(admin: Admin): Promise<void> {
+    if ((await admin.listTopics()).includes(redrives)) return;
     await admin
       .createTopics({
         waitForLeaders: true,
         topics: [
           {
-            topic: reenvios,
+            topic: redrives,
             numPartitions: 1,
             configEntries: [{ name: "cleanup.policy", value: "compact" }],
           },
@@ -122,26 +123,26 @@ export function kafkaDlq(brokers: string[], prefix: string, log: Logger) {
    * the dead letters with the count raised. Nothing is lost: the record of the redrive is
    * written after Kafka acknowledged the letter (a crash between the two sends it again).
    */
-  async function reenviar(filtro: (c: CartaMorta) => boolean): Promise<CartaMorta[]> {
-    const pendentes = (await ler()).filter((c) => c.estado === "pendente" && filtro(c));
+  async function redrive(filter: (c: DeadLetter) => boolean): Promise<DeadLetter[]> {
+    const pendentes = (await read()).filter((c) => c.estado === "pendente" && filter(c));
     if (pendentes.length === 0) return [];
-    const publicador = createPublisher(kafka, 10_000, log);
+    const publisher = createPublisher(kafka, 10_000, log);
     const admin = kafka.admin();
     await admin.connect();
     try {
-      await garantirReenvios(admin);
+      await ensureRedriveTopic(admin);
       for (const c of pendentes) {
-        const bruto = brutos.get(c.id) as Bruto;
+        const rawRecord = raw.get(c.id) as RawRecord;
         const original = c.cabecalhos["dlq-topico-original"] as string;
         const headers: IHeaders = Object.fromEntries(
-          Object.entries(bruto.headers).filter(([k]) => !k.startsWith("dlq-")),
+          Object.entries(rawRecord.headers).filter(([k]) => !k.startsWith("dlq-")),
         );
         const [, topic, partition, offset] = c.id.split(":") as [string, string, string, string];
-        const [para] = await publicador.publishBatch([
+        const [to] = await publisher.publishBatch([
           {
             topic: original,
-            key: bruto.key,
-            value: bruto.value,
+            key: rawRecord.key,
+            value: rawRecord.value,
             headers: {
               ...headers,
               "dlq-tentativas": String(c.tentativas),
@@ -149,23 +150,23 @@ export function kafkaDlq(brokers: string[], prefix: string, log: Logger) {
             },
           },
         ]);
-        await publicador.publishBatch([
+        await publisher.publishBatch([
           {
-            topic: reenvios,
+            topic: redrives,
             key: c.id,
             value: JSON.stringify({
               em: new Date().toISOString(),
-              para: `${para?.topic}[${para?.partition}]@${para?.offset}`,
+              para: `${to?.topic}[${to?.partition}]@${to?.offset}`,
             }),
           },
         ]);
       }
     } finally {
       await admin.disconnect();
-      await publicador.close();
+      await publisher.close();
     }
     return pendentes;
   }
 
-  return { ler, reenviar };
+  return { read, redrive };
 }

@@ -1,5 +1,5 @@
 import { createLogger, escapeControls, loadDotEnv, readArguments } from "@shop/service";
-import { type CartaMorta, json, linha } from "./cartas.ts";
+import { type DeadLetter, json, line } from "./cartas.ts";
 import { readConfig } from "./config.ts";
 import { kafkaDlq } from "./kafka.ts";
 import { rabbitDlq } from "./rabbitmq.ts";
@@ -15,7 +15,7 @@ Dead letters of both editions: Kafka's <topic>.dlq topics and RabbitMQ's .erros 
   options: --edition kafka|rabbitmq (default: both), --json`;
 
 /** Where dead letters come from: Kafka's .dlq topics or RabbitMQ's .erros queues. */
-type Fonte = ReturnType<typeof kafkaDlq> | ReturnType<typeof rabbitDlq>;
+type Source = ReturnType<typeof kafkaDlq> | ReturnType<typeof rabbitDlq>;
 
 async function main(): Promise<number> {
   loadDotEnv();
@@ -44,33 +44,33 @@ async function main(): Promise<number> {
   }
   const config = readConfig();
   const log = createLogger("dlq", "stderr");
-  const fontes: Fonte[] = [];
+  const sources: Source[] = [];
   if (values.edition !== "rabbitmq")
-    fontes.push(kafkaDlq(config.kafkaBrokers, config.kafkaPrefix, log));
+    sources.push(kafkaDlq(config.kafkaBrokers, config.kafkaPrefix, log));
   if (values.edition !== "kafka") {
-    if (config.rabbit) fontes.push(rabbitDlq(config.rabbit, log));
+    if (config.rabbit) sources.push(rabbitDlq(config.rabbit, log));
     else if (values.edition === "rabbitmq")
       throw new Error("BROKER_USER and BROKER_PASSWORD are needed for RabbitMQ (see .env)");
   }
 
-  const todas = async () => (await Promise.all(fontes.map((f) => f.ler()))).flat();
-  const print = (cartas: CartaMorta[]) => {
-    if (values.json) console.log(json(cartas));
-    else for (const c of cartas) console.log(linha(c));
+  const all = async () => (await Promise.all(sources.map((f) => f.read()))).flat();
+  const print = (letters: DeadLetter[]) => {
+    if (values.json) console.log(json(letters));
+    else for (const c of letters) console.log(line(c));
   };
 
   switch (command) {
     case "list": {
-      const cartas = await todas();
-      print(cartas);
+      const letters = await all();
+      print(letters);
       if (!values.json)
         console.log(
-          `${cartas.length} dead letter(s), ${cartas.filter((c) => c.estado === "pendente").length} pending`,
+          `${letters.length} dead letter(s), ${letters.filter((c) => c.estado === "pendente").length} pending`,
         );
       return 0;
     }
     case "show": {
-      const c = (await todas()).find((x) => x.id === id);
+      const c = (await all()).find((x) => x.id === id);
       if (!c) {
         console.error(
           escapeControls(
@@ -87,12 +87,12 @@ async function main(): Promise<number> {
         console.error(`redrive needs an id or --all\n\n${USAGE}`);
         return 2;
       }
-      const feitos = (
-        await Promise.all(fontes.map((f) => f.reenviar((c) => values.all === true || c.id === id)))
+      const done = (
+        await Promise.all(sources.map((f) => f.redrive((c) => values.all === true || c.id === id)))
       ).flat();
-      for (const c of feitos) console.log(escapeControls(`redriven: ${c.id} -> ${c.origem}`));
-      console.log(`${feitos.length} dead letter(s) redriven`);
-      return feitos.length === 0 && id ? 1 : 0;
+      for (const c of done) console.log(escapeControls(`redriven: ${c.id} -> ${c.origem}`));
+      console.log(`${done.length} dead letter(s) redriven`);
+      return done.length === 0 && id ? 1 : 0;
     }
     default:
       console.error(`unknown command ${command}\n\n${USAGE}`);

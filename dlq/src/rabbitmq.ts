@@ -2,7 +2,7 @@ import { AmqpClient, amqpUrl, type BrokerAddress } from "@shop/amqp";
 import { ERROR_QUEUES } from "@shop/contracts";
 import type { Logger } from "@shop/service";
 import amqp, { type Channel, type GetMessage } from "amqplib";
-import type { CartaMorta } from "./cartas.ts";
+import type { DeadLetter } from "./cartas.ts";
 
 interface XDeath {
   count: number;
@@ -13,31 +13,31 @@ interface XDeath {
 }
 
 /** A message's headers and its latest death (x-death, newest first). */
-function lerMorte(m: GetMessage) {
+function readDeath(m: GetMessage) {
   const headers = (m.properties.headers ?? {}) as Record<string, unknown>;
-  const [morte] = (headers["x-death"] ?? []) as XDeath[];
-  return { headers, morte };
+  const [death] = (headers["x-death"] ?? []) as XDeath[];
+  return { headers, morte: death };
 }
 
-function carta(queue: string, posicao: number, m: GetMessage): CartaMorta {
-  const { headers, morte } = lerMorte(m);
+function letterOf(queue: string, position: number, m: GetMessage): DeadLetter {
+  const { headers, morte: death } = readDeath(m);
   return {
-    id: `rabbitmq:${queue}:${posicao}`,
+    id: `rabbitmq:${queue}:${position}`,
     edicao: "rabbitmq",
-    onde: `${queue} #${posicao}`,
-    origem: morte
-      ? `${morte.queue} (exchange ${morte.exchange || "(default)"}, key ${morte["routing-keys"]?.[0]})`
+    onde: `${queue} #${position}`,
+    origem: death
+      ? `${death.queue} (exchange ${death.exchange || "(default)"}, key ${death["routing-keys"]?.[0]})`
       : "?",
-    motivo: `${morte?.reason ?? "?"} (the consumer's log has why)`,
+    motivo: `${death?.reason ?? "?"} (the consumer's log has why)`,
     // 3 deliveries per passage through the queue; x-death counts the passages.
-    tentativas: 3 * (morte?.count ?? 1),
+    tentativas: 3 * (death?.count ?? 1),
     estado: "pendente",
     chave: m.properties.messageId ?? null,
     cabecalhos: Object.fromEntries(
       Object.entries(headers)
         .filter(([k]) => k !== "x-death")
         .map(([k, v]) => [k, String(v)])
-        .concat(morte ? [["x-death", `${morte.reason} x${morte.count} from ${morte.queue}`]] : []),
+        .concat(death ? [["x-death", `${death.reason} x${death.count} from ${death.queue}`]] : []),
     ),
     corpo: m.content.toString("utf8"),
   };
@@ -50,28 +50,28 @@ function carta(queue: string, posicao: number, m: GetMessage): CartaMorta {
  * removes it from `.erros`. A message that fails again comes back with x-death's count raised.
  */
 export function rabbitDlq(r: BrokerAddress, log: Logger) {
-  const filas = [ERROR_QUEUES.solicitacoes, ERROR_QUEUES.resultados];
+  const queues = [ERROR_QUEUES.solicitacoes, ERROR_QUEUES.resultados];
 
   /**
    * Fetches, one by one, the messages each `.erros` queue holds now and hands each to
    * `visitar` (unacked: whatever visitar does not ack goes back when the channel closes);
    * `aoFimDaFila` runs after each queue.
    */
-  async function percorrer(
-    visitar: (ch: Channel, queue: string, posicao: number, m: GetMessage) => Promise<void>,
-    aoFimDaFila: (ch: Channel) => void = () => {},
+  async function walkQueue(
+    visit: (ch: Channel, queue: string, position: number, m: GetMessage) => Promise<void>,
+    atQueueEnd: (ch: Channel) => void = () => {},
   ): Promise<void> {
     const conn = await amqp.connect(amqpUrl(r));
     try {
       const ch = await conn.createChannel();
-      for (const queue of filas) {
+      for (const queue of queues) {
         const { messageCount } = await ch.checkQueue(queue).catch(() => ({ messageCount: 0 }));
         for (let i = 0; i < messageCount; i++) {
           const m = await ch.get(queue, { noAck: false });
           if (!m) break;
-          await visitar(ch, queue, i + 1, m);
+          await visit(ch, queue, i + 1, m);
         }
-        aoFimDaFila(ch);
+        atQueueEnd(ch);
       }
       await ch.close();
     } finally {
@@ -79,26 +79,26 @@ export function rabbitDlq(r: BrokerAddress, log: Logger) {
     }
   }
 
-  async function ler(): Promise<CartaMorta[]> {
-    const cartas: CartaMorta[] = [];
-    await percorrer(
-      async (_ch, queue, posicao, m) => {
-        cartas.push(carta(queue, posicao, m));
+  async function read(): Promise<DeadLetter[]> {
+    const letters: DeadLetter[] = [];
+    await walkQueue(
+      async (_ch, queue, position, m) => {
+        letters.push(letterOf(queue, position, m));
       },
       // Put them all back, in order; closing the channel would do the same.
       (ch) => ch.nackAll(true),
     );
-    return cartas;
+    return letters;
   }
 
-  async function reenviar(filtro: (c: CartaMorta) => boolean): Promise<CartaMorta[]> {
+  async function redrive(filter: (c: DeadLetter) => boolean): Promise<DeadLetter[]> {
     const client = new AmqpClient({ url: amqpUrl(r), log, topology: async () => {} });
-    const feitos: CartaMorta[] = [];
+    const done: DeadLetter[] = [];
     try {
-      await percorrer(async (ch, queue, posicao, m) => {
-        const c = carta(queue, posicao, m);
-        const { headers, morte } = lerMorte(m);
-        if (!filtro(c) || !morte) return; // left unacked: back in the queue when the channel closes
+      await walkQueue(async (ch, queue, position, m) => {
+        const c = letterOf(queue, position, m);
+        const { headers, morte } = readDeath(m);
+        if (!filter(c) || !morte) return; // left unacked: back in the queue when the channel closes
         await client.publish(
           morte.exchange,
           morte["routing-keys"]?.[0] ?? "",
@@ -111,13 +111,13 @@ export function rabbitDlq(r: BrokerAddress, log: Logger) {
           },
         );
         ch.ack(m);
-        feitos.push(c);
+        done.push(c);
       });
     } finally {
       await client.close();
     }
-    return feitos;
+    return done;
   }
 
-  return { ler, reenviar };
+  return { read, redrive };
 }

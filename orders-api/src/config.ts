@@ -4,7 +4,7 @@ import { httpEnvShape, readEnvironment } from "@shop/service";
 import { z } from "zod";
 
 /** True for exactly one http(s) origin, as a browser sends it: scheme://host[:port]. */
-function umaOrigem(o: string): boolean {
+function isOneOrigin(o: string): boolean {
   try {
     const u = new URL(o);
     return ["http:", "https:"].includes(u.protocol) && u.origin === o && !o.includes("*");
@@ -21,7 +21,7 @@ export const envSchema = z.object({
    * The web front end's origin, the only one CORS allows: one http(s) origin, never `*`
    * (the API has no authentication, so any page on the web could then mark orders).
    */
-  FRONT_ORIGIN: z.string().default("http://localhost:5173").refine(umaOrigem, {
+  FRONT_ORIGIN: z.string().default("http://localhost:5173").refine(isOneOrigin, {
     error: "must be one origin such as http://localhost:5173 (scheme://host[:port]), never *",
   }),
   DB_PATH: z.string().default(".data/pedidos.db"),
@@ -51,7 +51,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     dbPath: e.DB_PATH,
     modo: e.MODO,
     pagamentosUrl: e.PAGAMENTOS_URL,
-    confirmacaoMs: e.CONFIRMACAO_MS,
+    confirmMs: e.CONFIRMACAO_MS,
     outbox: e.OUTBOX === "ligado",
   };
 }

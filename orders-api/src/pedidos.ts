@@ -1,10 +1,10 @@
 import { fromCents, type Historico, type NovoPedido } from "@shop/contracts";
 import {
-  type Efeito,
-  efeitoDoResultado,
-  novoPedido,
+  type Effect,
+  newPedido,
   type Pedido,
   type Resultado,
+  resultadoEffect,
 } from "./domain/pedido.ts";
 import type { Details, IdempotencyKey, IdempotencyRecord, PedidoStore } from "./store.ts";
 
@@ -68,11 +68,11 @@ export function pedidoUseCases({ store, inTransaction, announcer, ...deps }: Ped
     pedidoId: number,
     resultado: Resultado & { processadoEm?: string },
     source: Details,
-  ): Efeito | null {
+  ): Effect | null {
     const pedido = store.findPedido(pedidoId);
     if (!pedido) return null;
-    const efeito = efeitoDoResultado(pedido.status, resultado);
-    if (efeito.aplicar) store.updateStatus(pedidoId, efeito);
+    const efeito = resultadoEffect(pedido.status, resultado);
+    if (efeito.apply) store.updateStatus(pedidoId, efeito);
     const { instancia, status, motivo } = resultado;
     store.insertStep(
       pedidoId,
@@ -82,8 +82,8 @@ export function pedidoUseCases({ store, inTransaction, announcer, ...deps }: Ped
     );
     store.insertStep(
       pedidoId,
-      efeito.aplicar ? "resultado-aplicado" : "resultado-repetido",
-      efeito.aplicar ? { status: efeito.status } : { porque: efeito.porque },
+      efeito.apply ? "resultado-aplicado" : "resultado-repetido",
+      efeito.apply ? { status: efeito.status } : { porque: efeito.reason },
     );
     return efeito;
   }
@@ -97,7 +97,7 @@ export function pedidoUseCases({ store, inTransaction, announcer, ...deps }: Ped
       applyInTransaction(resultado.pedidoId, resultado, source),
     );
     if (efeito === null) return { outcome: "unknown-pedido" };
-    if (!efeito.aplicar) return { outcome: "repeated", reason: efeito.porque };
+    if (!efeito.apply) return { outcome: "repeated", reason: efeito.reason };
     return { outcome: "applied", status: efeito.status, processadoPor: efeito.processadoPor };
   }
 
@@ -109,7 +109,7 @@ export function pedidoUseCases({ store, inTransaction, announcer, ...deps }: Ped
     async createPedido(input: NovoPedido, key?: IdempotencyKey): Promise<CreateOutcome> {
       forgetOldKeys();
       const pedido = await inTransaction(() => {
-        const saved = store.insertPedido(novoPedido(input, now()));
+        const saved = store.insertPedido(newPedido(input, now()));
         if (key) store.insertKey(key, saved);
         announcer.stage(saved);
         return saved;

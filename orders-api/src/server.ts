@@ -33,7 +33,7 @@ export async function startOrdersApi(
   log: Logger = createLogger("orders-api"),
 ): Promise<OrdersApi> {
   const store = openStore(config.dbPath);
-  const nomes = kafkaNames(config.kafkaPrefix);
+  const names = kafkaNames(config.kafkaPrefix);
   const kafka =
     config.modo === "eventos" ? createKafka(config.kafkaBrokers, "orders-api", log) : null;
   let publisher: Publisher | null = null;
@@ -41,9 +41,9 @@ export async function startOrdersApi(
   let relay: OutboxRelay | null = null;
   let announcer: PedidoAnnouncer = paymentsHttpAnnouncer(config.pagamentosUrl);
   if (kafka) {
-    const created = await ensureTopics(kafka, pedidoTopics(nomes), REPLICATION_FACTOR);
+    const created = await ensureTopics(kafka, pedidoTopics(names), REPLICATION_FACTOR);
     if (created.length > 0) log.info("created topics", { topics: created.join(",") });
-    publisher = createPublisher(kafka, config.confirmacaoMs, log);
+    publisher = createPublisher(kafka, config.confirmMs, log);
     if (config.outbox) {
       // The relay waits for kafkajs's own verdict on each send, not for our 5 s: a send
       // given up on while kafkajs still retried it could be written late, after the relay
@@ -52,9 +52,9 @@ export async function startOrdersApi(
       // were written.
       relayPublisher = createPublisher(kafka, RELAY_TIME_LIMIT_MS, log);
       relay = startOutboxRelay({ store, publisher: relayPublisher, log });
-      announcer = outboxAnnouncer({ store, nomes, relay, confirmMs: config.confirmacaoMs });
+      announcer = outboxAnnouncer({ store, nomes: names, relay, confirmMs: config.confirmMs });
     } else {
-      announcer = directAnnouncer({ store, nomes, publisher, log });
+      announcer = directAnnouncer({ store, nomes: names, publisher, log });
     }
   }
   // Group commit: the orders and results of one turn share a transaction.
@@ -65,10 +65,10 @@ export async function startOrdersApi(
   });
   const consumer =
     kafka && publisher
-      ? await startResultadosConsumer({ kafka, nomes, publisher, pedidos, log })
+      ? await startResultadosConsumer({ kafka, nomes: names, publisher, pedidos, log })
       : null;
 
-  const platform = kafka ? platformReader(kafka, nomes) : null;
+  const platform = kafka ? platformReader(kafka, names) : null;
   const app = createApp({
     pedidos,
     outbox: relay ? () => outboxStatus(store) : null,

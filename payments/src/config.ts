@@ -26,7 +26,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     host: e.HOST,
     kafkaBrokers: e.KAFKA_BROKERS.split(","),
     kafkaPrefix: e.KAFKA_PREFIXO,
-    tempoDecisaoMs: e.TEMPO_DECISAO_MS,
+    decisionWaitMs: e.TEMPO_DECISAO_MS,
     modo: e.MODO,
     commitIntervalMs: e.COMMIT_INTERVAL_MS,
   };

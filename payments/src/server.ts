@@ -17,24 +17,24 @@ export async function startPayments(
   log: Logger = createLogger(`payments ${config.instancia}`),
   print?: (line: string) => void,
 ): Promise<PaymentsInstance> {
-  const nomes = kafkaNames(config.kafkaPrefix);
+  const names = kafkaNames(config.kafkaPrefix);
   const kafka =
     config.modo === "eventos"
       ? createKafka(config.kafkaBrokers, `payments-${config.instancia}`, log)
       : null;
   // Whichever service starts first creates the topics (the same ones, idempotently).
-  if (kafka) await ensureTopics(kafka, pedidoTopics(nomes), REPLICATION_FACTOR);
+  if (kafka) await ensureTopics(kafka, pedidoTopics(names), REPLICATION_FACTOR);
   const publisher: Publisher | null = kafka ? createPublisher(kafka, 5000, log) : null;
   const pagamentos = pagamentoUseCases({
     instancia: config.instancia,
-    decisionWaitMs: config.tempoDecisaoMs,
+    decisionWaitMs: config.decisionWaitMs,
     ...(print ? { print } : {}),
   });
   const consumer =
     kafka && publisher
       ? await startPedidosCriadosConsumer({
           kafka,
-          nomes,
+          nomes: names,
           publisher,
           pagamentos,
           log,

@@ -162,7 +162,7 @@ describe("compose.yaml, for users who have Docker", () => {
     const code = [
       "libs/service/src/metrics.ts",
       "libs/kafka/src/lag.ts",
-      "orders-api/src/server.ts",
+      "orders-api/src/messaging/outbox-relay.ts",
     ]
       .map((f) => readFileSync(join(ROOT, f), "utf8"))
       .join("\n");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { aplicarPedidoCriado, aplicarResultado, criarVisao, painel } from "./visao.ts";
+import { applyPedidoCriado, applyResultado, dashboard, newVisao } from "./visao.ts";
 
 const criado = (pedidoId: number, item: string, quantidade: number, valor: number) => ({
   pedidoId,
@@ -10,20 +10,24 @@ const criado = (pedidoId: number, item: string, quantidade: number, valor: numbe
 
 describe("The analytics view", () => {
   it("When results disagree, then the first status received wins", () => {
-    const v = criarVisao();
-    aplicarPedidoCriado(v, criado(1, "caneca", 1, 10));
-    aplicarResultado(v, { pedidoId: 1, status: "RECUSADO" });
-    aplicarResultado(v, { pedidoId: 1, status: "APROVADO" });
-    expect(painel(v)).toMatchObject({ pedidosVistos: 1, pedidosPagos: 0, receitaCentavos: 0 });
+    const v = newVisao();
+    applyPedidoCriado(v, criado(1, "caneca", 1, 10));
+    applyResultado(v, { pedidoId: 1, status: "RECUSADO" });
+    applyResultado(v, { pedidoId: 1, status: "APROVADO" });
+    expect(dashboard(v)).toMatchObject({ pedidosVistos: 1, pedidosPagos: 0, receitaCentavos: 0 });
   });
 
   it("When a result arrives before its creation event, then it is kept and joined, counted once", () => {
-    const v = criarVisao();
-    aplicarResultado(v, { pedidoId: 7, status: "APROVADO" });
-    expect(painel(v)).toMatchObject({ pedidosVistos: 0, pedidosPagos: 0, resultadosSemPedido: 1 });
-    aplicarPedidoCriado(v, criado(7, "livro", 2, 30.5));
-    aplicarPedidoCriado(v, criado(7, "livro", 2, 30.5)); // a repeated creation event
-    expect(painel(v)).toEqual({
+    const v = newVisao();
+    applyResultado(v, { pedidoId: 7, status: "APROVADO" });
+    expect(dashboard(v)).toMatchObject({
+      pedidosVistos: 0,
+      pedidosPagos: 0,
+      resultadosSemPedido: 1,
+    });
+    applyPedidoCriado(v, criado(7, "livro", 2, 30.5));
+    applyPedidoCriado(v, criado(7, "livro", 2, 30.5)); // a repeated creation event
+    expect(dashboard(v)).toEqual({
       pedidosVistos: 1,
       pedidosPagos: 1,
       receitaCentavos: 3050,
@@ -33,28 +37,32 @@ describe("The analytics view", () => {
   });
 
   it("When approved and refused orders mix, then revenue sums the approved valor exactly, in cents", () => {
-    const v = criarVisao();
+    const v = newVisao();
     const valores = [0.1, 0.2, 0.7, 19.99, 100, 100.01];
     valores.forEach((valor, i) => {
-      aplicarPedidoCriado(v, criado(i + 1, `item-${i}`, 1, valor));
-      aplicarResultado(v, { pedidoId: i + 1, status: valor <= 100 ? "APROVADO" : "RECUSADO" });
+      applyPedidoCriado(v, criado(i + 1, `item-${i}`, 1, valor));
+      applyResultado(v, { pedidoId: i + 1, status: valor <= 100 ? "APROVADO" : "RECUSADO" });
     });
     // 0.1 + 0.2 + 0.7 + 19.99 + 100 in floating point is 120.99000000000001
-    expect(painel(v)).toMatchObject({ pedidosVistos: 6, pedidosPagos: 5, receitaCentavos: 12099 });
+    expect(dashboard(v)).toMatchObject({
+      pedidosVistos: 6,
+      pedidosPagos: 5,
+      receitaCentavos: 12099,
+    });
   });
 
   it("When counting the best-selling item, then quantity over paid orders counts and ties go to the first name", () => {
-    const v = criarVisao();
-    aplicarPedidoCriado(v, criado(1, "vela", 3, 3));
-    aplicarPedidoCriado(v, criado(2, "bule", 2, 2));
-    aplicarPedidoCriado(v, criado(3, "bule", 1, 1));
-    aplicarPedidoCriado(v, criado(4, "xale", 50, 99)); // refused: does not count
-    for (const id of [1, 2, 3]) aplicarResultado(v, { pedidoId: id, status: "APROVADO" });
-    aplicarResultado(v, { pedidoId: 4, status: "RECUSADO" });
-    expect(painel(v).maisVendido).toEqual({ item: "bule", quantidade: 3 });
+    const v = newVisao();
+    applyPedidoCriado(v, criado(1, "vela", 3, 3));
+    applyPedidoCriado(v, criado(2, "bule", 2, 2));
+    applyPedidoCriado(v, criado(3, "bule", 1, 1));
+    applyPedidoCriado(v, criado(4, "xale", 50, 99)); // refused: does not count
+    for (const id of [1, 2, 3]) applyResultado(v, { pedidoId: id, status: "APROVADO" });
+    applyResultado(v, { pedidoId: 4, status: "RECUSADO" });
+    expect(dashboard(v).maisVendido).toEqual({ item: "bule", quantidade: 3 });
   });
 
   it("When no order is paid, then there is no best-selling item", () => {
-    expect(painel(criarVisao()).maisVendido).toBeNull();
+    expect(dashboard(newVisao()).maisVendido).toBeNull();
   });
 });

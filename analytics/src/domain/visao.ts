@@ -4,7 +4,7 @@ import { type Cents, type StatusPagamento, toCents } from "@shop/contracts";
  * The analytics view: in memory only, derived from the log and rebuilt by replay.
  * A dictionary by pedidoId of item, quantidade, valor and status; the first status wins.
  */
-export interface Entrada {
+export interface PedidoEntry {
   item: string | null;
   quantidade: number | null;
   valorCentavos: Cents | null;
@@ -12,9 +12,9 @@ export interface Entrada {
   status: StatusPagamento | null;
 }
 
-export type Visao = Map<number, Entrada>;
+export type Visao = Map<number, PedidoEntry>;
 
-export interface Painel {
+export interface Dashboard {
   /** Orders whose creation event was read. */
   pedidosVistos: number;
   /** Of those, the ones whose first status is APROVADO. */
@@ -26,9 +26,9 @@ export interface Painel {
   resultadosSemPedido: number;
 }
 
-export const criarVisao = (): Visao => new Map();
+export const newVisao = (): Visao => new Map();
 
-function entrada(visao: Visao, pedidoId: number): Entrada {
+function entryOf(visao: Visao, pedidoId: number): PedidoEntry {
   let e = visao.get(pedidoId);
   if (!e) {
     e = { item: null, quantidade: null, valorCentavos: null, status: null };
@@ -38,38 +38,38 @@ function entrada(visao: Visao, pedidoId: number): Entrada {
 }
 
 /** One copy of each item name, however many orders name it (a replay holds millions). */
-const nomes = new Map<string, string>();
-function nomeUnico(item: string): string {
-  let n = nomes.get(item);
+const names = new Map<string, string>();
+function uniqueName(item: string): string {
+  let n = names.get(item);
   if (n === undefined) {
     n = item;
-    if (nomes.size < 100_000) nomes.set(item, n);
+    if (names.size < 100_000) names.set(item, n);
   }
   return n;
 }
 
 /** A repeated creation event changes nothing: the order is counted once. */
-export function aplicarPedidoCriado(
+export function applyPedidoCriado(
   visao: Visao,
   evento: { pedidoId: number; item: string; quantidade: number; valor: number },
 ): void {
-  const e = entrada(visao, evento.pedidoId);
+  const e = entryOf(visao, evento.pedidoId);
   if (e.item !== null) return;
-  e.item = nomeUnico(evento.item);
+  e.item = uniqueName(evento.item);
   e.quantidade = evento.quantidade;
   e.valorCentavos = toCents(evento.valor);
 }
 
 /** The first status received wins, even when it arrives before the creation event. */
-export function aplicarResultado(
+export function applyResultado(
   visao: Visao,
   resultado: { pedidoId: number; status: StatusPagamento },
 ): void {
-  const e = entrada(visao, resultado.pedidoId);
+  const e = entryOf(visao, resultado.pedidoId);
   e.status ??= resultado.status;
 }
 
-export function painel(visao: Visao): Painel {
+export function dashboard(visao: Visao): Dashboard {
   let pedidosVistos = 0;
   let pedidosPagos = 0;
   let receitaCentavos = 0;
@@ -86,7 +86,7 @@ export function painel(visao: Visao): Painel {
     receitaCentavos += e.valorCentavos as number;
     vendidos.set(e.item, (vendidos.get(e.item) ?? 0) + (e.quantidade as number));
   }
-  let maisVendido: Painel["maisVendido"] = null;
+  let maisVendido: Dashboard["maisVendido"] = null;
   for (const [item, quantidade] of vendidos) {
     if (
       maisVendido === null ||

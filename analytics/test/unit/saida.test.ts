@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { painelTexto, Saida } from "../../src/saida.ts";
+import { AnalyticsOutput, dashboardText } from "../../src/saida.ts";
 
 function stream(tty: boolean) {
   const chunks: string[] = [];
@@ -32,10 +32,10 @@ describe("Progress and output of the analytics CLI", () => {
   it("When stderr is a terminal, then progress is a bar redrawn in place", () => {
     const out = stream(true);
     const err = stream(true);
-    const saida = new Saida({ json: false, quiet: false }, out.s, err.s);
-    saida.progresso(50, 200, true);
+    const saida = new AnalyticsOutput({ json: false, quiet: false }, out.s, err.s);
+    saida.progress(50, 200, true);
     expect(err.text()).toBe(`\r\x1b[K[${"#".repeat(8)}${".".repeat(22)}] 50/200 records (25%)`);
-    saida.lote(["pedidos-criados partition=0 offset=0 pedido=1"], "dash");
+    saida.batch(["pedidos-criados partition=0 offset=0 pedido=1"], "dash");
     expect(err.text()).toContain("\r\x1b[K"); // the bar is cleared before a record line
     expect(out.text()).toContain("pedidos-criados partition=0 offset=0 pedido=1\ndash\n");
   });
@@ -43,7 +43,7 @@ describe("Progress and output of the analytics CLI", () => {
   it("When the output is not a terminal, then progress is plain lines", () => {
     const out = stream(false);
     const err = stream(false);
-    new Saida({ json: false, quiet: false }, out.s, err.s).progresso(1, 4, true);
+    new AnalyticsOutput({ json: false, quiet: false }, out.s, err.s).progress(1, 4, true);
     expect(out.text()).toBe("progress: 1/4 records (25%)\n");
     expect(err.text()).toBe("");
   });
@@ -51,9 +51,9 @@ describe("Progress and output of the analytics CLI", () => {
   it("When --json is given, then stdout holds only the final JSON dashboard, revenue in cents and as a number", () => {
     const out = stream(false);
     const err = stream(false);
-    const saida = new Saida({ json: true, quiet: false }, out.s, err.s);
+    const saida = new AnalyticsOutput({ json: true, quiet: false }, out.s, err.s);
     saida.info("analytics: starting");
-    saida.lote(["a record"], "dash");
+    saida.batch(["a record"], "dash");
     saida.final(resumo);
     const parsed = JSON.parse(out.text());
     expect(parsed).toMatchObject({
@@ -67,7 +67,7 @@ describe("Progress and output of the analytics CLI", () => {
 
   it("When the run ends, then the text output has the dashboard and the lag per partition", () => {
     const out = stream(false);
-    new Saida({ json: false, quiet: true }, out.s, stream(false).s).final(resumo);
+    new AnalyticsOutput({ json: false, quiet: true }, out.s, stream(false).s).final(resumo);
     expect(out.text()).toMatch(/revenue {10}37\.80/);
     expect(out.text()).toMatch(/best-selling {5}caneca \(2 units\)/);
     expect(out.text()).toMatch(/pedidos-criados\s+0\s+end\s+2\s+committed\s+2\s+lag 0/);
@@ -76,7 +76,7 @@ describe("Progress and output of the analytics CLI", () => {
 
 describe("Untrusted text in the dashboard (issue 14)", () => {
   it("When the best-selling item carries an escape sequence, then the dashboard prints it escaped", () => {
-    const texto = painelTexto(
+    const texto = dashboardText(
       "analytics",
       { ...resumo.painel, maisVendido: { item: "ouro\u001b[2J\u009b31m", quantidade: 3 } },
       0,

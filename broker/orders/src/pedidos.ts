@@ -10,12 +10,12 @@ import {
   toCents,
 } from "@shop/contracts";
 import {
-  decidirPedidoDePagamento,
-  efeitoDoResultado,
+  canAddItem,
+  decidePagamentoRequest,
   type Pedido,
-  podeAdicionarItem,
+  resultadoEffect,
   type Solicitacao,
-  totalDe,
+  totalOf,
 } from "./domain/pedido.ts";
 import type { PedidoStore } from "./store.ts";
 
@@ -25,7 +25,7 @@ export interface SolicitacaoPublisher {
 }
 
 /** A result as the use case sees it: money in cents, and when payments stored its decision. */
-export interface ResultadoRecebido {
+export interface ResultadoReceived {
   solicitacaoId: string;
   pedidoId: string;
   valorCentavos: number;
@@ -82,11 +82,11 @@ export function pedidoUseCases({ store, inTransaction, publisher }: PedidoUseCas
       return inTransaction(() => {
         const pedido = store.findPedido(id);
         if (!pedido) return { outcome: "unknown-pedido" };
-        const rule = podeAdicionarItem(pedido);
+        const rule = canAddItem(pedido);
         if (!rule.ok) return { outcome: "conflict", reason: rule.porque };
-        const novo = toItem(item);
-        if (!inMoneyRange(totalDe([...pedido.itens, novo]))) return { outcome: "over-limit" };
-        store.insertItem(id, novo);
+        const added = toItem(item);
+        if (!inMoneyRange(totalOf([...pedido.itens, added]))) return { outcome: "over-limit" };
+        store.insertItem(id, added);
         return { outcome: "added", pedido: store.findPedido(id) as Pedido };
       });
     },
@@ -100,14 +100,14 @@ export function pedidoUseCases({ store, inTransaction, publisher }: PedidoUseCas
       const decided = await inTransaction(() => {
         const pedido = store.findPedido(pedidoId);
         if (!pedido) return { outcome: "unknown-pedido" } as const;
-        const d = decidirPedidoDePagamento(
+        const d = decidePagamentoRequest(
           pedido,
           store.findSolicitacao(request.solicitacaoId),
           request,
         );
         if (d.tipo === "conflito") return { outcome: "conflict", reason: d.porque } as const;
         if (d.tipo === "nova") {
-          store.insertSolicitacao({ ...request, pedidoId, valorCentavos: totalDe(pedido.itens) });
+          store.insertSolicitacao({ ...request, pedidoId, valorCentavos: totalOf(pedido.itens) });
           store.updateStatus(pedidoId, "EM_PAGAMENTO");
         }
         const solicitacao = store.findSolicitacao(request.solicitacaoId) as Solicitacao;
@@ -128,13 +128,13 @@ export function pedidoUseCases({ store, inTransaction, publisher }: PedidoUseCas
      * aplicarResultadoOnPagamentoProcessado: conclude the record and move the order, in one
      * transaction. A result that contradicts its record throws (retried, then dead-lettered).
      */
-    applyResultado(resultado: ResultadoRecebido): Promise<ApplyOutcome> {
+    applyResultado(resultado: ResultadoReceived): Promise<ApplyOutcome> {
       return inTransaction(() => {
         const solicitacao = store.findSolicitacao(resultado.solicitacaoId);
         if (!solicitacao) throw new Error(`unknown solicitacaoId ${resultado.solicitacaoId}`);
         const pedido = store.findPedido(solicitacao.pedidoId);
         if (!pedido) throw new Error(`unknown order ${solicitacao.pedidoId}`);
-        const e = efeitoDoResultado(solicitacao, pedido.status, resultado);
+        const e = resultadoEffect(solicitacao, pedido.status, resultado);
         if (e.tipo === "conflito")
           throw new Error(`conflicting result for ${resultado.solicitacaoId}: ${e.porque}`);
         if (e.tipo === "repetido") return { outcome: "repeated" };

@@ -11,7 +11,7 @@ export interface OrdersService {
   port: number;
   url: string;
   /** The queue consumer's events (received, handled, retried, dead-lettered, acked). */
-  eventos: ConsumerEvents;
+  events: ConsumerEvents;
   stop(): Promise<void>;
 }
 
@@ -26,14 +26,14 @@ export async function startOrders(
   const pedidos = pedidoUseCases({
     store,
     inTransaction: groupCommit((work) => store.transaction(work)),
-    publisher: solicitacaoPublisher(amqp, config.confirmacaoMs, log),
+    publisher: solicitacaoPublisher(amqp, config.confirmMs, log),
   });
   const consumer = await startResultadosConsumer({
     amqp,
     pedidos,
     log,
-    consumers: config.consumidores,
-    pauseBeforeAckMs: config.pausaAntesDoAckMs,
+    consumers: config.consumers,
+    pauseBeforeAckMs: config.pauseBeforeAckMs,
   });
 
   const http = await listen(createApp({ pedidos, log }), config.port, config.host);
@@ -42,7 +42,7 @@ export async function startOrders(
   return {
     port: http.port,
     url,
-    eventos: consumer.events,
+    events: consumer.events,
     async stop() {
       await http.close();
       // The messages in hand are finished and acked before the connection closes.

@@ -1,5 +1,5 @@
 import { moneyRangeTrigger, openDatabase } from "@shop/service";
-import type { ItemDoPedido, Pedido, Solicitacao } from "./domain/pedido.ts";
+import type { Pedido, PedidoItem, Solicitacao } from "./domain/pedido.ts";
 
 const MIGRATIONS = [
   `CREATE TABLE pedidos (
@@ -114,7 +114,7 @@ export function openStore(path: string) {
   function findPedido(id: string): Pedido | null {
     const p = q.pedido.get(id);
     if (!p) return null;
-    const itens: ItemDoPedido[] = q.itens
+    const itens: PedidoItem[] = q.itens
       .all(id)
       .map((i) => ({ sku: i.sku, quantidade: i.quantidade, precoCentavos: i.preco_centavos }));
     return { id: p.id, clienteId: p.cliente_id, status: p.status, itens };
@@ -129,12 +129,12 @@ export function openStore(path: string) {
     transaction<T>(work: () => T): T {
       return inTransaction.immediate(work) as T;
     },
-    insertPedido(id: string, clienteId: string, itens: ItemDoPedido[]): void {
+    insertPedido(id: string, clienteId: string, itens: PedidoItem[]): void {
       q.insertPedido.run(id, clienteId, new Date().toISOString());
       for (const i of itens) q.insertItem.run(id, id, i.sku, i.quantidade, i.precoCentavos);
     },
     findPedido,
-    insertItem(id: string, item: ItemDoPedido): void {
+    insertItem(id: string, item: PedidoItem): void {
       q.insertItem.run(id, id, item.sku, item.quantidade, item.precoCentavos);
     },
     updateStatus(id: string, status: Pedido["status"]): void {

@@ -146,8 +146,8 @@ describe("Divergent content goes to .erros after 3 attempts", () => {
     const key = randomUUID();
     await pedir(p.id, key);
     const antes = await prontas(vhost, ERROR_QUEUES.resultados);
-    const retentadas = colher(orders.eventos, "retried");
-    const mortas = colher(orders.eventos, "dead-lettered");
+    const retentadas = colher(orders.events, "retried");
+    const mortas = colher(orders.events, "dead-lettered");
     const falso = JSON.stringify({
       versao: 1,
       solicitacaoId: key,

@@ -119,7 +119,7 @@ describe("Orders (broker edition)", () => {
 
 describe("Consumers", () => {
   it("Prefetch is 1: each consumer of both queues holds at most one unacknowledged message (CONSUMIDORES consumers per queue)", async () => {
-    const expected = readConfig(brokerEnv(vhost, "x")).consumidores;
+    const expected = readConfig(brokerEnv(vhost, "x")).consumers;
     const consumers = await waitFor(
       async () => {
         const list = (await (await vhost.api("GET", "/consumers/{vhost}")).json()) as {
@@ -291,7 +291,7 @@ describe("POST /pedidos/{pedidoId}/pagamentos", () => {
   it("Two deliveries: an approval command delivered twice gives one stored decision and a PAGO order", async () => {
     const p = await novoPedido();
     const key = randomUUID();
-    const tratadas = colher((payments as PaymentsService).eventos, "acked");
+    const tratadas = colher((payments as PaymentsService).events, "acked");
     await pedir(p.id, key, "APROVAR");
     await publicarCru(
       vhost,

@@ -1,5 +1,5 @@
 import { type SolicitacaoPagamento, toCents } from "@shop/contracts";
-import { type Decisao, decidir, mesmoPedido } from "./domain/decisao.ts";
+import { type Decisao, decidir, differenceFrom } from "./domain/decisao.ts";
 import type { DecisaoStore } from "./store.ts";
 
 export interface PagamentoUseCaseDeps {
@@ -10,8 +10,8 @@ export interface PagamentoUseCaseDeps {
 
 /** The broker edition's payments use cases. */
 export function pagamentoUseCases({ store, inTransaction }: PagamentoUseCaseDeps) {
-  const sameContent = (d: Decisao, s: Parameters<typeof mesmoPedido>[1]) => {
-    const difference = mesmoPedido(d, s);
+  const sameContent = (d: Decisao, s: Parameters<typeof differenceFrom>[1]) => {
+    const difference = differenceFrom(d, s);
     if (difference)
       throw new Error(
         `solicitacaoId ${d.solicitacaoId} already decided for other content: ${difference}`,

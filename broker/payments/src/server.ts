@@ -10,7 +10,7 @@ export interface PaymentsService {
   port: number;
   url: string;
   /** The queue consumer's events (received, handled, retried, dead-lettered, acked). */
-  eventos: ConsumerEvents;
+  events: ConsumerEvents;
   stop(): Promise<void>;
 }
 
@@ -29,10 +29,10 @@ export async function startPayments(
   const consumer = await startSolicitacoesConsumer({
     amqp,
     pagamentos,
-    confirmMs: config.confirmacaoMs,
+    confirmMs: config.confirmMs,
     log,
-    consumers: config.consumidores,
-    pauseBeforeAckMs: config.pausaAntesDoAckMs,
+    consumers: config.consumers,
+    pauseBeforeAckMs: config.pauseBeforeAckMs,
   });
 
   const app = createApp({ pagamentos, conectado: () => amqp.connected, log });
@@ -42,7 +42,7 @@ export async function startPayments(
   return {
     port: http.port,
     url,
-    eventos: consumer.events,
+    events: consumer.events,
     async stop() {
       await http.close();
       // The messages in hand are finished and acked before the connection closes.

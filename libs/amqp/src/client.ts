@@ -91,7 +91,7 @@ export class AmqpClient {
         if (msg.properties.messageId) this.returned.add(msg.properties.messageId);
       });
       await this.opts.topology(pub);
-      for (const c of this.consumos) await this.startConsumo(conn, c);
+      for (const c of this.consumos) await this.startChannelConsumer(conn, c);
       this.conn = conn;
       this.pub = pub;
       log.info("connected to RabbitMQ");
@@ -131,7 +131,7 @@ export class AmqpClient {
    * again, spending its delivery limit without a single attempt, and be dead-lettered.
    * On one channel, all of them are returned at once, counted once.
    */
-  private async startConsumo(conn: ChannelModel, c: ChannelConsumer) {
+  private async startChannelConsumer(conn: ChannelModel, c: ChannelConsumer) {
     if (this.ativos.get(c) === conn) return;
     this.ativos.set(c, conn);
     const ch = await conn.createChannel();
@@ -156,15 +156,15 @@ export class AmqpClient {
    * channel, so every ack reaches RabbitMQ before the service closes its connection (a
    * connection's close could overtake acks still queued on another channel).
    */
-  async cancel(c: ChannelConsumer, emMaos: () => Promise<unknown>): Promise<void> {
+  async cancel(c: ChannelConsumer, inHand: () => Promise<unknown>): Promise<void> {
     const i = this.consumos.indexOf(c);
     if (i >= 0) this.consumos.splice(i, 1);
-    const ativo = this.tags.get(c);
+    const active = this.tags.get(c);
     this.tags.delete(c);
     this.ativos.delete(c);
-    for (const tag of ativo?.tags ?? []) await ativo?.ch.cancel(tag).catch(() => {});
-    await emMaos();
-    await ativo?.ch.close().catch(() => {});
+    for (const tag of active?.tags ?? []) await active?.ch.cancel(tag).catch(() => {});
+    await inHand();
+    await active?.ch.close().catch(() => {});
   }
 
   /** Registers a consumer now and after every reconnection. */
@@ -172,7 +172,7 @@ export class AmqpClient {
     this.consumos.push(c);
     try {
       await this.channel();
-      if (this.conn) await this.startConsumo(this.conn, c);
+      if (this.conn) await this.startChannelConsumer(this.conn, c);
     } catch (error) {
       this.opts.log.warn("RabbitMQ unreachable; the consumer starts when it is back", {
         queue: c.queue,

@@ -71,8 +71,8 @@ export function serviceConfig(e: {
     host: e.HOST,
     dbPath: e.DB_PATH,
     broker: brokerAddress(e),
-    confirmacaoMs: e.CONFIRMACAO_MS,
-    consumidores: e.CONSUMIDORES,
-    pausaAntesDoAckMs: e.PAUSA_ANTES_DO_ACK_MS,
+    confirmMs: e.CONFIRMACAO_MS,
+    consumers: e.CONSUMIDORES,
+    pauseBeforeAckMs: e.PAUSA_ANTES_DO_ACK_MS,
   };
 }

@@ -17,7 +17,7 @@ export interface ConsumerOptions<T> {
   queue: string;
   contract: MessageContract<T>;
   /** The business handler: returns once the effect is committed, or throws. */
-  handle: (value: T, entrega: Delivery) => Promise<void>;
+  handle: (value: T, delivery: Delivery) => Promise<void>;
   log: Logger;
   attempts?: number;
   /** Wait before a failed message is returned to its queue (attempt × this). */
@@ -50,17 +50,17 @@ export interface RunningConsumer {
  * its ack (PAUSA_ANTES_DO_ACK_MS) is left unacked instead: redelivered, as after a crash.
  */
 export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<RunningConsumer> {
-  const tentativas = opts.attempts ?? ATTEMPTS;
+  const attempts = opts.attempts ?? ATTEMPTS;
   const { client, queue, contract, handle, log } = opts;
-  const emMaos = new Set<Promise<void>>();
+  const inHand = new Set<Promise<void>>();
   const eventos = new ConsumerEvents();
-  let parando = false;
-  let acordar: () => void = () => {};
-  const parou = new Promise<void>((resolve) => {
-    acordar = resolve;
+  let stopping = false;
+  let wake: () => void = () => {};
+  const stopped = new Promise<void>((resolve) => {
+    wake = resolve;
   });
 
-  async function tratar(ch: Channel, msg: ConsumeMessage): Promise<void> {
+  async function handleMessage(ch: Channel, msg: ConsumeMessage): Promise<void> {
     // The channel may have closed meanwhile: the broker then redelivers the message.
     const settle = (what: () => void) => {
       try {
@@ -72,84 +72,84 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
         });
       }
     };
-    const tentativa = Number(msg.properties.headers?.["x-delivery-count"] ?? 0) + 1;
-    const mensagem = {
+    const attempt = Number(msg.properties.headers?.["x-delivery-count"] ?? 0) + 1;
+    const message = {
       origem: queue,
-      onde: `${queue}#${tentativa}`,
+      onde: `${queue}#${attempt}`,
       chave: (msg.properties.messageId as string | undefined) ?? null,
     };
-    eventos.emit("received", mensagem);
+    eventos.emit("received", message);
     try {
       const decoded = contract.decode(msg.content);
       if (!decoded.ok) throw new Error(decoded.error.reason);
       const headers = msg.properties.headers ?? {};
       // The message continues the trace of whoever published it.
       await withContext(continueTrace(headers.traceparent), () =>
-        handle(decoded.value, { attempt: tentativa, redelivered: msg.fields.redelivered, headers }),
+        handle(decoded.value, { attempt: attempt, redelivered: msg.fields.redelivered, headers }),
       );
-      eventos.emit("handled", mensagem);
-      const pausa = opts.pauseBeforeAckMs ?? 0;
-      if (pausa > 0) {
-        log.warn(`handled; pausing ${pausa} ms before the ack (PAUSA_ANTES_DO_ACK_MS)`, {
+      eventos.emit("handled", message);
+      const pause = opts.pauseBeforeAckMs ?? 0;
+      if (pause > 0) {
+        log.warn(`handled; pausing ${pause} ms before the ack (PAUSA_ANTES_DO_ACK_MS)`, {
           queue,
           mensagem: msg.content.toString("utf8"),
         });
-        await Promise.race([new Promise((r) => setTimeout(r, pausa)), parou]);
+        await Promise.race([new Promise((r) => setTimeout(r, pause)), stopped]);
         // Stopped during the pause: no ack, so the broker redelivers it, as after a crash.
-        if (parando) return;
+        if (stopping) return;
       }
       settle(() => ch.ack(msg));
       metrics.consumidas.inc({ destino: queue });
-      eventos.emit("acked", mensagem);
+      eventos.emit("acked", message);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       metrics.falhas.inc({ destino: queue });
-      if (tentativa >= tentativas) {
+      if (attempt >= attempts) {
         // `evento` names the wrapper's event in the line, for readers outside the process.
-        log.error(`message failed ${tentativa} times: dead-lettered to ${queue}.erros`, {
+        log.error(`message failed ${attempt} times: dead-lettered to ${queue}.erros`, {
           queue,
           reason,
           evento: "dead-lettered",
-          tentativa,
+          tentativa: attempt,
         });
         settle(() => ch.reject(msg, false));
         metrics.mortas.inc({ destino: queue });
-        eventos.emit("dead-lettered", { ...mensagem, motivo: reason });
+        eventos.emit("dead-lettered", { ...message, motivo: reason });
       } else {
-        log.warn(`message failed (attempt ${tentativa} of ${tentativas}); returned to the queue`, {
+        log.warn(`message failed (attempt ${attempt} of ${attempts}); returned to the queue`, {
           queue,
           reason,
           evento: "retried",
-          tentativa,
+          tentativa: attempt,
         });
-        await new Promise((r) => setTimeout(r, tentativa * (opts.retryDelayMs ?? 200)));
+        await new Promise((r) => setTimeout(r, attempt * (opts.retryDelayMs ?? 200)));
         // basic.reject, not basic.nack: from RabbitMQ 4.3 a nack with requeue no longer
         // raises a quorum queue's x-delivery-count (rabbitmq-server #15387), so a poison
         // message returned that way would loop forever and never reach .erros.
         settle(() => ch.reject(msg, true));
-        eventos.emit("retried", { ...mensagem, tentativa, erro: reason });
+        eventos.emit("retried", { ...message, tentativa: attempt, erro: reason });
       }
     }
   }
 
-  const consumo: ChannelConsumer = {
+  const channelConsumer: ChannelConsumer = {
     queue,
     prefetch: 1,
     consumers: opts.consumers ?? 1,
     onMessage(ch, msg) {
-      const tratando = tratar(ch, msg);
-      emMaos.add(tratando);
-      void tratando.finally(() => emMaos.delete(tratando));
-      return tratando;
+      const handling = handleMessage(ch, msg);
+      inHand.add(handling);
+      void handling.finally(() => inHand.delete(handling));
+      return handling;
     },
   };
-  await client.consume(consumo);
+  await client.consume(channelConsumer);
   return {
     events: eventos,
     async stop() {
-      parando = true;
-      acordar();
-      await client.cancel(consumo, () => Promise.allSettled([...emMaos]));
+      stopping = true;
+      wake();
+      await client.cancel(channelConsumer, () => Promise.allSettled([...inHand]));
     },
   };
 }

@@ -11,8 +11,8 @@ export const ATTEMPTS = 3;
  * target is the default exchange with `<queue>.erros`, and x-delivery-limit bounds even a
  * message that crashes its consumer every time.
  */
-export async function declareTopology(ch: Channel, ligacoes: readonly Binding[]): Promise<void> {
-  for (const l of ligacoes) {
+export async function declareTopology(ch: Channel, bindings: readonly Binding[]): Promise<void> {
+  for (const l of bindings) {
     await ch.assertExchange(l.exchange, l.exchangeType, { durable: true });
     await ch.assertQueue(l.deadLetterQueue, { durable: true });
     await ch.assertQueue(l.queue, {

@@ -8,7 +8,7 @@ import { Kafka, type LogEntry, logLevel } from "kafkajs";
  * kafkajs logs every error answer of a request as "Response <API>(...)" with the broker's
  * message; these are logged at info level. Every other error stays an error.
  */
-const ESPERADOS = new Set([
+const EXPECTED = new Set([
   "Topic creation errors",
   "The group coordinator is not available",
   "This is not the correct coordinator for this group",
@@ -21,7 +21,7 @@ const ESPERADOS = new Set([
 
 /** True for a kafkajs log entry that reports an expected, handled transient. */
 export function expectedTransient(message: string, error: string | undefined): boolean {
-  if (message.startsWith("Response ") && error !== undefined) return ESPERADOS.has(error);
+  if (message.startsWith("Response ") && error !== undefined) return EXPECTED.has(error);
   return message === "The coordinator is not aware of this member, re-joining the group";
 }
 
@@ -111,13 +111,13 @@ async function createMissing(
  * bytes again would fail the same way. A broker that is down or slow is not this.
  */
 export function refusedForGood(error: unknown): boolean {
-  const vistos = new Set<unknown>();
-  let atual: unknown = error;
-  while (atual && typeof atual === "object" && !vistos.has(atual)) {
-    vistos.add(atual);
-    const e = atual as { name?: string; retriable?: boolean; cause?: unknown };
+  const seen = new Set<unknown>();
+  let current: unknown = error;
+  while (current && typeof current === "object" && !seen.has(current)) {
+    seen.add(current);
+    const e = current as { name?: string; retriable?: boolean; cause?: unknown };
     if (e.name === "KafkaJSProtocolError" && e.retriable === false) return true;
-    atual = e.cause;
+    current = e.cause;
   }
   return false;
 }

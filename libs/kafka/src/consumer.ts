@@ -85,7 +85,7 @@ function dlqHeaders(meta: RecordMeta, reason: string, message: KafkaMessage) {
 }
 
 /** Each consumer handles this many of its partitions at once (one batch each). */
-const PARTICOES_PARALELAS = 3;
+const PARALLEL_PARTITIONS = 3;
 
 /**
  * The consumer wrapper of the event-log services (the orders API's results consumer and
@@ -102,14 +102,14 @@ const PARTICOES_PARALELAS = 3;
 export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<RunningConsumer> {
   const { kafka, groupId, topics, contract, keyOf, handle, deadLetters, log } = options;
   const state: Omit<ConsumerStatus, "stuck"> = { connected: false, group: groupId, partitions: {} };
-  const presas = new Map<string, StuckPartition>();
+  const stuck = new Map<string, StuckPartition>();
   const eventos = new ConsumerEvents();
-  const mensagem = (topic: string, partition: number, m: KafkaMessage) => ({
+  const messageOf = (topic: string, partition: number, m: KafkaMessage) => ({
     origem: topic,
     onde: `${topic}[${partition}]@${m.offset}`,
     chave: m.key?.toString("utf8") ?? null,
   });
-  let parando = false;
+  let stopping = false;
 
   // Returns the pipelined step wrapped in an object: awaiting a promise of a promise would
   // wait for both.
@@ -119,11 +119,11 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
     message: KafkaMessage,
   ): Promise<{ depois?: Promise<void> }> {
     // The record continues the trace of whoever published it (traceparent header).
-    const contexto = continueTrace(message.headers?.traceparent?.toString());
-    return withContext(contexto, () => tratar(topic, partition, message));
+    const context = continueTrace(message.headers?.traceparent?.toString());
+    return withContext(context, () => handleRecord(topic, partition, message));
   }
 
-  async function tratar(
+  async function handleRecord(
     topic: string,
     partition: number,
     message: KafkaMessage,
@@ -135,7 +135,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
       key: message.key?.toString("utf8") ?? null,
       timestamp: new Date(Number(message.timestamp)).toISOString(),
     };
-    eventos.emit("received", mensagem(topic, partition, message));
+    eventos.emit("received", messageOf(topic, partition, message));
     const decoded = contract.decode(message.value);
     let reason: string | null = null;
     if (!decoded.ok) reason = decoded.error.reason;
@@ -163,7 +163,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
         },
       ]);
       eventos.emit("dead-lettered", {
-        ...mensagem(topic, partition, message),
+        ...messageOf(topic, partition, message),
         motivo: reason ?? "",
       });
       return {};
@@ -177,13 +177,13 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
     }
     if (!r) {
       metrics.consumidas.inc({ destino: topic });
-      eventos.emit("handled", mensagem(topic, partition, message));
+      eventos.emit("handled", messageOf(topic, partition, message));
       return {};
     }
     r.depois.then(
       () => {
         metrics.consumidas.inc({ destino: topic });
-        eventos.emit("handled", mensagem(topic, partition, message));
+        eventos.emit("handled", messageOf(topic, partition, message));
       },
       () => metrics.falhas.inc({ destino: topic }),
     );
@@ -191,7 +191,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
   }
 
   /** One kafkajs consumer, connected, subscribed and running. */
-  async function iniciar(): Promise<Consumer> {
+  async function start(): Promise<Consumer> {
     const consumer: Consumer = kafka.consumer({
       groupId,
       sessionTimeout: 10_000,
@@ -240,7 +240,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
       // kafkajs restarts by itself only after a retriable error. After any other crash (seen
       // after repeated broker outages) this service would stay out of its group for good:
       // a fresh consumer takes its place instead.
-      if (!payload.restart && !parando) setTimeout(() => void substituir(consumer), 1_000);
+      if (!payload.restart && !stopping) setTimeout(() => void replace(consumer), 1_000);
     });
 
     await consumer.connect();
@@ -249,7 +249,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
       autoCommit: true,
       // Partitions are independent: a slow one must not hold the others back (order within
       // a partition is kept).
-      partitionsConsumedConcurrently: PARTICOES_PARALELAS,
+      partitionsConsumedConcurrently: PARALLEL_PARTITIONS,
       ...(options.autoCommitInterval ? { autoCommitInterval: options.autoCommitInterval } : {}),
       eachBatchAutoResolve: false,
       eachBatch: async ({
@@ -263,7 +263,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
         // In order: an offset is resolved only when its record and every earlier one are done.
         const pendentes: { offset: string; depois: Promise<void> | undefined; feito: boolean }[] =
           [];
-        const resolver = (offset: string) => {
+        const resolve = (offset: string) => {
           resolveOffset(offset);
           eventos.emit("acked", {
             origem: batch.topic,
@@ -271,52 +271,52 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
             chave: null,
           });
         };
-        const resolverFeitos = () => {
-          while (pendentes[0]?.feito) resolver((pendentes.shift() as { offset: string }).offset);
+        const resolveDone = () => {
+          while (pendentes[0]?.feito) resolve((pendentes.shift() as { offset: string }).offset);
         };
         /** The record handled, tried again with backoff while it fails; null if the partition went away. */
-        const tratarAteConseguir = async (message: KafkaMessage) => {
+        const handleUntilDone = async (message: KafkaMessage) => {
           const chave = `${batch.topic}:${batch.partition}`;
-          for (let tentativa = 1; ; tentativa++) {
+          for (let attempt = 1; ; attempt++) {
             try {
               const r = await onRecord(batch.topic, batch.partition, message);
-              presas.delete(chave);
+              stuck.delete(chave);
               return r;
             } catch (error) {
-              const anterior = presas.get(chave);
-              const presa: StuckPartition = {
+              const previous = stuck.get(chave);
+              const stuckPartition: StuckPartition = {
                 topic: batch.topic,
                 partition: batch.partition,
                 offset: message.offset,
-                tentativas: tentativa,
+                tentativas: attempt,
                 ultimoErro: error instanceof Error ? error.message : String(error),
                 desde:
-                  anterior?.offset === message.offset ? anterior.desde : new Date().toISOString(),
+                  previous?.offset === message.offset ? previous.desde : new Date().toISOString(),
               };
-              presas.set(chave, presa);
+              stuck.set(chave, stuckPartition);
               metrics.retentativas.inc({ destino: batch.topic });
               eventos.emit("retried", {
-                ...mensagem(batch.topic, batch.partition, message),
-                tentativa,
-                erro: presa.ultimoErro,
+                ...messageOf(batch.topic, batch.partition, message),
+                tentativa: attempt,
+                erro: stuckPartition.ultimoErro,
               });
-              const espera = retryDelay(tentativa);
+              const delay = retryDelay(attempt);
               log.warn("record failed; its partition waits and tries it again", {
                 topic: batch.topic,
                 partition: batch.partition,
                 offset: message.offset,
-                attempt: tentativa,
-                nextInMs: espera,
-                error: presa.ultimoErro,
+                attempt: attempt,
+                nextInMs: delay,
+                error: stuckPartition.ultimoErro,
                 evento: "retried",
               });
               // Wait in slices, heartbeating, so that the group keeps this member.
-              for (let esperado = 0; esperado < espera; esperado += 500) {
+              for (let expected = 0; expected < delay; expected += 500) {
                 if (!isRunning() || isStale()) {
-                  presas.delete(chave);
+                  stuck.delete(chave);
                   return null;
                 }
-                await new Promise((r) => setTimeout(r, Math.min(500, espera - esperado)));
+                await new Promise((r) => setTimeout(r, Math.min(500, delay - expected)));
                 await heartbeat().catch(() => {});
               }
             }
@@ -324,7 +324,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
         };
         for (const message of batch.messages) {
           if (!isRunning() || isStale()) break;
-          const feito = await tratarAteConseguir(message);
+          const feito = await handleUntilDone(message);
           if (feito === null) break;
           const { depois } = feito;
           const p = { offset: message.offset, depois, feito: depois === undefined };
@@ -335,7 +335,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
             () => {}, // awaited below, in order
           );
           pendentes.push(p);
-          resolverFeitos();
+          resolveDone();
           // kafkajs commits an eachBatch consumer's offsets only when the batch ends; with
           // autoCommitInterval, what is done is also committed during a long batch (payments'
           // 3 s per record: the spec's "every 5 seconds").
@@ -344,43 +344,43 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
         }
         for (const p of pendentes) {
           await p.depois;
-          resolver(p.offset);
+          resolve(p.offset);
         }
       },
     });
     return consumer;
   }
 
-  async function substituir(crashed: Consumer): Promise<void> {
-    if (parando || crashed !== atual) return;
+  async function replace(crashed: Consumer): Promise<void> {
+    if (stopping || crashed !== current) return;
     await crashed.disconnect().catch(() => {});
     try {
-      atual = await iniciar();
+      current = await start();
       log.info("consumer replaced after a crash", { grupo: groupId });
     } catch (error) {
       log.error("consumer could not be replaced yet; trying again", {
         error: (error as Error).message,
       });
-      setTimeout(() => void substituir(crashed), 2_000);
+      setTimeout(() => void replace(crashed), 2_000);
     }
   }
 
-  let atual = await iniciar();
-  const paraDeMedir = measureLag(kafka, groupId, topics);
-  const paraDeContar = countStuck(groupId, () => presas.size);
+  let current = await start();
+  const stopMeasuring = measureLag(kafka, groupId, topics);
+  const stopCounting = countStuck(groupId, () => stuck.size);
 
   return {
     events: eventos,
     status: () => ({
       ...state,
       partitions: { ...state.partitions },
-      stuck: [...presas.values()].map((p) => ({ ...p })),
+      stuck: [...stuck.values()].map((p) => ({ ...p })),
     }),
     async stop() {
-      parando = true;
-      paraDeMedir();
-      paraDeContar();
-      await atual.disconnect();
+      stopping = true;
+      stopMeasuring();
+      stopCounting();
+      await current.disconnect();
     },
   };
 }

@@ -2,13 +2,13 @@ import { gauge } from "@shop/service";
 import type { Kafka } from "kafkajs";
 import { groupsLag } from "./platform.ts";
 
-interface Fonte {
+interface LagSource {
   kafka: Kafka;
   groupId: string;
   topics: string[];
 }
 
-const fontes = new Set<Fonte>();
+const sources = new Set<LagSource>();
 
 gauge(
   "shop_consumer_lag",
@@ -16,13 +16,13 @@ gauge(
   ["group", "topic", "partition"],
   async (g) => {
     g.reset();
-    for (const f of fontes) {
+    for (const f of sources) {
       const admin = f.kafka.admin();
       try {
         await admin.connect();
-        const leitores = Object.fromEntries(f.topics.map((t) => [t, [f.groupId]]));
-        for (const { topic, particoes } of await groupsLag(admin, leitores))
-          for (const p of particoes)
+        const readers = Object.fromEntries(f.topics.map((t) => [t, [f.groupId]]));
+        for (const { topic, particoes: partitions } of await groupsLag(admin, readers))
+          for (const p of partitions)
             g.set(
               { group: f.groupId, topic, partition: String(p.partition) },
               Math.max(0, p.grupos[0]?.lag ?? 0),
@@ -39,11 +39,11 @@ gauge(
 /** Reports this consumer group's lag on /metrics until the returned function is called. */
 export function measureLag(kafka: Kafka, groupId: string, topics: string[]): () => void {
   const f = { kafka, groupId, topics };
-  fontes.add(f);
-  return () => fontes.delete(f);
+  sources.add(f);
+  return () => sources.delete(f);
 }
 
-const presasPorGrupo = new Map<string, () => number>();
+const stuckByGroup = new Map<string, () => number>();
 
 gauge(
   "shop_consumer_stuck_partitions",
@@ -51,12 +51,12 @@ gauge(
   ["group"],
   (g) => {
     g.reset();
-    for (const [group, contar] of presasPorGrupo) g.set({ group }, contar());
+    for (const [group, count] of stuckByGroup) g.set({ group }, count());
   },
 );
 
 /** Reports this consumer's stuck partitions on /metrics until the returned function is called. */
-export function countStuck(groupId: string, contar: () => number): () => void {
-  presasPorGrupo.set(groupId, contar);
-  return () => presasPorGrupo.delete(groupId);
+export function countStuck(groupId: string, count: () => number): () => void {
+  stuckByGroup.set(groupId, count);
+  return () => stuckByGroup.delete(groupId);
 }

@@ -55,10 +55,10 @@ export async function describePlatform(
   readersByTopic: Record<string, string[]>,
 ): Promise<Plataforma> {
   const groups = [...new Set(Object.values(readersByTopic).flat())];
-  const topicos = await groupsLag(admin, readersByTopic);
+  const topics = await groupsLag(admin, readersByTopic);
   const described = await admin.describeGroups(groups);
   return {
-    topicos,
+    topicos: topics,
     grupos: described.groups.map((g) => ({
       grupo: g.groupId,
       estado: g.state,

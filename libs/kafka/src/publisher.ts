@@ -45,7 +45,7 @@ export interface Publisher {
    * and resolves once every one is acknowledged (acks=all); same time limit. Gives each
    * record's partition and offset, in the order of `registros`.
    */
-  publishBatch(registros: OutgoingRecord[]): Promise<PublishAck[]>;
+  publishBatch(records: OutgoingRecord[]): Promise<PublishAck[]>;
   /**
    * Like publicar, but the records handed over in the same turn of the event loop go out
    * together, in one publicarLote (kafkajs has no linger of its own). Same acks and time
@@ -75,7 +75,11 @@ export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): 
   };
 
   /** Runs send within the time limit; a late failure has already been reported. */
-  async function dentroDoPrazo<T>(topic: string, key: string, send: () => Promise<T>): Promise<T> {
+  async function withinTimeLimit<T>(
+    topic: string,
+    key: string,
+    send: () => Promise<T>,
+  ): Promise<T> {
     let timedOut = false;
     const sending = (async () => {
       await connect();
@@ -108,14 +112,14 @@ export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): 
     }
   }
 
-  const contarPorTopico = (registros: OutgoingRecord[]) => {
+  const countPerTopic = (records: OutgoingRecord[]) => {
     const m = new Map<string, number>();
-    for (const r of registros) m.set(r.topic, (m.get(r.topic) ?? 0) + 1);
+    for (const r of records) m.set(r.topic, (m.get(r.topic) ?? 0) + 1);
     return m;
   };
 
   /** Counts a send in the metrics: handed over, then confirmed or failed. */
-  async function contado<T>(destinos: Map<string, number>, send: () => Promise<T>): Promise<T> {
+  async function counted<T>(destinos: Map<string, number>, send: () => Promise<T>): Promise<T> {
     for (const [d, n] of destinos) metrics.publicadas.inc({ destino: d }, n);
     try {
       const r = await send();
@@ -127,9 +131,9 @@ export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): 
     }
   }
 
-  function publicar(topic: string, key: string, value: string, headers?: IHeaders) {
-    return contado(new Map([[topic, 1]]), () =>
-      dentroDoPrazo(topic, key, async () => {
+  function publish(topic: string, key: string, value: string, headers?: IHeaders) {
+    return counted(new Map([[topic, 1]]), () =>
+      withinTimeLimit(topic, key, async () => {
         const [meta] = await producer.send({
           topic,
           acks: -1,
@@ -145,10 +149,10 @@ export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): 
   // partitioner (the Java client's murmur2), so that it knows every record's offset: the
   // broker answers with one base offset per partition. Partition counts are re-read every
   // 30 s, so that a topic given more partitions is seen.
-  const particionar = Partitioners.DefaultPartitioner();
-  const contagens = new Map<string, { n: Promise<number>; em: number }>();
-  function particoesDe(topic: string): Promise<number> {
-    const c = contagens.get(topic);
+  const partitioner = Partitioners.DefaultPartitioner();
+  const counts = new Map<string, { n: Promise<number>; em: number }>();
+  function partitionsOf(topic: string): Promise<number> {
+    const c = counts.get(topic);
     if (c && Date.now() - c.em < 30_000) return c.n;
     const n = (async () => {
       const admin = kafka.admin();
@@ -160,27 +164,24 @@ export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): 
         await admin.disconnect();
       }
     })();
-    n.catch(() => contagens.delete(topic));
-    contagens.set(topic, { n, em: Date.now() });
+    n.catch(() => counts.delete(topic));
+    counts.set(topic, { n, em: Date.now() });
     return n;
   }
 
-  async function publicarLote(registros: OutgoingRecord[]): Promise<PublishAck[]> {
-    if (registros.length === 0) return [];
-    const first = registros[0] as OutgoingRecord;
-    return contado(contarPorTopico(registros), () =>
-      dentroDoPrazo(first.topic, `${first.key} (+${registros.length - 1})`, async () => {
-        const porTopico = new Map<
-          string,
-          { r: OutgoingRecord; partition: number; pos: number }[]
-        >();
-        const vistos = new Map<string, number>(); // "topic:partition" -> records so far
-        const saida: { topic: string; partition: number; pos: number }[] = [];
+  async function publishBatch(records: OutgoingRecord[]): Promise<PublishAck[]> {
+    if (records.length === 0) return [];
+    const first = records[0] as OutgoingRecord;
+    return counted(countPerTopic(records), () =>
+      withinTimeLimit(first.topic, `${first.key} (+${records.length - 1})`, async () => {
+        const perTopic = new Map<string, { r: OutgoingRecord; partition: number; pos: number }[]>();
+        const seen = new Map<string, number>(); // "topic:partition" -> records so far
+        const out: { topic: string; partition: number; pos: number }[] = [];
         // What the partitioner needs of each topic: its partitions (one topic per batch, often).
-        const metadados = new Map<string, PartitionMetadata[]>();
-        for (const topic of new Set(registros.map((r) => r.topic))) {
-          const n = await particoesDe(topic);
-          metadados.set(
+        const metadata = new Map<string, PartitionMetadata[]>();
+        for (const topic of new Set(records.map((r) => r.topic))) {
+          const n = await partitionsOf(topic);
+          metadata.set(
             topic,
             Array.from({ length: n }, (_, i) => ({
               partitionErrorCode: 0,
@@ -191,24 +192,24 @@ export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): 
             })),
           );
         }
-        for (const r of registros) {
-          const partition = particionar({
+        for (const r of records) {
+          const partition = partitioner({
             topic: r.topic,
-            partitionMetadata: metadados.get(r.topic) as PartitionMetadata[],
+            partitionMetadata: metadata.get(r.topic) as PartitionMetadata[],
             message: { key: r.key, value: r.value },
           });
           const k = `${r.topic}:${partition}`;
-          const pos = vistos.get(k) ?? 0;
-          vistos.set(k, pos + 1);
+          const pos = seen.get(k) ?? 0;
+          seen.set(k, pos + 1);
           const item = { r, partition, pos };
-          const lista = porTopico.get(r.topic);
-          if (lista) lista.push(item);
-          else porTopico.set(r.topic, [item]);
-          saida.push({ topic: r.topic, partition, pos });
+          const list = perTopic.get(r.topic);
+          if (list) list.push(item);
+          else perTopic.set(r.topic, [item]);
+          out.push({ topic: r.topic, partition, pos });
         }
         const metas = await producer.sendBatch({
           acks: -1,
-          topicMessages: [...porTopico].map(([topic, items]) => ({
+          topicMessages: [...perTopic].map(([topic, items]) => ({
             topic,
             messages: items.map(({ r, partition }) => ({
               key: r.key,
@@ -221,7 +222,7 @@ export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): 
         const base = new Map(
           metas.map((m) => [`${m.topicName}:${m.partition}`, BigInt(m.baseOffset ?? "0")]),
         );
-        return saida.map(({ topic, partition, pos }) => ({
+        return out.map(({ topic, partition, pos }) => ({
           topic,
           partition,
           offset: String((base.get(`${topic}:${partition}`) ?? 0n) + BigInt(pos)),
@@ -232,16 +233,16 @@ export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): 
 
   // The records handed over in one turn go out in one publicarLote; a failure of that
   // produce request is every caller's failure (no record is retried alone).
-  const juntar = batchPerTurn(publicarLote, { separarSeFalhar: false });
-  function publicarJunto(topic: string, key: string, value: string, headers?: IHeaders) {
+  const joinTurn = batchPerTurn(publishBatch, { separarSeFalhar: false });
+  function publishInTurn(topic: string, key: string, value: string, headers?: IHeaders) {
     // The caller's trace, taken now: the batch goes out in another turn.
-    return juntar({ topic, key, value, headers: { ...traceHeader(), ...headers } });
+    return joinTurn({ topic, key, value, headers: { ...traceHeader(), ...headers } });
   }
 
   return {
-    publish: publicar,
-    publishBatch: publicarLote,
-    publishInTurn: publicarJunto,
+    publish: publish,
+    publishBatch: publishBatch,
+    publishInTurn: publishInTurn,
     async close() {
       await producer.disconnect();
     },

@@ -7,18 +7,18 @@ import { CONTROL_CHARACTERS } from "@shop/contracts";
  */
 export function readArguments<T extends ParseArgsConfig>(
   config: T,
-  uso: string,
+  usage: string,
 ): ReturnType<typeof parseArgs<T>> | null {
   try {
     return parseArgs(config);
   } catch (error) {
-    console.error(`${(error as Error).message}\n\n${uso}`);
+    console.error(`${(error as Error).message}\n\n${usage}`);
     return null;
   }
 }
 
 /** The characters text fields refuse (contracts' CONTROLES), found anywhere in a text. */
-const CONTROLES_GLOBAL = new RegExp(CONTROL_CHARACTERS, "gu");
+const CONTROL_CHARACTERS_GLOBAL = new RegExp(CONTROL_CHARACTERS, "gu");
 
 /**
  * Text a CLI or a pretty log prints but did not write itself (an item, a dead letter's
@@ -27,9 +27,9 @@ const CONTROLES_GLOBAL = new RegExp(CONTROL_CHARACTERS, "gu");
  * move the cursor, recolour, retitle or clear the screen, or reorder the line. Inside a
  * JSON string the result is still valid JSON meaning the same text.
  */
-export function escapeControls(texto: string): string {
-  return texto.replace(
-    CONTROLES_GLOBAL,
+export function escapeControls(text: string): string {
+  return text.replace(
+    CONTROL_CHARACTERS_GLOBAL,
     (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, "0")}`,
   );
 }

@@ -4,7 +4,7 @@ import { errorHandler } from "./errors.ts";
 import type { Logger } from "./logger.ts";
 import { serveMetrics } from "./metrics.ts";
 
-const escaparHtml = (s: string) =>
+const escapeHtml = (s: string) =>
   s
     .replaceAll("&", "&amp;")
     .replaceAll("<", "&lt;")
@@ -12,7 +12,7 @@ const escaparHtml = (s: string) =>
     .replaceAll('"', "&quot;");
 
 /** A readable page of the document, rendered here: no script and nothing from another site. */
-function pagina(doc: ReturnType<typeof openApiDocument>): string {
+function page(doc: ReturnType<typeof openApiDocument>): string {
   const ops = Object.entries(doc.paths).flatMap(([path, methods]) =>
     Object.entries(methods).map(([method, op]) => {
       const o = op as {
@@ -23,25 +23,25 @@ function pagina(doc: ReturnType<typeof openApiDocument>): string {
           { description: string; content: Record<string, { schema: unknown }> }
         >;
       };
-      const corpo = o.requestBody
-        ? `<details><summary>request body</summary><pre>${escaparHtml(JSON.stringify(o.requestBody.content["application/json"]?.schema, null, 2))}</pre></details>`
+      const body = o.requestBody
+        ? `<details><summary>request body</summary><pre>${escapeHtml(JSON.stringify(o.requestBody.content["application/json"]?.schema, null, 2))}</pre></details>`
         : "";
-      const respostas = Object.entries(o.responses)
+      const responses = Object.entries(o.responses)
         .map(
           ([status, r]) =>
-            `<li><details><summary><b>${status}</b> ${escaparHtml(r.description)} <small>${escaparHtml(Object.keys(r.content).join(", "))}</small></summary><pre>${escaparHtml(JSON.stringify(Object.values(r.content)[0]?.schema, null, 2))}</pre></details></li>`,
+            `<li><details><summary><b>${status}</b> ${escapeHtml(r.description)} <small>${escapeHtml(Object.keys(r.content).join(", "))}</small></summary><pre>${escapeHtml(JSON.stringify(Object.values(r.content)[0]?.schema, null, 2))}</pre></details></li>`,
         )
         .join("");
-      return `<section><h2><span class="m ${method}">${method.toUpperCase()}</span> ${escaparHtml(path)}</h2><p>${escaparHtml(o.summary)}</p>${corpo}<ul>${respostas}</ul></section>`;
+      return `<section><h2><span class="m ${method}">${method.toUpperCase()}</span> ${escapeHtml(path)}</h2><p>${escapeHtml(o.summary)}</p>${body}<ul>${responses}</ul></section>`;
     }),
   );
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escaparHtml(doc.info.title)}</title>
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(doc.info.title)}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1b1b1b}
 section{border-top:1px solid #ddd;padding:.5rem 0}h2{font-size:1.1rem;font-family:monospace}
 .m{display:inline-block;min-width:3.5rem;padding:.1rem .4rem;border-radius:.3rem;color:#fff;text-align:center}
 .get{background:#0b57d0}.post{background:#146c2e}pre{background:#f4f4f4;padding:.5rem;overflow:auto;font-size:.8rem}
 ul{list-style:none;padding-left:0}</style></head><body>
-<h1>${escaparHtml(doc.info.title)}</h1><p>${escaparHtml(doc.info.description)}</p>
+<h1>${escapeHtml(doc.info.title)}</h1><p>${escapeHtml(doc.info.description)}</p>
 <p>Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI ${doc.openapi}).</p>
 ${ops.join("\n")}</body></html>`;
 }
@@ -49,7 +49,7 @@ ${ops.join("\n")}</body></html>`;
 /** GET /openapi.json and GET /docs, from the API's route table in contracts/. */
 export function serveDocs(app: Express, api: ApiInfo): void {
   const doc = openApiDocument(api);
-  const html = pagina(doc);
+  const html = page(doc);
   app.get("/openapi.json", (_req, res) => {
     res.json(doc);
   });

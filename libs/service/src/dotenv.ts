@@ -8,18 +8,18 @@ import { parseEnv } from "node:util";
  * Found by walking up, because this file runs both from libs/service/src (tsx) and bundled
  * into dist/ (npm run build).
  */
-function raiz(): string {
+function projectRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   while (!existsSync(join(dir, "package-lock.json"))) {
-    const acima = resolve(dir, "..");
-    if (acima === dir) return process.cwd();
-    dir = acima;
+    const above = resolve(dir, "..");
+    if (above === dir) return process.cwd();
+    dir = above;
   }
   return dir;
 }
 
 /** The repository's .env (git-ignored), created by `npm run setup` from .env.example. */
-export const DOTENV_PATH = join(raiz(), ".env");
+export const DOTENV_PATH = join(projectRoot(), ".env");
 
 /** Loads .env into process.env without overriding what the environment already sets. */
 export function loadDotEnv(path = DOTENV_PATH): void {

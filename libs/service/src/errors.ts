@@ -6,10 +6,10 @@ import type { Logger } from "./logger.ts";
 /** The one error model: a name for code, a message for people, an HTTP status. */
 export class AppError extends Error {
   constructor(
-    readonly nome: string,
+    readonly code: string,
     message: string,
     readonly status: number,
-    readonly campos?: Record<string, string>,
+    readonly fields?: Record<string, string>,
     options?: { cause?: unknown },
   ) {
     super(message, options);
@@ -22,8 +22,8 @@ export const notFound = (what: string) => new AppError("nao-encontrado", `${what
 export function validate<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
   const result = schema.safeParse(body);
   if (!result.success) {
-    const { erro, campos } = validationError(result.error.issues);
-    throw new AppError("entrada-invalida", erro, 400, campos);
+    const { erro, campos: fields } = validationError(result.error.issues);
+    throw new AppError("entrada-invalida", erro, 400, fields);
   }
   return result.data;
 }
@@ -38,7 +38,7 @@ interface BodyParserError extends Error {
  * What each body-parser failure means for the client. Every one is the client's doing, so
  * every one is a 4xx with the JSON error body: never a 500 for bytes a client chose.
  */
-const FALHAS_DO_CORPO: Record<string, { status: number; erro: string; campo?: string }> = {
+const BODY_FAILURES: Record<string, { status: number; erro: string; campo?: string }> = {
   "entity.parse.failed": { status: 400, erro: "malformed JSON", campo: "is not valid JSON" },
   "entity.too.large": { status: 413, erro: "body too large" },
   "charset.unsupported": {
@@ -57,16 +57,16 @@ const FALHAS_DO_CORPO: Record<string, { status: number; erro: string; campo?: st
 };
 
 /** The JSON answer to a body-parser failure, or null when the error is not one. */
-function falhaDoCorpo(error: unknown): { status: number; body: HttpError } | null {
+function bodyFailure(error: unknown): { status: number; body: HttpError } | null {
   const e = error as BodyParserError | null;
   if (typeof e !== "object" || e === null) return null;
-  const conhecida = e.type ? FALHAS_DO_CORPO[e.type] : undefined;
-  if (conhecida) {
+  const known = e.type ? BODY_FAILURES[e.type] : undefined;
+  if (known) {
     return {
-      status: conhecida.status,
+      status: known.status,
       body: {
-        erro: conhecida.erro,
-        ...(conhecida.campo ? { campos: { "(body)": conhecida.campo } } : {}),
+        erro: known.erro,
+        ...(known.campo ? { campos: { "(body)": known.campo } } : {}),
       },
     };
   }
@@ -84,13 +84,13 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
       if (error.status >= 500) log.error(error.message, { cause: String(error.cause ?? "") });
       res.status(error.status).json({
         erro: error.message,
-        ...(error.campos ? { campos: error.campos } : {}),
+        ...(error.fields ? { campos: error.fields } : {}),
       });
       return;
     }
-    const falha = falhaDoCorpo(error);
-    if (falha) {
-      res.status(falha.status).json(falha.body);
+    const failure = bodyFailure(error);
+    if (failure) {
+      res.status(failure.status).json(failure.body);
       return;
     }
     log.error("unexpected error", { error: error instanceof Error ? error.stack : String(error) });

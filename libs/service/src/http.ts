@@ -9,10 +9,10 @@ export const BODY_LIMIT = "1mb";
 
 /** A request with a body must say it is JSON; anything else is 415. */
 export const requireJson: RequestHandler = (req, res, next) => {
-  const temCorpo =
+  const hasBody =
     Number(req.headers["content-length"] ?? 0) > 0 ||
     req.headers["transfer-encoding"] !== undefined;
-  if (temCorpo && !req.is("application/json")) {
+  if (hasBody && !req.is("application/json")) {
     res.status(415).json({ erro: "the body must be JSON (Content-Type: application/json)" });
     return;
   }

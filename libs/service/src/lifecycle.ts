@@ -59,11 +59,11 @@ export function onShutdown(stop: () => Promise<void>, log: Logger): void {
  * start, logs why and exits with 1.
  */
 export async function runService(
-  iniciar: () => Promise<{ stop(): Promise<void> }>,
+  start: () => Promise<{ stop(): Promise<void> }>,
   log: Logger,
 ): Promise<void> {
   try {
-    const service = await iniciar();
+    const service = await start();
     onShutdown(service.stop, log);
   } catch (error) {
     log.error("could not start", { error: error instanceof Error ? error.message : String(error) });

@@ -14,11 +14,11 @@ export interface Logger {
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
-type Saida = ((line: string) => void) | "stdout" | "stderr";
+type AnalyticsOutput = ((line: string) => void) | "stdout" | "stderr";
 
-const porTurno = new Map<1 | 2, pino.DestinationStream>();
+const perTurn = new Map<1 | 2, pino.DestinationStream>();
 
-const ehTerminal = (fd: 1 | 2) => (fd === 2 ? process.stderr : process.stdout).isTTY;
+const isTerminal = (fd: 1 | 2) => (fd === 2 ? process.stderr : process.stdout).isTTY;
 
 /**
  * Where the text written to stdout (1) or stderr (2) goes when it is not a terminal: the
@@ -31,34 +31,34 @@ const ehTerminal = (fd: 1 | 2) => (fd === 2 ? process.stderr : process.stdout).i
  * destination writes each line at once.
  */
 export function processOutput(fd: 1 | 2): pino.DestinationStream {
-  const existente = porTurno.get(fd);
-  if (existente) return existente;
+  const existing = perTurn.get(fd);
+  if (existing) return existing;
   // sonic-boom, synchronous: it retries a full pipe (EAGAIN) and a partial write itself.
   const dest = pino.destination({ dest: fd, sync: true });
-  let saida: pino.DestinationStream = dest;
-  if (!ehTerminal(fd)) {
+  let output: pino.DestinationStream = dest;
+  if (!isTerminal(fd)) {
     let pendente: string[] = [];
-    const despejar = () => {
+    const flush = () => {
       if (pendente.length === 0) return;
-      const texto = pendente.join("");
+      const text = pendente.join("");
       pendente = [];
-      dest.write(texto);
+      dest.write(text);
     };
-    process.on("exit", despejar);
-    saida = {
-      write(texto: string) {
-        pendente.push(texto);
-        if (pendente.length === 1) setImmediate(despejar);
+    process.on("exit", flush);
+    output = {
+      write(text: string) {
+        pendente.push(text);
+        if (pendente.length === 1) setImmediate(flush);
       },
     };
   }
-  porTurno.set(fd, saida);
-  return saida;
+  perTurn.set(fd, output);
+  return output;
 }
 
 /** True when lines go to a terminal, pretty-printed for a person. */
-const paraPessoas = (saida: Saida) =>
-  typeof saida !== "function" && ehTerminal(saida === "stderr" ? 2 : 1);
+const forPeople = (output: AnalyticsOutput) =>
+  typeof output !== "function" && isTerminal(output === "stderr" ? 2 : 1);
 
 /**
  * A log line's message and fields as a terminal may show them: text the service did not
@@ -78,10 +78,10 @@ export function forTerminal(valor: unknown): unknown {
   return valor;
 }
 
-function destino(saida: Saida): pino.DestinationStream {
-  if (typeof saida === "function") return { write: (s: string) => saida(s.trimEnd()) };
-  const fd = saida === "stderr" ? 2 : 1;
-  if (paraPessoas(saida))
+function destino(output: AnalyticsOutput): pino.DestinationStream {
+  if (typeof output === "function") return { write: (s: string) => output(s.trimEnd()) };
+  const fd = output === "stderr" ? 2 : 1;
+  if (forPeople(output))
     return pretty({
       sync: true,
       colorize: true,
@@ -93,7 +93,7 @@ function destino(saida: Saida): pino.DestinationStream {
 }
 
 /** Lines go to stdout, to stderr (the CLIs), or to a function (tests keep them). */
-export function createLogger(component: string, saida: Saida = "stdout"): Logger {
+export function createLogger(component: string, output: AnalyticsOutput = "stdout"): Logger {
   const p = pino(
     {
       base: { component },
@@ -104,15 +104,15 @@ export function createLogger(component: string, saida: Saida = "stdout"): Logger
         return c ? { trace: c.traceId } : {};
       },
     },
-    destino(saida),
+    destino(output),
   );
-  if (paraPessoas(saida)) {
-    const limpo = (fields?: Record<string, unknown>) =>
+  if (forPeople(output)) {
+    const clean = (fields?: Record<string, unknown>) =>
       forTerminal(fields ?? {}) as Record<string, unknown>;
     return {
-      info: (message, fields) => p.info(limpo(fields), escapeControls(message)),
-      warn: (message, fields) => p.warn(limpo(fields), escapeControls(message)),
-      error: (message, fields) => p.error(limpo(fields), escapeControls(message)),
+      info: (message, fields) => p.info(clean(fields), escapeControls(message)),
+      warn: (message, fields) => p.warn(clean(fields), escapeControls(message)),
+      error: (message, fields) => p.error(clean(fields), escapeControls(message)),
     };
   }
   return {

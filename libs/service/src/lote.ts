@@ -8,27 +8,27 @@
  * that one bad item fails only its own caller; without it, every caller gets the error.
  */
 export function batchPerTurn<E, R>(
-  executar: (itens: E[]) => R[] | Promise<R[]>,
-  { separarSeFalhar = true } = {},
+  run: (itens: E[]) => R[] | Promise<R[]>,
+  { separarSeFalhar: splitOnFailure = true } = {},
 ): (item: E) => Promise<R> {
-  let fila: { item: E; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
+  let queue: { item: E; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
 
-  async function gravar() {
-    const lote = fila;
-    fila = [];
+  async function flush() {
+    const batch = queue;
+    queue = [];
     try {
-      const resultados = await executar(lote.map((x) => x.item));
-      lote.forEach((x, i) => {
+      const resultados = await run(batch.map((x) => x.item));
+      batch.forEach((x, i) => {
         x.resolve(resultados[i] as R);
       });
     } catch (error) {
-      for (const x of lote) {
-        if (!separarSeFalhar) {
+      for (const x of batch) {
+        if (!splitOnFailure) {
           x.reject(error);
           continue;
         }
         try {
-          x.resolve(((await executar([x.item])) as R[])[0] as R);
+          x.resolve(((await run([x.item])) as R[])[0] as R);
         } catch (e) {
           x.reject(e);
         }
@@ -38,8 +38,8 @@ export function batchPerTurn<E, R>(
 
   return (item) =>
     new Promise<R>((resolve, reject) => {
-      fila.push({ item, resolve, reject });
-      if (fila.length === 1) setImmediate(() => void gravar());
+      queue.push({ item, resolve, reject });
+      if (queue.length === 1) setImmediate(() => void flush());
     });
 }
 
@@ -49,16 +49,16 @@ export function batchPerTurn<E, R>(
  * reporting that late outcome is the caller's. The one time limit of both publishers.
  */
 export async function withTimeLimit<T>(
-  trabalho: Promise<T>,
+  work: Promise<T>,
   ms: number,
-  noPrazo: () => Error,
+  onTimeout: () => Error,
 ): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const prazo = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(noPrazo()), ms);
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(onTimeout()), ms);
   });
   try {
-    return await Promise.race([trabalho, prazo]);
+    return await Promise.race([work, deadline]);
   } finally {
     clearTimeout(timer);
   }

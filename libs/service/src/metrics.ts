@@ -9,13 +9,13 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, register } from "prom
  */
 // This module may be evaluated twice in one process (a test runner's module graphs share
 // prom-client's global registry): each metric is made once and reused.
-function unica<M>(name: string, criar: () => M): M {
-  return (register.getSingleMetric(name) as M | undefined) ?? criar();
+function single<M>(name: string, create: () => M): M {
+  return (register.getSingleMetric(name) as M | undefined) ?? create();
 }
 
 if (!register.getSingleMetric("process_cpu_user_seconds_total")) collectDefaultMetrics();
 
-export const httpDuration = unica(
+export const httpDuration = single(
   "shop_http_request_duration_seconds",
   () =>
     new Histogram({
@@ -26,29 +26,29 @@ export const httpDuration = unica(
     }),
 );
 
-const mensagens = (name: string, help: string) =>
-  unica(name, () => new Counter({ name, help, labelNames: ["destino"] as const }));
+const messages = (name: string, help: string) =>
+  single(name, () => new Counter({ name, help, labelNames: ["destino"] as const }));
 
 /** Messages, by topic or exchange/queue: published, confirmed, consumed, failed, dead-lettered. */
 export const metrics = {
-  publicadas: mensagens("shop_messages_published_total", "messages handed to the broker"),
-  confirmadas: mensagens(
+  publicadas: messages("shop_messages_published_total", "messages handed to the broker"),
+  confirmadas: messages(
     "shop_messages_confirmed_total",
     "messages the broker acknowledged (Kafka acks=all, RabbitMQ publisher confirm)",
   ),
-  consumidas: mensagens(
+  consumidas: messages(
     "shop_messages_consumed_total",
     "messages handled successfully by a consumer",
   ),
-  falhas: mensagens(
+  falhas: messages(
     "shop_messages_failed_total",
     "publishes not confirmed, and consumer handler failures",
   ),
-  mortas: mensagens(
+  mortas: messages(
     "shop_messages_dead_lettered_total",
     "messages sent to a dead-letter destination",
   ),
-  retentativas: mensagens(
+  retentativas: messages(
     "shop_consumer_retries_total",
     "records tried again after their handling failed (their partition waits meanwhile)",
   ),
@@ -59,7 +59,7 @@ export function gauge(
   name: string,
   help: string,
   labelNames: string[],
-  ler: (g: Gauge) => void | Promise<void>,
+  read: (g: Gauge) => void | Promise<void>,
 ): Gauge {
   const existing = register.getSingleMetric(name);
   if (existing) register.removeSingleMetric(name);
@@ -68,7 +68,7 @@ export function gauge(
     help,
     labelNames,
     async collect() {
-      await ler(this);
+      await read(this);
     },
   });
 }

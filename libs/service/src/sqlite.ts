@@ -30,8 +30,8 @@ export function openDatabase(path: string, migrations: readonly string[]): Datab
  * trigger refuses a row whose amount, given as an SQL expression over NEW, is out of it.
  * The store holds what the wire can carry, whoever writes the row.
  */
-export function moneyRangeTrigger(tabela: string, nome: string, expressao: string): string {
-  return `CREATE TRIGGER ${nome} BEFORE INSERT ON ${tabela}
+export function moneyRangeTrigger(table: string, name: string, expressao: string): string {
+  return `CREATE TRIGGER ${name} BEFORE INSERT ON ${table}
      WHEN (${expressao}) NOT BETWEEN 1 AND ${MAX_CENTS}
-     BEGIN SELECT RAISE(ABORT, '${nome}: amount out of the money range'); END;`;
+     BEGIN SELECT RAISE(ABORT, '${name}: amount out of the money range'); END;`;
 }

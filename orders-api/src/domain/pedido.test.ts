@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { efeitoDoResultado, novoPedido } from "./pedido.ts";
+import { newPedido, resultadoEffect } from "./pedido.ts";
 
 const agora = new Date("2026-11-21T10:00:00.000Z");
 
 describe("Order (event-log edition)", () => {
   it("When an order is created, then valor is quantidade × precoUnitario in cents and it awaits payment", () => {
-    const p = novoPedido(
+    const p = newPedido(
       { cliente: "Ana", item: "caneca", quantidade: 3, precoUnitario: 0.1 },
       agora,
     );
@@ -18,13 +18,13 @@ describe("Order (event-log edition)", () => {
 
   it("When an APROVADO result arrives while awaiting payment, then the order becomes PAGO", () => {
     expect(
-      efeitoDoResultado("AGUARDANDO_PAGAMENTO", {
+      resultadoEffect("AGUARDANDO_PAGAMENTO", {
         status: "APROVADO",
         motivo: null,
         instancia: "caixa-1",
       }),
     ).toEqual({
-      aplicar: true,
+      apply: true,
       status: "PAGO",
       motivo: null,
       processadoPor: "caixa-1",
@@ -32,13 +32,13 @@ describe("Order (event-log edition)", () => {
   });
 
   it("When a RECUSADO result arrives while awaiting payment, then the order becomes RECUSADO with its motivo", () => {
-    const e = efeitoDoResultado("AGUARDANDO_PAGAMENTO", {
+    const e = resultadoEffect("AGUARDANDO_PAGAMENTO", {
       status: "RECUSADO",
       motivo: "limite do cartão de teste",
       instancia: "caixa-2",
     });
     expect(e).toMatchObject({
-      aplicar: true,
+      apply: true,
       status: "RECUSADO",
       motivo: "limite do cartão de teste",
     });
@@ -47,8 +47,7 @@ describe("Order (event-log edition)", () => {
   it("When a result arrives for an order already PAGO or RECUSADO, then nothing changes", () => {
     for (const status of ["PAGO", "RECUSADO"] as const) {
       expect(
-        efeitoDoResultado(status, { status: "RECUSADO", motivo: "x", instancia: "caixa-9" })
-          .aplicar,
+        resultadoEffect(status, { status: "RECUSADO", motivo: "x", instancia: "caixa-9" }).apply,
       ).toBe(false);
     }
   });

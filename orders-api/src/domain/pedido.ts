@@ -19,7 +19,7 @@ export interface Pedido {
   criadoEm: string;
 }
 
-export interface DadosDoPedido {
+export interface PedidoInput {
   cliente: string;
   item: string;
   quantidade: number;
@@ -27,16 +27,16 @@ export interface DadosDoPedido {
 }
 
 /** The server computes valor = quantidade × precoUnitario, in integer cents. */
-export function novoPedido(dados: DadosDoPedido, agora: Date): Omit<Pedido, "id"> {
+export function newPedido(input: PedidoInput, now: Date): Omit<Pedido, "id"> {
   return {
-    cliente: dados.cliente,
-    item: dados.item,
-    quantidade: dados.quantidade,
-    valorCentavos: multiplyCents(toCents(dados.precoUnitario), dados.quantidade),
+    cliente: input.cliente,
+    item: input.item,
+    quantidade: input.quantidade,
+    valorCentavos: multiplyCents(toCents(input.precoUnitario), input.quantidade),
     status: "AGUARDANDO_PAGAMENTO",
     motivo: null,
     processadoPor: null,
-    criadoEm: agora.toISOString(),
+    criadoEm: now.toISOString(),
   };
 }
 
@@ -46,21 +46,21 @@ export interface Resultado {
   instancia: string;
 }
 
-export type Efeito =
-  | { aplicar: true; status: StatusPedido; motivo: string | null; processadoPor: string }
-  | { aplicar: false; porque: string };
+export type Effect =
+  | { apply: true; status: StatusPedido; motivo: string | null; processadoPor: string }
+  | { apply: false; reason: string };
 
 /**
  * A result moves an order only while it is AGUARDANDO_PAGAMENTO: APROVADO -> PAGO,
  * RECUSADO -> RECUSADO. A repeated result, or one for an order already decided, changes
  * nothing.
  */
-export function efeitoDoResultado(status: StatusPedido, resultado: Resultado): Efeito {
+export function resultadoEffect(status: StatusPedido, resultado: Resultado): Effect {
   if (status !== "AGUARDANDO_PAGAMENTO") {
-    return { aplicar: false, porque: `order already ${status}: repeated result ignored` };
+    return { apply: false, reason: `order already ${status}: repeated result ignored` };
   }
   return {
-    aplicar: true,
+    apply: true,
     status: resultado.status === "APROVADO" ? "PAGO" : "RECUSADO",
     motivo: resultado.motivo,
     processadoPor: resultado.instancia,

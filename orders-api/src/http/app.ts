@@ -133,7 +133,9 @@ export function createApp({
 
   app.get("/pedidos", (req, res) => {
     const { limite } = validate(PedidosQuerySchema, req.query);
-    res.json(pedidos.listPedidos(limite ? Number(limite) : PEDIDOS_LIST_LIMITS.padrao).map(toWire));
+    res.json(
+      pedidos.listPedidos(limite ? Number(limite) : PEDIDOS_LIST_LIMITS.default).map(toWire),
+    );
   });
 
   app.get("/pedidos/:id", (req, res) => {

@@ -7,9 +7,9 @@ import type { PedidoStore } from "../store.ts";
 import { type OutboxRelay, SendRefused } from "./outbox-relay.ts";
 
 /** The PedidoCriado record of an order: key = pedidoId as text, value = the contract's JSON. */
-export function pedidoCriadoRecord(nomes: KafkaNames, pedido: Pedido) {
+export function pedidoCriadoRecord(names: KafkaNames, pedido: Pedido) {
   return {
-    topic: nomes.topicos.pedidosCriados,
+    topic: names.topicos.pedidosCriados,
     key: pedidoKey(pedido.id),
     value: PedidoCriado.encode({
       versao: 1,
@@ -36,11 +36,11 @@ export function outboxAnnouncer(deps: {
   relay: OutboxRelay;
   confirmMs: number;
 }): PedidoAnnouncer {
-  const { store, nomes, relay, confirmMs } = deps;
+  const { store, nomes: names, relay, confirmMs } = deps;
   return {
     stage(pedido) {
       // The request's trace goes with its event (the relay publishes outside its context).
-      store.insertOutbox(pedidoCriadoRecord(nomes, pedido), pedido, currentTraceparent());
+      store.insertOutbox(pedidoCriadoRecord(names, pedido), pedido, currentTraceparent());
     },
     async announce(pedido) {
       relay.wake();

@@ -6,14 +6,14 @@ import type { Kafka } from "kafkajs";
  * The platform panel's data, read through one admin connection and kept for a second, so
  * that many browsers polling every 2 s cost Kafka one round of admin requests a second.
  */
-export function platformReader(kafka: Kafka, nomes: KafkaNames) {
+export function platformReader(kafka: Kafka, names: KafkaNames) {
   const admin = kafka.admin();
   let connected: Promise<void> | null = null;
   let cached: { at: number; value: Promise<Plataforma> } | null = null;
   // Who reads what, as in the spec's topic table.
   const readers = {
-    [nomes.topicos.pedidosCriados]: [nomes.grupos.pagamentos, nomes.grupos.analytics],
-    [nomes.topicos.pagamentosResultados]: [nomes.grupos.pedidosApi, nomes.grupos.analytics],
+    [names.topicos.pedidosCriados]: [names.grupos.pagamentos, names.grupos.analytics],
+    [names.topicos.pagamentosResultados]: [names.grupos.pedidosApi, names.grupos.analytics],
   };
   return {
     read(): Promise<Plataforma> {

@@ -1,7 +1,7 @@
 import { type Cents, MOTIVO_OVER_LIMIT, type StatusPagamento } from "@shop/contracts";
 
 /** The test card's limit: 100.00 is approved, 100.01 is refused. */
-export const LIMITE_CENTAVOS: Cents = 100_00;
+export const LIMIT_CENTS: Cents = 100_00;
 
 export interface Decisao {
   status: StatusPagamento;
@@ -10,7 +10,7 @@ export interface Decisao {
 
 /** Deterministic: the same valor always gets the same decision. */
 export function decidir(valorCentavos: Cents): Decisao {
-  return valorCentavos <= LIMITE_CENTAVOS
+  return valorCentavos <= LIMIT_CENTS
     ? { status: "APROVADO", motivo: null }
     : { status: "RECUSADO", motivo: MOTIVO_OVER_LIMIT };
 }

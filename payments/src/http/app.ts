@@ -16,16 +16,16 @@ export function createApp({ instancia, modo, pagamentos, consumerStatus, log }: 
   const app = createHttpApp();
 
   app.get("/saude", (_req, res) => {
-    const consumidor = consumerStatus();
+    const consumer = consumerStatus();
     res.json({
       status: "ok",
       instancia,
       modo,
-      consumidor: consumidor && {
-        conectado: consumidor.connected,
-        grupo: consumidor.group,
-        particoes: consumidor.partitions,
-        presas: consumidor.stuck,
+      consumidor: consumer && {
+        conectado: consumer.connected,
+        grupo: consumer.group,
+        particoes: consumer.partitions,
+        presas: consumer.stuck,
       },
     });
   });

@@ -1,9 +1,9 @@
 import {
-  validationError,
   formatCents,
   multiplyCents,
   NovoPedidoSchema,
   toCents,
+  validationError,
 } from "@shop/contracts";
 import { type FormEvent, useId, useState } from "react";
 import { criarPedido, type ResultadoCriacao } from "../api.ts";

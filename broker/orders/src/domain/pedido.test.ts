@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import {
-  decidirPedidoDePagamento,
-  efeitoDoResultado,
+  canAddItem,
+  decidePagamentoRequest,
   type Pedido,
-  podeAdicionarItem,
+  resultadoEffect,
   type Solicitacao,
-  totalDe,
+  totalOf,
 } from "./pedido.ts";
 
 const KEY = "5f0b6a86-8f0e-4b5e-9a51-2f8f3c1f6a01";
@@ -28,25 +28,25 @@ const registro = (over: Partial<Solicitacao> = {}): Solicitacao => ({
 
 describe("Order (broker edition)", () => {
   it("When items are 2 × 18.90, then the total is 37.80, computed in cents", () => {
-    expect(totalDe(pedido("ABERTO").itens)).toBe(3780);
+    expect(totalOf(pedido("ABERTO").itens)).toBe(3780);
   });
   it("When the order is EM_PAGAMENTO or PAGO, then items are locked", () => {
-    expect(podeAdicionarItem(pedido("ABERTO")).ok).toBe(true);
-    expect(podeAdicionarItem(pedido("EM_PAGAMENTO")).ok).toBe(false);
-    expect(podeAdicionarItem(pedido("PAGO")).ok).toBe(false);
+    expect(canAddItem(pedido("ABERTO")).ok).toBe(true);
+    expect(canAddItem(pedido("EM_PAGAMENTO")).ok).toBe(false);
+    expect(canAddItem(pedido("PAGO")).ok).toBe(false);
   });
 });
 
 describe("Rules of POST /pedidos/{pedidoId}/pagamentos", () => {
   it("When the key is new and the order ABERTO, then a new request is stored", () => {
     expect(
-      decidirPedidoDePagamento(pedido("ABERTO"), null, { solicitacaoId: KEY, cenario: "APROVAR" })
+      decidePagamentoRequest(pedido("ABERTO"), null, { solicitacaoId: KEY, cenario: "APROVAR" })
         .tipo,
     ).toBe("nova");
   });
   it("Rule 3: when the same key and content come again while PENDENTE, then it is published again", () => {
     expect(
-      decidirPedidoDePagamento(pedido("EM_PAGAMENTO"), registro(), {
+      decidePagamentoRequest(pedido("EM_PAGAMENTO"), registro(), {
         solicitacaoId: KEY,
         cenario: "APROVAR",
       }).tipo,
@@ -55,18 +55,18 @@ describe("Rules of POST /pedidos/{pedidoId}/pagamentos", () => {
   it("Rule 4: when the same key and content come after the record is concluded, then the stored result is given", () => {
     const r = registro({ estado: "CONCLUIDA", aprovado: true, motivo: "ok" });
     expect(
-      decidirPedidoDePagamento(pedido("PAGO"), r, { solicitacaoId: KEY, cenario: "APROVAR" }).tipo,
+      decidePagamentoRequest(pedido("PAGO"), r, { solicitacaoId: KEY, cenario: "APROVAR" }).tipo,
     ).toBe("concluida");
   });
   it("Rule 5: when the same key comes with another cenario, another order or another valor, then it is a conflict", () => {
     expect(
-      decidirPedidoDePagamento(pedido("EM_PAGAMENTO"), registro(), {
+      decidePagamentoRequest(pedido("EM_PAGAMENTO"), registro(), {
         solicitacaoId: KEY,
         cenario: "RECUSAR",
       }).tipo,
     ).toBe("conflito");
     expect(
-      decidirPedidoDePagamento({ ...pedido("ABERTO"), id: "p-2" }, registro(), {
+      decidePagamentoRequest({ ...pedido("ABERTO"), id: "p-2" }, registro(), {
         solicitacaoId: KEY,
         cenario: "APROVAR",
       }).tipo,
@@ -76,7 +76,7 @@ describe("Rules of POST /pedidos/{pedidoId}/pagamentos", () => {
       itens: [...pedido("ABERTO").itens, { sku: "PAO", quantidade: 1, precoCentavos: 100 }],
     };
     expect(
-      decidirPedidoDePagamento(maisItens, registro({ estado: "CONCLUIDA", aprovado: false }), {
+      decidePagamentoRequest(maisItens, registro({ estado: "CONCLUIDA", aprovado: false }), {
         solicitacaoId: KEY,
         cenario: "APROVAR",
       }).tipo,
@@ -84,11 +84,10 @@ describe("Rules of POST /pedidos/{pedidoId}/pagamentos", () => {
   });
   it("Rule 9: when the order is PAGO, or EM_PAGAMENTO under another key, then a new key is a conflict", () => {
     expect(
-      decidirPedidoDePagamento(pedido("PAGO"), null, { solicitacaoId: KEY, cenario: "APROVAR" })
-        .tipo,
+      decidePagamentoRequest(pedido("PAGO"), null, { solicitacaoId: KEY, cenario: "APROVAR" }).tipo,
     ).toBe("conflito");
     expect(
-      decidirPedidoDePagamento(pedido("EM_PAGAMENTO"), null, {
+      decidePagamentoRequest(pedido("EM_PAGAMENTO"), null, {
         solicitacaoId: KEY,
         cenario: "APROVAR",
       }).tipo,
@@ -99,14 +98,14 @@ describe("Rules of POST /pedidos/{pedidoId}/pagamentos", () => {
 describe("Orders consumer rules", () => {
   const ok = { pedidoId: "p-1", valorCentavos: 3780, aprovado: true };
   it("When an approval matches a PENDENTE record, then the order becomes PAGO", () => {
-    expect(efeitoDoResultado(registro(), "EM_PAGAMENTO", ok)).toEqual({
+    expect(resultadoEffect(registro(), "EM_PAGAMENTO", ok)).toEqual({
       tipo: "aplicar",
       statusDoPedido: "PAGO",
     });
   });
   it("When a refusal matches a PENDENTE record, then the order goes back to ABERTO", () => {
     expect(
-      efeitoDoResultado(registro({ cenario: "RECUSAR" }), "EM_PAGAMENTO", {
+      resultadoEffect(registro({ cenario: "RECUSAR" }), "EM_PAGAMENTO", {
         ...ok,
         aprovado: false,
       }),
@@ -117,25 +116,25 @@ describe("Orders consumer rules", () => {
   });
   it("When the record is already concluded, then a repeated result changes nothing", () => {
     expect(
-      efeitoDoResultado(registro({ estado: "CONCLUIDA", aprovado: true }), "PAGO", ok).tipo,
+      resultadoEffect(registro({ estado: "CONCLUIDA", aprovado: true }), "PAGO", ok).tipo,
     ).toBe("repetido");
   });
   it("When a result never reopens a paid order, then even a refusal for a pending record leaves it PAGO", () => {
     expect(
-      efeitoDoResultado(registro({ cenario: "RECUSAR" }), "PAGO", { ...ok, aprovado: false }),
+      resultadoEffect(registro({ cenario: "RECUSAR" }), "PAGO", { ...ok, aprovado: false }),
     ).toEqual({
       tipo: "aplicar",
       statusDoPedido: "PAGO",
     });
   });
   it("When pedidoId, valor or the outcome differ from the record, then it is a conflict", () => {
-    expect(efeitoDoResultado(registro(), "EM_PAGAMENTO", { ...ok, pedidoId: "p-9" }).tipo).toBe(
+    expect(resultadoEffect(registro(), "EM_PAGAMENTO", { ...ok, pedidoId: "p-9" }).tipo).toBe(
       "conflito",
     );
-    expect(efeitoDoResultado(registro(), "EM_PAGAMENTO", { ...ok, valorCentavos: 1 }).tipo).toBe(
+    expect(resultadoEffect(registro(), "EM_PAGAMENTO", { ...ok, valorCentavos: 1 }).tipo).toBe(
       "conflito",
     );
-    expect(efeitoDoResultado(registro(), "EM_PAGAMENTO", { ...ok, aprovado: false }).tipo).toBe(
+    expect(resultadoEffect(registro(), "EM_PAGAMENTO", { ...ok, aprovado: false }).tipo).toBe(
       "conflito",
     );
   });

@@ -1,6 +1,6 @@
 import { type Cenario, type Cents, multiplyCents, type StatusPedidoBroker } from "@shop/contracts";
 
-export interface ItemDoPedido {
+export interface PedidoItem {
   sku: string;
   quantidade: number;
   precoCentavos: Cents;
@@ -10,16 +10,16 @@ export interface Pedido {
   id: string;
   clienteId: string;
   status: StatusPedidoBroker;
-  itens: ItemDoPedido[];
+  itens: PedidoItem[];
 }
 
 /** The total is computed by the service from the items, never sent by the client. */
-export function totalDe(itens: readonly ItemDoPedido[]): Cents {
+export function totalOf(itens: readonly PedidoItem[]): Cents {
   return itens.reduce((sum, i) => sum + multiplyCents(i.precoCentavos, i.quantidade), 0);
 }
 
 /** Items may change only while the order is ABERTO: they are locked while it is being paid. */
-export function podeAdicionarItem(pedido: Pedido): { ok: true } | { ok: false; porque: string } {
+export function canAddItem(pedido: Pedido): { ok: true } | { ok: false; porque: string } {
   return pedido.status === "ABERTO"
     ? { ok: true }
     : { ok: false, porque: `order is ${pedido.status}: its items are locked` };
@@ -36,7 +36,7 @@ export interface Solicitacao {
   motivo: string | null;
 }
 
-export type DecisaoDoPedidoDePagamento =
+export type PagamentoRequestDecision =
   /** Store the record PENDENTE and move the order to EM_PAGAMENTO, then publish: 202. */
   | { tipo: "nova" }
   /** Same key, same content, still PENDENTE: publish again, 202. */
@@ -46,25 +46,25 @@ export type DecisaoDoPedidoDePagamento =
   | { tipo: "conflito"; porque: string };
 
 /** The rules of POST /pedidos/{pedidoId}/pagamentos, given the order and the key's record. */
-export function decidirPedidoDePagamento(
+export function decidePagamentoRequest(
   pedido: Pedido,
-  existente: Solicitacao | null,
-  pedidoDePagamento: { solicitacaoId: string; cenario: Cenario },
-): DecisaoDoPedidoDePagamento {
-  if (existente) {
-    const mesmoConteudo =
-      existente.pedidoId === pedido.id &&
-      existente.cenario === pedidoDePagamento.cenario &&
-      existente.valorCentavos === totalDe(pedido.itens);
-    if (!mesmoConteudo) {
+  existing: Solicitacao | null,
+  request: { solicitacaoId: string; cenario: Cenario },
+): PagamentoRequestDecision {
+  if (existing) {
+    const sameContent =
+      existing.pedidoId === pedido.id &&
+      existing.cenario === request.cenario &&
+      existing.valorCentavos === totalOf(pedido.itens);
+    if (!sameContent) {
       return {
         tipo: "conflito",
         porque: "this solicitacaoId was already used with different content",
       };
     }
-    return existente.estado === "PENDENTE"
-      ? { tipo: "republicar", solicitacao: existente }
-      : { tipo: "concluida", solicitacao: existente };
+    return existing.estado === "PENDENTE"
+      ? { tipo: "republicar", solicitacao: existing }
+      : { tipo: "concluida", solicitacao: existing };
   }
   if (pedido.status === "PAGO") return { tipo: "conflito", porque: "order already paid" };
   if (pedido.status === "EM_PAGAMENTO") {
@@ -76,7 +76,7 @@ export function decidirPedidoDePagamento(
   return { tipo: "nova" };
 }
 
-export type EfeitoDoResultado =
+export type ResultadoEffect =
   | { tipo: "aplicar"; statusDoPedido: StatusPedidoBroker }
   | { tipo: "repetido" }
   | { tipo: "conflito"; porque: string };
@@ -86,11 +86,11 @@ export type EfeitoDoResultado =
  * asked for. A repeat for a concluded record changes nothing. Approved -> PAGO; refused ->
  * ABERTO (items and total unchanged); a result never reopens a paid order.
  */
-export function efeitoDoResultado(
+export function resultadoEffect(
   solicitacao: Solicitacao,
   statusDoPedido: StatusPedidoBroker,
   resultado: { pedidoId: string; valorCentavos: Cents; aprovado: boolean },
-): EfeitoDoResultado {
+): ResultadoEffect {
   if (resultado.pedidoId !== solicitacao.pedidoId) {
     return {
       tipo: "conflito",

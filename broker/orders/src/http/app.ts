@@ -8,7 +8,7 @@ import {
 } from "@shop/contracts";
 import { AppError, createHttpApp, finishApp, type Logger, notFound, validate } from "@shop/service";
 import type { Express } from "express";
-import { type Pedido, type Solicitacao, totalDe } from "../domain/pedido.ts";
+import { type Pedido, type Solicitacao, totalOf } from "../domain/pedido.ts";
 import type { PaymentOutcome, PedidoUseCases } from "../pedidos.ts";
 
 export function toWire(p: Pedido) {
@@ -16,7 +16,7 @@ export function toWire(p: Pedido) {
     id: p.id,
     clienteId: p.clienteId,
     status: p.status,
-    total: fromCents(totalDe(p.itens)),
+    total: fromCents(totalOf(p.itens)),
     itens: p.itens.map((i) => ({
       sku: i.sku,
       quantidade: i.quantidade,

@@ -23,12 +23,12 @@ export function startResultadosConsumer(deps: {
     log,
     consumers: deps.consumers,
     pauseBeforeAckMs: deps.pauseBeforeAckMs,
-    async handle(resultado, entrega) {
-      const decididaEm = entrega.headers["x-decidida-em"];
+    async handle(resultado, delivery) {
+      const decidedAt = delivery.headers["x-decidida-em"];
       const o = await pedidos.applyResultado({
         ...resultado,
         valorCentavos: toCents(resultado.valor),
-        decididaEm: typeof decididaEm === "string" ? decididaEm : null,
+        decididaEm: typeof decidedAt === "string" ? decidedAt : null,
       });
       const where = { solicitacao: resultado.solicitacaoId, pedido: resultado.pedidoId };
       if (o.outcome === "repeated")

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { type Decisao, decidir, MOTIVO_APROVADO, MOTIVO_RECUSADO, mesmoPedido } from "./decisao.ts";
+import {
+  type Decisao,
+  decidir,
+  differenceFrom,
+  MOTIVO_APROVADO,
+  MOTIVO_RECUSADO,
+} from "./decisao.ts";
 
 describe("Payments consumer rule 2: a deterministic decision", () => {
   it("When the cenario is APROVAR, then it approves; RECUSAR refuses; always the same", () => {
@@ -19,16 +25,16 @@ describe("Payments consumer rule 4: the same key with other content fails", () =
     motivo: "m",
   };
   it("When pedidoId, valor and cenario match, then it is the same request", () => {
-    expect(mesmoPedido(d, { pedidoId: "p", valorCentavos: 100, cenario: "APROVAR" })).toBeNull();
+    expect(differenceFrom(d, { pedidoId: "p", valorCentavos: 100, cenario: "APROVAR" })).toBeNull();
   });
   it("When any of them differs, then the reason says which", () => {
-    expect(mesmoPedido(d, { pedidoId: "q", valorCentavos: 100, cenario: "APROVAR" })).toMatch(
+    expect(differenceFrom(d, { pedidoId: "q", valorCentavos: 100, cenario: "APROVAR" })).toMatch(
       /pedidoId/,
     );
-    expect(mesmoPedido(d, { pedidoId: "p", valorCentavos: 101, cenario: "APROVAR" })).toMatch(
+    expect(differenceFrom(d, { pedidoId: "p", valorCentavos: 101, cenario: "APROVAR" })).toMatch(
       /valor/,
     );
-    expect(mesmoPedido(d, { pedidoId: "p", valorCentavos: 100, cenario: "RECUSAR" })).toMatch(
+    expect(differenceFrom(d, { pedidoId: "p", valorCentavos: 100, cenario: "RECUSAR" })).toMatch(
       /cenario/,
     );
   });

@@ -20,7 +20,7 @@ export function decidir(cenario: Cenario): Pick<Decisao, "aprovado" | "motivo"> 
 }
 
 /** The same key must come with the same pedidoId, valor and cenario; otherwise it fails. */
-export function mesmoPedido(
+export function differenceFrom(
   d: Decisao,
   s: { pedidoId: string; valorCentavos: Cents; cenario: Cenario },
 ): string | null {

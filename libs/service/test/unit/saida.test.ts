@@ -13,7 +13,7 @@ const LOGGER = join(dirname(fileURLToPath(import.meta.url)), "../../src/logger.t
 function correr(script: string) {
   const codigo = `
     import fs from "node:fs";
-    import { createLogger, saidaDoProcesso } from ${JSON.stringify(LOGGER)};
+    import { createLogger, processOutput } from ${JSON.stringify(LOGGER)};
     const original = fs.writeSync;
     let escritas = 0;
     fs.writeSync = (fd, ...resto) => { if (fd === 1) escritas++; return original(fd, ...resto); };
@@ -31,11 +31,11 @@ function correr(script: string) {
   };
 }
 
-describe("Process output (saidaDoProcesso): a service's lines under load", () => {
+describe("Process output (processOutput): a service's lines under load", () => {
   it("When a turn prints many lines and log lines, then they go out in order in one write", () => {
     const r = correr(`
       const log = createLogger("teste");
-      const out = saidaDoProcesso(1);
+      const out = processOutput(1);
       for (let i = 0; i < 500; i++) {
         out.write("linha " + i + "\\n");
         log.info("registro " + i);
@@ -52,7 +52,7 @@ describe("Process output (saidaDoProcesso): a service's lines under load", () =>
 
   it("When lines are printed in separate turns, then each turn's lines appear before the next turn runs", () => {
     const r = correr(`
-      const out = saidaDoProcesso(1);
+      const out = processOutput(1);
       out.write("primeira\\n");
       setTimeout(() => { out.write("segunda\\n"); }, 20);
     `);
