@@ -21,7 +21,7 @@ async function fill(brokers: string, prefix: string, total: number, log: (l: str
       acks: 1,
       topicMessages: [
         {
-          topic: nomes.topicos.pedidosCriados,
+          topic: nomes.topics.pedidosCriados,
           messages: ids.map((id) => ({
             key: String(id),
             value: JSON.stringify({
@@ -36,7 +36,7 @@ async function fill(brokers: string, prefix: string, total: number, log: (l: str
           })),
         },
         {
-          topic: nomes.topicos.pagamentosResultados,
+          topic: nomes.topics.pagamentosResultados,
           messages: ids.map((id) => ({
             key: String(id),
             value: JSON.stringify({
@@ -85,8 +85,8 @@ export async function benchReplay(opts: {
 
   opts.log(`replay: ConsumerPerformance over both topics (${opts.total} records)...`);
   const javaMs =
-    consumerPerformance(opts.brokers, nomes.topicos.pedidosCriados, opts.total / 2) +
-    consumerPerformance(opts.brokers, nomes.topicos.pagamentosResultados, opts.total / 2);
+    consumerPerformance(opts.brokers, nomes.topics.pedidosCriados, opts.total / 2) +
+    consumerPerformance(opts.brokers, nomes.topics.pagamentosResultados, opts.total / 2);
 
   opts.log("replay: the analytics CLI from offset 0...");
   const started = Date.now();

@@ -27,7 +27,7 @@ const apps: [ApiInfo, () => Express][] = [
       ordersApp({
         pedidos: nada,
         outbox: null,
-        presas: null,
+        stuckPartitions: null,
         modo: "eventos",
         plataforma: null,
         frontOrigin: "http://localhost:5173",
@@ -48,7 +48,7 @@ const apps: [ApiInfo, () => Express][] = [
   [API_PEDIDOS_BROKER, () => brokerOrdersApp({ pedidos: nada, log })],
   [
     API_PAGAMENTOS_BROKER,
-    () => brokerPaymentsApp({ pagamentos: nada, conectado: () => true, log }),
+    () => brokerPaymentsApp({ pagamentos: nada, connected: () => true, log }),
   ],
 ];
 
@@ -93,7 +93,7 @@ describe("OpenAPI documents, generated from the zod schemas", () => {
     const server = await listen(
       brokerPaymentsApp({
         pagamentos: { decisoes: () => [] } as never,
-        conectado: () => true,
+        connected: () => true,
         log,
       }),
       0,

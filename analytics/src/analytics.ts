@@ -83,9 +83,9 @@ async function replay(admin: Admin, groupId: string, topics: string[]): Promise<
  * partition is read up to the end offsets seen at start (--until-caught-up).
  */
 export async function runAnalytics(opts: AnalyticsOptions): Promise<Summary> {
-  const { output: saida, grupo } = opts;
+  const { output, grupo } = opts;
   const names = kafkaNames(opts.prefix);
-  const topics = [names.topicos.pedidosCriados, names.topicos.pagamentosResultados];
+  const topics = [names.topics.pedidosCriados, names.topics.pagamentosResultados];
   const kafka: Kafka = createKafka(opts.brokers, `analytics-${grupo}`, opts.log);
   const admin = kafka.admin();
   await admin.connect();
@@ -99,7 +99,7 @@ export async function runAnalytics(opts: AnalyticsOptions): Promise<Summary> {
 
     if (opts.replay) {
       await replay(admin, grupo, topics);
-      saida.info(
+      output.info(
         `replay: the offsets of group ${grupo} are back at the earliest offset; reading everything again`,
       );
     }
@@ -113,7 +113,7 @@ export async function runAnalytics(opts: AnalyticsOptions): Promise<Summary> {
       0,
     );
     const resumed = [...committed.values()].some((c) => c !== null);
-    saida.info(
+    output.info(
       `analytics: group ${grupo}, ${total} records to read up to the current end` +
         (resumed && !opts.replay
           ? " (resuming from the group's committed offsets: the view covers only what is read now; --replay rebuilds it from offset 0)"
@@ -152,10 +152,10 @@ export async function runAnalytics(opts: AnalyticsOptions): Promise<Summary> {
           // With --quiet nothing per record or per batch is shown: build none of it (on a
           // replay of a million records the lines and per-batch dashboards were most of
           // the garbage and much of the time).
-          const detailed = !saida.silenciosa;
+          const detailed = !output.quiet;
           const lines: string[] = [];
           for (const message of batch.messages) {
-            const isCriado = batch.topic === names.topicos.pedidosCriados;
+            const isCriado = batch.topic === names.topics.pedidosCriados;
             const decoded = isCriado
               ? PedidoCriado.decode(message.value)
               : ResultadoPagamento.decode(message.value);
@@ -175,10 +175,10 @@ export async function runAnalytics(opts: AnalyticsOptions): Promise<Summary> {
           position.set(tp(batch.topic, batch.partition), Number(batch.lastOffset()) + 1);
           if (detailed || opts.onDashboard) {
             const current = dashboard(visao);
-            if (detailed) saida.batch(lines, dashboardText(grupo, current, invalid));
+            if (detailed) output.batch(lines, dashboardText(grupo, current, invalid));
             opts.onDashboard?.(current);
           }
-          saida.progress(read, total);
+          output.progress(read, total);
           if (opts.untilCaughtUp && caughtUp()) finish();
         },
       });
@@ -187,7 +187,7 @@ export async function runAnalytics(opts: AnalyticsOptions): Promise<Summary> {
       await consumer.disconnect(); // commits what was read
     }
     if (crashed) throw crashed;
-    saida.progress(read, total, true);
+    output.progress(read, total, true);
 
     // The lag the platform panel and /metrics report, from the same computation.
     const lag: PartitionLag[] = (
@@ -203,12 +203,12 @@ export async function runAnalytics(opts: AnalyticsOptions): Promise<Summary> {
     );
     const summary: Summary = {
       grupo,
-      painel: dashboard(visao),
-      lidos: read,
-      invalidos: invalid,
+      dashboard: dashboard(visao),
+      read: read,
+      invalid: invalid,
       lag,
     };
-    saida.final(summary);
+    output.final(summary);
     return summary;
   } finally {
     await admin.disconnect();

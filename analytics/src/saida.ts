@@ -46,51 +46,51 @@ export class AnalyticsOutput {
   }
 
   /** --quiet: no per-record lines and no dashboard per batch (nothing to build for them). */
-  get silenciosa(): boolean {
+  get quiet(): boolean {
     return this.opts.quiet;
   }
 
   /** One text block per batch: its record lines, then the dashboard. */
-  batch(linhas: string[], painelTexto: string) {
+  batch(lines: string[], dashboard: string) {
     if (this.opts.quiet) return;
     this.clearProgress();
-    this.main.write(`${linhas.join("\n")}\n${painelTexto}\n`);
+    this.main.write(`${lines.join("\n")}\n${dashboard}\n`);
   }
 
-  progress(lidos: number, total: number, force = false) {
+  progress(read: number, total: number, force = false) {
     const now = Date.now();
     if (!force && now - this.lastProgress < (this.tty ? 100 : 2000)) return;
     this.lastProgress = now;
-    const pct = total > 0 ? Math.min(100, Math.floor((lidos / total) * 100)) : 100;
+    const pct = total > 0 ? Math.min(100, Math.floor((read / total) * 100)) : 100;
     if (this.tty) {
       const width = 30;
       const filled = Math.round((pct / 100) * width);
       this.stderr.write(
-        `\r\x1b[K[${"#".repeat(filled)}${".".repeat(width - filled)}] ${lidos}/${total} records (${pct}%)`,
+        `\r\x1b[K[${"#".repeat(filled)}${".".repeat(width - filled)}] ${read}/${total} records (${pct}%)`,
       );
       this.progressShown = true;
     } else {
-      this.main.write(`progress: ${lidos}/${total} records (${pct}%)\n`);
+      this.main.write(`progress: ${read}/${total} records (${pct}%)\n`);
     }
   }
 
-  final(resumo: Summary) {
+  final(summary: Summary) {
     this.clearProgress();
     if (this.opts.json) {
-      this.stdout.write(`${JSON.stringify(dashboardJson(resumo), null, 2)}\n`);
+      this.stdout.write(`${JSON.stringify(dashboardJson(summary), null, 2)}\n`);
       return;
     }
     this.stdout.write(
-      `${dashboardText(resumo.grupo, resumo.painel, resumo.invalidos)}\n${lagText(resumo)}\n`,
+      `${dashboardText(summary.grupo, summary.dashboard, summary.invalid)}\n${lagText(summary)}\n`,
     );
   }
 }
 
 export interface Summary {
   grupo: string;
-  painel: Dashboard;
-  lidos: number;
-  invalidos: number;
+  dashboard: Dashboard;
+  read: number;
+  invalid: number;
   lag: PartitionLag[];
 }
 
@@ -117,7 +117,7 @@ function lagText(r: Summary): string {
       `  ${l.topic.padEnd(32)} ${String(l.partition).padStart(3)}  end ${String(l.endOffset).padStart(8)}  committed ${String(l.committedOffset ?? "-").padStart(8)}  lag ${l.lag}`,
   );
   return [
-    `lag per partition (end offset − committed offset), ${r.lidos} records read:`,
+    `lag per partition (end offset − committed offset), ${r.read} records read:`,
     ...rows,
   ].join("\n");
 }
@@ -125,14 +125,14 @@ function lagText(r: Summary): string {
 export function dashboardJson(r: Summary) {
   return {
     grupo: r.grupo,
-    pedidosVistos: r.painel.pedidosVistos,
-    pedidosPagos: r.painel.pedidosPagos,
-    receita: r.painel.receitaCentavos / 100,
-    receitaCentavos: r.painel.receitaCentavos,
-    maisVendido: r.painel.maisVendido,
-    resultadosSemPedido: r.painel.resultadosSemPedido,
-    registrosLidos: r.lidos,
-    registrosInvalidos: r.invalidos,
+    pedidosVistos: r.dashboard.pedidosVistos,
+    pedidosPagos: r.dashboard.pedidosPagos,
+    receita: r.dashboard.receitaCentavos / 100,
+    receitaCentavos: r.dashboard.receitaCentavos,
+    maisVendido: r.dashboard.maisVendido,
+    resultadosSemPedido: r.dashboard.resultadosSemPedido,
+    registrosLidos: r.read,
+    registrosInvalidos: r.invalid,
     lag: r.lag,
   };
 }

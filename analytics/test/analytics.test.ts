@@ -82,7 +82,7 @@ async function painelJson(grupo: string, ...args: string[]) {
 async function criado(item: string, quantidade: number, valor: number): Promise<number> {
   const pedidoId = nextId++;
   await producer.send({
-    topic: nomes.topicos.pedidosCriados,
+    topic: nomes.topics.pedidosCriados,
     acks: -1,
     messages: [
       {
@@ -104,7 +104,7 @@ async function criado(item: string, quantidade: number, valor: number): Promise<
 
 async function resultado(pedidoId: number, status: "APROVADO" | "RECUSADO") {
   await producer.send({
-    topic: nomes.topicos.pagamentosResultados,
+    topic: nomes.topics.pagamentosResultados,
     acks: -1,
     messages: [
       {
@@ -226,7 +226,7 @@ describe("The analytics CLI", () => {
     const waiting = await painelJson("join");
     expect(waiting.resultadosSemPedido).toBe(1);
     await producer.send({
-      topic: nomes.topicos.pedidosCriados,
+      topic: nomes.topics.pedidosCriados,
       acks: -1,
       messages: [
         {
@@ -251,7 +251,7 @@ describe("The analytics CLI", () => {
 
   it("When a record is invalid, then it is counted and reported, never fatal", async () => {
     await producer.send({
-      topic: nomes.topicos.pedidosCriados,
+      topic: nomes.topics.pedidosCriados,
       acks: -1,
       messages: [{ key: "x", value: "not json" }],
     });
@@ -294,7 +294,7 @@ describe("Groups, offsets and replay", () => {
     await admin.connect();
     const offsets = await admin.fetchOffsets({
       groupId: `${prefix}g-auditoria`,
-      topics: [nomes.topicos.pedidosCriados, nomes.topicos.pagamentosResultados],
+      topics: [nomes.topics.pedidosCriados, nomes.topics.pagamentosResultados],
     });
     await admin.disconnect();
     const committed = offsets

@@ -25,23 +25,23 @@ export const GROUPS = {
  * The event-log names with an optional prefix. Production uses none; a test or a demo
  * gives each run its own prefix so that it owns its topics and groups.
  */
-export function kafkaNames(prefixo = "") {
+export function kafkaNames(prefix = "") {
   const topics = {
-    pedidosCriados: `${prefixo}${TOPICS.pedidosCriados}`,
-    pagamentosResultados: `${prefixo}${TOPICS.pagamentosResultados}`,
+    pedidosCriados: `${prefix}${TOPICS.pedidosCriados}`,
+    pagamentosResultados: `${prefix}${TOPICS.pagamentosResultados}`,
   };
   return {
-    topicos: topics,
+    topics: topics,
     dlq: {
       pedidosCriados: dlqTopic(topics.pedidosCriados),
       pagamentosResultados: dlqTopic(topics.pagamentosResultados),
     },
     /** The dead-letter CLI's record of what it redrove: one record per letter, keyed by its id. */
-    reenviosDlq: `${prefixo}dlq-reenvios`,
-    grupos: {
-      pagamentos: `${prefixo}${GROUPS.pagamentos}`,
-      pedidosApi: `${prefixo}${GROUPS.pedidosApi}`,
-      analytics: `${prefixo}${GROUPS.analytics}`,
+    dlqRedrives: `${prefix}dlq-reenvios`,
+    groups: {
+      pagamentos: `${prefix}${GROUPS.pagamentos}`,
+      pedidosApi: `${prefix}${GROUPS.pedidosApi}`,
+      analytics: `${prefix}${GROUPS.analytics}`,
     },
   };
 }
@@ -50,8 +50,8 @@ export type KafkaNames = ReturnType<typeof kafkaNames>;
 /** Every topic of the event-log edition with its partitions: 3 each, 1 for a dead-letter topic. */
 export function pedidoTopics(names: KafkaNames): { topic: string; numPartitions: number }[] {
   return [
-    { topic: names.topicos.pedidosCriados, numPartitions: PARTITIONS_PER_TOPIC },
-    { topic: names.topicos.pagamentosResultados, numPartitions: PARTITIONS_PER_TOPIC },
+    { topic: names.topics.pedidosCriados, numPartitions: PARTITIONS_PER_TOPIC },
+    { topic: names.topics.pagamentosResultados, numPartitions: PARTITIONS_PER_TOPIC },
     { topic: names.dlq.pedidosCriados, numPartitions: 1 },
     { topic: names.dlq.pagamentosResultados, numPartitions: 1 },
   ];
@@ -61,8 +61,8 @@ export const PARTITIONS_PER_TOPIC = 3;
 export const REPLICATION_FACTOR = 1;
 
 export const EXCHANGES = {
-  comandos: "pagamentos.comandos",
-  eventos: "pagamentos.eventos",
+  commands: "pagamentos.comandos",
+  events: "pagamentos.eventos",
 } as const;
 
 export const ROUTING_KEYS = {
@@ -93,14 +93,14 @@ export interface Binding {
 /** The broker edition's topology, declared by both services at start-up when absent. */
 export const TOPOLOGY: readonly Binding[] = [
   {
-    exchange: EXCHANGES.comandos,
+    exchange: EXCHANGES.commands,
     exchangeType: "direct",
     routingKey: ROUTING_KEYS.solicitar,
     queue: QUEUES.solicitacoes,
     deadLetterQueue: ERROR_QUEUES.solicitacoes,
   },
   {
-    exchange: EXCHANGES.eventos,
+    exchange: EXCHANGES.events,
     exchangeType: "topic",
     routingKey: ROUTING_KEYS.resultado,
     queue: QUEUES.resultados,

@@ -22,7 +22,7 @@ interface RawRecord {
 export function kafkaDlq(brokers: string[], prefix: string, log: Logger) {
   const names = kafkaNames(prefix);
   const dlqTopics = [names.dlq.pedidosCriados, names.dlq.pagamentosResultados];
-  const redrives = names.reenviosDlq;
+  const redrives = names.dlqRedrives;
   const kafka: Kafka = createKafka(brokers, "dlq-cli", log);
   /** The bytes of each letter read by the last ler(), by id. */
   const raw = new Map<string, RawRecord>();

@@ -45,7 +45,7 @@ describe("Dead letters of the event-log edition", () => {
     const producer = testKafka().producer();
     await producer.connect();
     await producer.send({
-      topic: nomes.topicos.pagamentosResultados,
+      topic: nomes.topics.pagamentosResultados,
       acks: -1,
       messages: [{ key: "7", value: '{"versao": 9}' }],
     });
@@ -63,7 +63,7 @@ describe("Dead letters of the event-log edition", () => {
     expect(list.code, list.err).toBe(0);
     expect(list.out).toMatch(
       new RegExp(
-        `kafka:${nomes.dlq.pagamentosResultados}:0:0 {2}\\[pendente\\] {2}from ${nomes.topicos.pagamentosResultados}\\[\\d\\]@\\d+ {2}attempts=1 {2}reason=ResultadoPagamento: unknown versao 9`,
+        `kafka:${nomes.dlq.pagamentosResultados}:0:0 {2}\\[pendente\\] {2}from ${nomes.topics.pagamentosResultados}\\[\\d\\]@\\d+ {2}attempts=1 {2}reason=ResultadoPagamento: unknown versao 9`,
       ),
     );
     const show = dlq(
@@ -128,7 +128,7 @@ describe("Dead letters of the event-log edition: each letter's own state, bytes 
     const producer = testKafka().producer();
     await producer.connect();
     await producer.send({
-      topic: nomes.topicos.pagamentosResultados,
+      topic: nomes.topics.pagamentosResultados,
       acks: -1,
       messages: [
         { key: null, value: lixo, headers: { origem: cabecalho } },
@@ -194,7 +194,7 @@ describe("Dead letters of the event-log edition: each letter's own state, bytes 
           value: "\u001b[2J{}",
           headers: {
             "dlq-motivo": "\u001b]0;pwned\u0007",
-            "dlq-topico-original": nomes.topicos.pedidosCriados,
+            "dlq-topico-original": nomes.topics.pedidosCriados,
             x: "a\u009b31m",
           },
         },
@@ -246,7 +246,7 @@ describe("Dead letters of the broker edition", () => {
       aprovado: true,
       motivo: "ok",
     });
-    await publicarCru(vhost, EXCHANGES.eventos, ROUTING_KEYS.resultado, resultado);
+    await publicarCru(vhost, EXCHANGES.events, ROUTING_KEYS.resultado, resultado);
     await waitFor(async () => (await prontas(vhost, ERROR_QUEUES.resultados)) === 1, {
       what: "the result in .erros",
     });
@@ -284,7 +284,7 @@ describe("Dead letters of the broker edition", () => {
   }, 60_000);
 
   it("When a poison message is redriven, then it fails again and comes back with its attempts counted", async () => {
-    await publicarCru(vhost, EXCHANGES.eventos, ROUTING_KEYS.resultado, "{not json");
+    await publicarCru(vhost, EXCHANGES.events, ROUTING_KEYS.resultado, "{not json");
     await waitFor(async () => (await prontas(vhost, ERROR_QUEUES.resultados)) === 1);
     dlq(env, "redrive", "--all", "--edition", "rabbitmq");
     await waitFor(

@@ -52,9 +52,9 @@ export async function startOrdersApi(
       // were written.
       relayPublisher = createPublisher(kafka, RELAY_TIME_LIMIT_MS, log);
       relay = startOutboxRelay({ store, publisher: relayPublisher, log });
-      announcer = outboxAnnouncer({ store, nomes: names, relay, confirmMs: config.confirmMs });
+      announcer = outboxAnnouncer({ store, names: names, relay, confirmMs: config.confirmMs });
     } else {
-      announcer = directAnnouncer({ store, nomes: names, publisher, log });
+      announcer = directAnnouncer({ store, names: names, publisher, log });
     }
   }
   // Group commit: the orders and results of one turn share a transaction.
@@ -65,14 +65,14 @@ export async function startOrdersApi(
   });
   const consumer =
     kafka && publisher
-      ? await startResultadosConsumer({ kafka, nomes: names, publisher, pedidos, log })
+      ? await startResultadosConsumer({ kafka, names: names, publisher, pedidos, log })
       : null;
 
   const platform = kafka ? platformReader(kafka, names) : null;
   const app = createApp({
     pedidos,
     outbox: relay ? () => outboxStatus(store) : null,
-    presas: consumer ? () => consumer.status().stuck : null,
+    stuckPartitions: consumer ? () => consumer.status().stuck : null,
     modo: config.modo,
     plataforma: platform?.read ?? null,
     frontOrigin: config.frontOrigin,

@@ -23,7 +23,7 @@ beforeAll(async () => {
     waitForLeaders: true,
     topics: [
       {
-        topic: nomes.topicos.pedidosCriados,
+        topic: nomes.topics.pedidosCriados,
         numPartitions: 3,
         replicationFactor: 1,
         configEntries: [{ name: "max.message.bytes", value: "400" }],

@@ -23,7 +23,7 @@ beforeAll(async () => {
   );
   consumer = testKafka().consumer({ groupId: `${prefix}observer` });
   await consumer.connect();
-  await consumer.subscribe({ topic: nomes.topicos.pedidosCriados, fromBeginning: true });
+  await consumer.subscribe({ topic: nomes.topics.pedidosCriados, fromBeginning: true });
   await consumer.run({
     eachMessage: async (payload) => {
       eventos.push(payload);
@@ -151,7 +151,7 @@ describe("Topics at start-up", () => {
     const admin = testKafka().admin();
     await admin.connect();
     const meta = await admin.fetchTopicMetadata({
-      topics: [nomes.topicos.pedidosCriados, nomes.topicos.pagamentosResultados],
+      topics: [nomes.topics.pedidosCriados, nomes.topics.pagamentosResultados],
     });
     for (const t of meta.topics) expect(t.partitions).toHaveLength(3);
     const dlqMeta = await admin.fetchTopicMetadata({

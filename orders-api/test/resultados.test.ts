@@ -3,7 +3,7 @@ import type { Consumer, EachMessagePayload, Producer } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testKafka } from "../../test/helpers/kafka.ts";
 import { capturingLogger, http, serviceEnv, tempDb, testPrefix } from "../../test/helpers/shop.ts";
-import { colher, waitFor } from "../../test/helpers/wait.ts";
+import { collect, waitFor } from "../../test/helpers/wait.ts";
 import { readConfig } from "../src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../src/server.ts";
 
@@ -14,14 +14,17 @@ let api: OrdersApi;
 let producer: Producer;
 let dlqConsumer: Consumer;
 const dlq: EachMessagePayload[] = [];
-let mortas: { onde: string; motivo: string; chave: string | null }[] = [];
+let deadLettered: { where: string; reason: string; key: string | null }[] = [];
 
 beforeAll(async () => {
   api = await startOrdersApi(
     readConfig(serviceEnv(prefix, { DB_PATH: tempDb("resultados") })),
     log,
   );
-  mortas = colher((api.consumer as NonNullable<OrdersApi["consumer"]>).events, "dead-lettered");
+  deadLettered = collect(
+    (api.consumer as NonNullable<OrdersApi["consumer"]>).events,
+    "dead-lettered",
+  );
   const kafka = testKafka();
   producer = kafka.producer();
   await producer.connect();
@@ -65,7 +68,7 @@ function resultado(pedidoId: number, status: "APROVADO" | "RECUSADO", instancia:
 
 async function publicar(key: string, value: string) {
   await producer.send({
-    topic: nomes.topicos.pagamentosResultados,
+    topic: nomes.topics.pagamentosResultados,
     acks: -1,
     messages: [{ key, value }],
   });
@@ -146,11 +149,13 @@ describe("A poison record on pagamentos-resultados never blocks its partition", 
         Object.entries(dead.message.headers ?? {}).map(([k, v]) => [k, String(v)]),
       );
       expect(headers["dlq-motivo"]).toContain(reason);
-      expect(headers["dlq-topico-original"]).toBe(nomes.topicos.pagamentosResultados);
+      expect(headers["dlq-topico-original"]).toBe(nomes.topics.pagamentosResultados);
       expect(Number(headers["dlq-particao-original"])).toBeGreaterThanOrEqual(0);
       expect(Number(headers["dlq-offset-original"])).toBeGreaterThanOrEqual(0);
       // The consumer wrapper's own event, not its log line.
-      expect(mortas.some((m) => m.chave === String(p.id) && m.motivo.includes(reason))).toBe(true);
+      expect(deadLettered.some((m) => m.key === String(p.id) && m.reason.includes(reason))).toBe(
+        true,
+      );
     });
   }
 
@@ -185,13 +190,13 @@ describe("Timeline: GET /pedidos/{id}/historico", () => {
     ]);
     const [criado, confirmado, decidido, aplicado] = h.etapas;
     expect(criado?.em).toBe(p.criadoEm);
-    expect(confirmado?.detalhes).toMatchObject({ topico: nomes.topicos.pedidosCriados });
+    expect(confirmado?.detalhes).toMatchObject({ topico: nomes.topics.pedidosCriados });
     expect(confirmado?.detalhes.particao).toBeTypeOf("number");
     expect(Number(confirmado?.detalhes.offset)).toBeGreaterThanOrEqual(0);
     expect(decidido?.detalhes).toMatchObject({
       instancia: "caixa-7",
       status: "APROVADO",
-      topico: nomes.topicos.pagamentosResultados,
+      topico: nomes.topics.pagamentosResultados,
     });
     expect(aplicado?.detalhes).toEqual({ status: "PAGO" });
     const tempos = h.etapas.map((e) => Date.parse(e.em));
@@ -211,7 +216,7 @@ describe("Timeline: GET /pedidos/{id}/historico", () => {
       const partition = Number(confirmado?.detalhes.particao);
       const offset = String(confirmado?.detalhes.offset);
       let value: string | null = null;
-      await consumer.subscribe({ topic: nomes.topicos.pedidosCriados, fromBeginning: true });
+      await consumer.subscribe({ topic: nomes.topics.pedidosCriados, fromBeginning: true });
       await consumer.run({
         eachMessage: async (m) => {
           if (m.partition === partition && m.message.offset === offset)
@@ -234,8 +239,8 @@ describe("Metrics: GET /metrics", () => {
 
   it("When 3 orders are created and their results applied, then the counts move by 3: HTTP 201s, events confirmed, results consumed; the outbox gauge is back to 0", async () => {
     const antes = (await http<string>("GET", `${api.url}/metrics`)).body;
-    const criados = `shop_messages_confirmed_total{destino="${nomes.topicos.pedidosCriados}"}`;
-    const consumidos = `shop_messages_consumed_total{destino="${nomes.topicos.pagamentosResultados}"}`;
+    const criados = `shop_messages_confirmed_total{destino="${nomes.topics.pedidosCriados}"}`;
+    const consumidos = `shop_messages_consumed_total{destino="${nomes.topics.pagamentosResultados}"}`;
     const http201 =
       'shop_http_request_duration_seconds_count{method="POST",route="/pedidos",status="201"}';
     const ids: number[] = [];

@@ -80,8 +80,8 @@ describe("W3C trace context from POST /pedidos to the result applied", () => {
         what: "the order PAGO",
       },
     );
-    const criado = await headersDoRegistro(nomes.topicos.pedidosCriados, id);
-    const resultado = await headersDoRegistro(nomes.topicos.pagamentosResultados, id);
+    const criado = await headersDoRegistro(nomes.topics.pedidosCriados, id);
+    const resultado = await headersDoRegistro(nomes.topics.pagamentosResultados, id);
     expect(traceDe(criado)).toBe(traceId);
     expect(traceDe(resultado)).toBe(traceId);
     // Each hop is a span of its own.

@@ -34,7 +34,7 @@ export async function startPayments(
     kafka && publisher
       ? await startPedidosCriadosConsumer({
           kafka,
-          nomes: names,
+          names: names,
           publisher,
           pagamentos,
           log,

@@ -37,7 +37,7 @@ describe("Rule 8: payments commits its offsets at an interval, also inside a lon
     const publicador = createPublisher(kafka, 5000, log);
     await publicador.publishBatch(
       Array.from({ length: 15 }, (_, i) => ({
-        topic: nomes.topicos.pedidosCriados,
+        topic: nomes.topics.pedidosCriados,
         key: pedidoKey(i + 1),
         value: PedidoCriado.encode({
           versao: 1,
@@ -54,7 +54,7 @@ describe("Rule 8: payments commits its offsets at an interval, also inside a lon
     await admin.connect();
     try {
       const high = new Map(
-        (await admin.fetchTopicOffsets(nomes.topicos.pedidosCriados)).map((p) => [
+        (await admin.fetchTopicOffsets(nomes.topics.pedidosCriados)).map((p) => [
           p.partition,
           Number(p.high),
         ]),
@@ -74,8 +74,8 @@ describe("Rule 8: payments commits its offsets at an interval, also inside a lon
       const meio = await waitFor(
         async () => {
           const [offsets] = await admin.fetchOffsets({
-            groupId: nomes.grupos.pagamentos,
-            topics: [nomes.topicos.pedidosCriados],
+            groupId: nomes.groups.pagamentos,
+            topics: [nomes.topics.pedidosCriados],
           });
           return offsets?.partitions.find((p) => {
             const c = Number(p.offset);

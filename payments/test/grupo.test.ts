@@ -20,7 +20,7 @@ import { waitFor } from "../../test/helpers/wait.ts";
  */
 const prefix = testPrefix("grupo");
 const nomes = kafkaNames(prefix);
-const topico = nomes.topicos.pedidosCriados;
+const topico = nomes.topics.pedidosCriados;
 let api: OrdersApi;
 const instances = new Map<string, ServiceProcess>();
 
@@ -52,7 +52,7 @@ async function membrosNoKafka(): Promise<Map<string, number[]>> {
   const admin = testKafka().admin();
   await admin.connect();
   try {
-    const [grupo] = (await describePlatform(admin, { [topico]: [nomes.grupos.pagamentos] })).grupos;
+    const [grupo] = (await describePlatform(admin, { [topico]: [nomes.groups.pagamentos] })).grupos;
     return new Map(
       (grupo?.membros ?? []).map((m) => [
         m.clientId.replace(/^payments-/, ""),

@@ -103,7 +103,7 @@ describe("Rule 6: payments decides after the wait and publishes the result with 
     const consumer = kafka.consumer({ groupId: `${prefix}partition-check` });
     await consumer.connect();
     await consumer.subscribe({
-      topics: [nomes.topicos.pedidosCriados, nomes.topicos.pagamentosResultados],
+      topics: [nomes.topics.pedidosCriados, nomes.topics.pagamentosResultados],
       fromBeginning: true,
     });
     let count = 0;
@@ -132,7 +132,7 @@ describe("Payments HTTP endpoints", () => {
     expect(saude.status).toBe(200);
     expect(saude.body.instancia).toBe("caixa-1");
     expect(saude.body.consumidor.conectado).toBe(true);
-    expect(saude.body.consumidor.particoes[nomes.topicos.pedidosCriados]).toEqual([0, 1, 2]);
+    expect(saude.body.consumidor.particoes[nomes.topics.pedidosCriados]).toEqual([0, 1, 2]);
   });
 
   it("When asked GET /pagamentos, then it lists what this instance processed, newest first", async () => {
@@ -161,27 +161,27 @@ describe("The platform panel's endpoint (GET /plataforma on the orders API)", ()
     const plataforma = await waitFor(
       async () => {
         const body = (await http<Plataforma>("GET", `${api.url}/plataforma`)).body;
-        const criados = body.topicos.find((t) => t.topic === nomes.topicos.pedidosCriados);
+        const criados = body.topicos.find((t) => t.topic === nomes.topics.pedidosCriados);
         const lagPagamentos = criados?.particoes.flatMap((x) =>
-          x.grupos.filter((g) => g.grupo === nomes.grupos.pagamentos).map((g) => g.lag),
+          x.grupos.filter((g) => g.grupo === nomes.groups.pagamentos).map((g) => g.lag),
         );
         return lagPagamentos?.every((lag) => lag === 0) && body;
       },
       { what: "the pagamentos group to have no lag" },
     );
 
-    const criados = plataforma.topicos.find((t) => t.topic === nomes.topicos.pedidosCriados);
+    const criados = plataforma.topicos.find((t) => t.topic === nomes.topics.pedidosCriados);
     expect(criados?.particoes.map((x) => x.partition)).toEqual([0, 1, 2]);
     const total = criados?.particoes.reduce((sum, x) => sum + x.endOffset, 0) ?? 0;
     expect(total).toBeGreaterThanOrEqual(10);
     for (const x of criados?.particoes ?? []) {
-      const g = x.grupos.find((y) => y.grupo === nomes.grupos.pagamentos);
+      const g = x.grupos.find((y) => y.grupo === nomes.groups.pagamentos);
       expect(g?.committedOffset).toBe(x.endOffset);
     }
-    const pagamentos = plataforma.grupos.find((g) => g.grupo === nomes.grupos.pagamentos);
+    const pagamentos = plataforma.grupos.find((g) => g.grupo === nomes.groups.pagamentos);
     expect(pagamentos?.membros).toHaveLength(1);
     expect(pagamentos?.membros[0]?.clientId).toBe("payments-caixa-1");
-    expect(pagamentos?.membros[0]?.particoes[nomes.topicos.pedidosCriados]).toEqual([0, 1, 2]);
+    expect(pagamentos?.membros[0]?.particoes[nomes.topics.pedidosCriados]).toEqual([0, 1, 2]);
   });
 });
 
@@ -191,7 +191,7 @@ describe("A poison record on pedidos-criados never blocks its partition", () => 
     await producer.connect();
     // Key "1" hashes to a fixed partition; the valid order after it reuses whatever partition its id gives.
     await producer.send({
-      topic: nomes.topicos.pedidosCriados,
+      topic: nomes.topics.pedidosCriados,
       acks: -1,
       messages: [0, 1, 2].map((i) => ({
         key: `poison-${i}`,
@@ -203,7 +203,7 @@ describe("A poison record on pedidos-criados never blocks its partition", () => 
     expect(await finalizado(p.id)).toMatchObject({ status: "PAGO" });
     await waitFor(() => dlq.length >= 3, { what: "three dead letters" });
     expect(dlq.map((d) => String(d.message.headers?.["dlq-topico-original"]))).toEqual(
-      Array(3).fill(nomes.topicos.pedidosCriados),
+      Array(3).fill(nomes.topics.pedidosCriados),
     );
     expect(String(dlq[0]?.message.headers?.["dlq-motivo"])).toMatch(/pedidoId/);
   });

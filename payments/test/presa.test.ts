@@ -54,7 +54,7 @@ describe("A partition stuck on a record that keeps failing", () => {
       const producer = testKafka().producer();
       await producer.connect();
       await producer.send({
-        topic: nomes.topicos.pedidosCriados,
+        topic: nomes.topics.pedidosCriados,
         acks: -1,
         messages: [{ key: "1", value: "not json", partition: 0 }],
       });
@@ -69,7 +69,7 @@ describe("A partition stuck on a record that keeps failing", () => {
         { timeoutMs: 30_000, what: "the stuck partition in /saude" },
       );
       expect(presa).toMatchObject({
-        topic: nomes.topicos.pedidosCriados,
+        topic: nomes.topics.pedidosCriados,
         partition: 0,
         offset: "0",
       });
@@ -80,7 +80,7 @@ describe("A partition stuck on a record that keeps failing", () => {
       );
       expect(metricas).toMatch(
         new RegExp(
-          `shop_consumer_retries_total\\{destino="${nomes.topicos.pedidosCriados}"\\} [1-9]`,
+          `shop_consumer_retries_total\\{destino="${nomes.topics.pedidosCriados}"\\} [1-9]`,
         ),
       );
 

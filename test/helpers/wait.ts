@@ -26,7 +26,7 @@ export async function waitFor<T>(
  * The events of one name a broker wrapper emits from now on (EventosDeConsumo of
  * libs/kafka's startConsumer or libs/amqp's consumir), kept in order for a test to wait on.
  */
-export function colher<K extends keyof ConsumerEventMap>(
+export function collect<K extends keyof ConsumerEventMap>(
   eventos: ConsumerEvents,
   nome: K,
 ): ConsumerEventMap[K][0][] {

@@ -64,7 +64,7 @@ describe("Hostile records on every Kafka topic", () => {
     const kafka = testKafka();
     const producer = kafka.producer();
     await producer.connect();
-    for (const topic of [nomes.topicos.pedidosCriados, nomes.topicos.pagamentosResultados]) {
+    for (const topic of [nomes.topics.pedidosCriados, nomes.topics.pagamentosResultados]) {
       await producer.send({
         topic,
         acks: -1,
@@ -126,8 +126,8 @@ describe("Hostile messages on every RabbitMQ queue", () => {
 
   it("When 12 random or wrong-shape messages hit each queue, then each lands in its .erros queue after 3 attempts and no process exits", async () => {
     for (const body of hostis(12)) {
-      await publicarCru(vhost, EXCHANGES.comandos, ROUTING_KEYS.solicitar, body.toString("latin1"));
-      await publicarCru(vhost, EXCHANGES.eventos, ROUTING_KEYS.resultado, body.toString("latin1"));
+      await publicarCru(vhost, EXCHANGES.commands, ROUTING_KEYS.solicitar, body.toString("latin1"));
+      await publicarCru(vhost, EXCHANGES.events, ROUTING_KEYS.resultado, body.toString("latin1"));
     }
     await waitFor(
       async () =>

@@ -16,15 +16,15 @@ function stream(tty: boolean) {
 
 const resumo = {
   grupo: "analytics",
-  painel: {
+  dashboard: {
     pedidosVistos: 2,
     pedidosPagos: 1,
     receitaCentavos: 3780,
     maisVendido: { item: "caneca", quantidade: 2 },
     resultadosSemPedido: 0,
   },
-  lidos: 4,
-  invalidos: 0,
+  read: 4,
+  invalid: 0,
   lag: [{ topic: "pedidos-criados", partition: 0, endOffset: 2, committedOffset: 2, lag: 0 }],
 };
 
@@ -78,7 +78,7 @@ describe("Untrusted text in the dashboard (issue 14)", () => {
   it("When the best-selling item carries an escape sequence, then the dashboard prints it escaped", () => {
     const texto = dashboardText(
       "analytics",
-      { ...resumo.painel, maisVendido: { item: "ouro\u001b[2J\u009b31m", quantidade: 3 } },
+      { ...resumo.dashboard, maisVendido: { item: "ouro\u001b[2J\u009b31m", quantidade: 3 } },
       0,
     );
     expect(texto).toContain("ouro\\u001b[2J\\u009b31m (3 units)");

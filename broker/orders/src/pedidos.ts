@@ -83,7 +83,7 @@ export function pedidoUseCases({ store, inTransaction, publisher }: PedidoUseCas
         const pedido = store.findPedido(id);
         if (!pedido) return { outcome: "unknown-pedido" };
         const rule = canAddItem(pedido);
-        if (!rule.ok) return { outcome: "conflict", reason: rule.porque };
+        if (!rule.ok) return { outcome: "conflict", reason: rule.reason };
         const added = toItem(item);
         if (!inMoneyRange(totalOf([...pedido.itens, added]))) return { outcome: "over-limit" };
         store.insertItem(id, added);
@@ -105,13 +105,13 @@ export function pedidoUseCases({ store, inTransaction, publisher }: PedidoUseCas
           store.findSolicitacao(request.solicitacaoId),
           request,
         );
-        if (d.tipo === "conflito") return { outcome: "conflict", reason: d.porque } as const;
-        if (d.tipo === "nova") {
+        if (d.kind === "conflict") return { outcome: "conflict", reason: d.reason } as const;
+        if (d.kind === "new") {
           store.insertSolicitacao({ ...request, pedidoId, valorCentavos: totalOf(pedido.itens) });
           store.updateStatus(pedidoId, "EM_PAGAMENTO");
         }
         const solicitacao = store.findSolicitacao(request.solicitacaoId) as Solicitacao;
-        return { outcome: d.tipo === "concluida" ? "concluded" : "accepted", solicitacao } as const;
+        return { outcome: d.kind === "concluded" ? "concluded" : "accepted", solicitacao } as const;
       });
       if (decided.outcome !== "accepted") return decided;
       const { solicitacao } = decided;
@@ -135,12 +135,12 @@ export function pedidoUseCases({ store, inTransaction, publisher }: PedidoUseCas
         const pedido = store.findPedido(solicitacao.pedidoId);
         if (!pedido) throw new Error(`unknown order ${solicitacao.pedidoId}`);
         const e = resultadoEffect(solicitacao, pedido.status, resultado);
-        if (e.tipo === "conflito")
-          throw new Error(`conflicting result for ${resultado.solicitacaoId}: ${e.porque}`);
-        if (e.tipo === "repetido") return { outcome: "repeated" };
+        if (e.kind === "conflict")
+          throw new Error(`conflicting result for ${resultado.solicitacaoId}: ${e.reason}`);
+        if (e.kind === "repeated") return { outcome: "repeated" };
         store.concludeSolicitacao(solicitacao.solicitacaoId, resultado);
-        store.updateStatus(solicitacao.pedidoId, e.statusDoPedido);
-        return { outcome: "applied", status: e.statusDoPedido };
+        store.updateStatus(solicitacao.pedidoId, e.pedidoStatus);
+        return { outcome: "applied", status: e.pedidoStatus };
       });
     },
 

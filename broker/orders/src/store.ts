@@ -100,13 +100,13 @@ export function openStore(path: string) {
     insertSolicitacao: db.prepare(
       "INSERT INTO solicitacoes (solicitacao_id, pedido_id, cenario, valor_centavos, estado, criada_em) VALUES (?, ?, ?, ?, 'PENDENTE', ?)",
     ),
-    concluir: db.prepare(
+    conclude: db.prepare(
       "UPDATE solicitacoes SET estado = 'CONCLUIDA', aprovado = ?, motivo = ?, concluida_em = ?, decidida_em = ? WHERE solicitacao_id = ? AND estado = 'PENDENTE'",
     ),
-    confirmada: db.prepare(
+    confirm: db.prepare(
       "UPDATE solicitacoes SET confirmada_em = COALESCE(confirmada_em, ?) WHERE solicitacao_id = ?",
     ),
-    doPedido: db.prepare<[string], HistoricoRow>(
+    historicoRows: db.prepare<[string], HistoricoRow>(
       "SELECT solicitacao_id, cenario, valor_centavos, aprovado, motivo, criada_em, confirmada_em, decidida_em, concluida_em FROM solicitacoes WHERE pedido_id = ? ORDER BY rowid",
     ),
   };
@@ -159,7 +159,7 @@ export function openStore(path: string) {
       id: string,
       result: { aprovado: boolean; motivo: string; decididaEm: string | null },
     ): void {
-      q.concluir.run(
+      q.conclude.run(
         result.aprovado ? 1 : 0,
         result.motivo,
         new Date().toISOString(),
@@ -169,11 +169,11 @@ export function openStore(path: string) {
     },
     /** The first confirm of a request's publication (a repeat publishes again). */
     markConfirmed(solicitacaoId: string): void {
-      q.confirmada.run(new Date().toISOString(), solicitacaoId);
+      q.confirm.run(new Date().toISOString(), solicitacaoId);
     },
     /** Each request of an order with the times of its steps, oldest first. */
     historicoRows(pedidoId: string): HistoricoRow[] {
-      return q.doPedido.all(pedidoId);
+      return q.historicoRows.all(pedidoId);
     },
     close() {
       db.close();

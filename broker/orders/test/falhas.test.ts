@@ -14,7 +14,7 @@ import {
 import { testConfig } from "../../../test/helpers/env.ts";
 import { createTestVhost, type TestVhost } from "../../../test/helpers/rabbit.ts";
 import { capturingLogger } from "../../../test/helpers/shop.ts";
-import { colher, waitFor } from "../../../test/helpers/wait.ts";
+import { collect, waitFor } from "../../../test/helpers/wait.ts";
 import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
 import { startPayments } from "../../payments/src/server.ts";
 import { readConfig } from "../src/config.ts";
@@ -123,7 +123,7 @@ describe("Unroutable publish", () => {
   it("When the binding is removed, then the publish is returned: 503 with the key kept PENDENTE; rebound, the same key gives 202", async () => {
     const conn = await amqp.connect(vhost.url);
     const ch = await conn.createChannel();
-    await ch.unbindQueue(QUEUES.solicitacoes, EXCHANGES.comandos, ROUTING_KEYS.solicitar);
+    await ch.unbindQueue(QUEUES.solicitacoes, EXCHANGES.commands, ROUTING_KEYS.solicitar);
     try {
       const p = await novoPedido();
       const key = randomUUID();
@@ -131,10 +131,10 @@ describe("Unroutable publish", () => {
       expect(res.status).toBe(503);
       expect(res.body.erro).toMatch(/no queue is bound/);
       expect((await estado(p.id)).status).toBe("EM_PAGAMENTO");
-      await ch.bindQueue(QUEUES.solicitacoes, EXCHANGES.comandos, ROUTING_KEYS.solicitar);
+      await ch.bindQueue(QUEUES.solicitacoes, EXCHANGES.commands, ROUTING_KEYS.solicitar);
       expect((await pedir(p.id, key)).status).toBe(202);
     } finally {
-      await ch.bindQueue(QUEUES.solicitacoes, EXCHANGES.comandos, ROUTING_KEYS.solicitar);
+      await ch.bindQueue(QUEUES.solicitacoes, EXCHANGES.commands, ROUTING_KEYS.solicitar);
       await conn.close();
     }
   });
@@ -146,8 +146,8 @@ describe("Divergent content goes to .erros after 3 attempts", () => {
     const key = randomUUID();
     await pedir(p.id, key);
     const antes = await prontas(vhost, ERROR_QUEUES.resultados);
-    const retentadas = colher(orders.events, "retried");
-    const mortas = colher(orders.events, "dead-lettered");
+    const retentadas = collect(orders.events, "retried");
+    const mortas = collect(orders.events, "dead-lettered");
     const falso = JSON.stringify({
       versao: 1,
       solicitacaoId: key,
@@ -156,22 +156,22 @@ describe("Divergent content goes to .erros after 3 attempts", () => {
       aprovado: true,
       motivo: "x",
     });
-    await publicarCru(vhost, EXCHANGES.eventos, ROUTING_KEYS.resultado, falso);
+    await publicarCru(vhost, EXCHANGES.events, ROUTING_KEYS.resultado, falso);
     await waitFor(async () => (await prontas(vhost, ERROR_QUEUES.resultados)) === antes + 1, {
       what: "the result in .erros",
     });
     // The consumer wrapper's events: two attempts returned, the third dead-lettered, each
     // failing on the evidence.
-    expect(retentadas.map((e) => e.tentativa)).toEqual([1, 2]);
+    expect(retentadas.map((e) => e.attempt)).toEqual([1, 2]);
     expect(mortas).toHaveLength(1);
-    for (const e of [...retentadas.map((r) => r.erro), mortas[0]?.motivo])
+    for (const e of [...retentadas.map((r) => r.error), mortas[0]?.reason])
       expect(e).toMatch(/differs from the record/);
     expect((await estado(p.id)).status).toBe("EM_PAGAMENTO");
   }, 30_000);
 
   it("Orders consumer rules 1 and 5: when a result is not even JSON, then it also lands in pedidos.resultados.erros after 3 attempts", async () => {
     const antes = await prontas(vhost, ERROR_QUEUES.resultados);
-    await publicarCru(vhost, EXCHANGES.eventos, ROUTING_KEYS.resultado, "<xml/>");
+    await publicarCru(vhost, EXCHANGES.events, ROUTING_KEYS.resultado, "<xml/>");
     await waitFor(async () => (await prontas(vhost, ERROR_QUEUES.resultados)) === antes + 1, {
       what: "the poison in .erros",
     });

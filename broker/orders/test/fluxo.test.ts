@@ -12,7 +12,7 @@ import {
 } from "../../../test/helpers/broker.ts";
 import { createTestVhost, type TestVhost } from "../../../test/helpers/rabbit.ts";
 import { capturingLogger, http } from "../../../test/helpers/shop.ts";
-import { colher, waitFor } from "../../../test/helpers/wait.ts";
+import { collect, waitFor } from "../../../test/helpers/wait.ts";
 import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
 import { type PaymentsService, startPayments } from "../../payments/src/server.ts";
 import { readConfig } from "../src/config.ts";
@@ -282,7 +282,7 @@ describe("POST /pedidos/{pedidoId}/pagamentos", () => {
       aprovado: false,
       motivo: "recusado",
     });
-    await publicarCru(vhost, EXCHANGES.eventos, ROUTING_KEYS.resultado, antigo);
+    await publicarCru(vhost, EXCHANGES.events, ROUTING_KEYS.resultado, antigo);
     await waitFor(async () => (await prontas(vhost, QUEUES.resultados)) === 0);
     expect((await estado(p.id)).status).toBe("PAGO");
     expect((await pedir(p.id, randomUUID(), "APROVAR")).status).toBe(409); // a paid order takes no new request
@@ -291,11 +291,11 @@ describe("POST /pedidos/{pedidoId}/pagamentos", () => {
   it("Two deliveries: an approval command delivered twice gives one stored decision and a PAGO order", async () => {
     const p = await novoPedido();
     const key = randomUUID();
-    const tratadas = colher((payments as PaymentsService).events, "acked");
+    const tratadas = collect((payments as PaymentsService).events, "acked");
     await pedir(p.id, key, "APROVAR");
     await publicarCru(
       vhost,
-      EXCHANGES.comandos,
+      EXCHANGES.commands,
       ROUTING_KEYS.solicitar,
       JSON.stringify({
         versao: 1,

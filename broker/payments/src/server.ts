@@ -35,7 +35,7 @@ export async function startPayments(
     pauseBeforeAckMs: config.pauseBeforeAckMs,
   });
 
-  const app = createApp({ pagamentos, conectado: () => amqp.connected, log });
+  const app = createApp({ pagamentos, connected: () => amqp.connected, log });
   const http = await listen(app, config.port, config.host);
   const { url } = http;
   log.info(`payments service listening on ${url} (RabbitMQ vhost ${config.broker.vhost})`);

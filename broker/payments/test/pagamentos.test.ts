@@ -84,7 +84,7 @@ describe("A crash with idle consumers beside the busy one", () => {
           const key = randomUUID();
           await publicarCru(
             vhost,
-            EXCHANGES.comandos,
+            EXCHANGES.commands,
             ROUTING_KEYS.solicitar,
             comando(key, randomUUID(), 10),
           );
@@ -126,7 +126,7 @@ describe("Divergent request content", () => {
         const pedidoId = randomUUID();
         await publicarCru(
           vhost,
-          EXCHANGES.comandos,
+          EXCHANGES.commands,
           ROUTING_KEYS.solicitar,
           comando(key, pedidoId, 10),
         );
@@ -141,7 +141,7 @@ describe("Divergent request content", () => {
 
         await publicarCru(
           vhost,
-          EXCHANGES.comandos,
+          EXCHANGES.commands,
           ROUTING_KEYS.solicitar,
           comando(key, pedidoId, 99),
         );
@@ -172,7 +172,7 @@ describe("Divergent request content", () => {
         const antes = await prontas(vhost, ERROR_QUEUES.solicitacoes);
         await publicarCru(
           vhost,
-          EXCHANGES.comandos,
+          EXCHANGES.commands,
           ROUTING_KEYS.solicitar,
           '{"versao": 1, "solicitacaoId": "broken"}',
         );
@@ -206,7 +206,7 @@ describe("Divergent request content", () => {
             CONSUMIDORES: "1",
           });
           const antes = await prontas(vhost, ERROR_QUEUES.solicitacoes);
-          await publicarCru(vhost, EXCHANGES.comandos, ROUTING_KEYS.solicitar, '{"versao": 1}');
+          await publicarCru(vhost, EXCHANGES.commands, ROUTING_KEYS.solicitar, '{"versao": 1}');
           await waitFor(
             async () => (await prontas(vhost, ERROR_QUEUES.solicitacoes)) === antes + 1,
             { what: "the poison in .erros after 3 attempts" },

@@ -51,8 +51,8 @@ export class AmqpClient {
   private pub: ConfirmChannel | null = null;
   private connecting: Promise<ConfirmChannel> | null = null;
   private readonly returned = new Set<string>();
-  private readonly consumos: ChannelConsumer[] = [];
-  private readonly ativos = new Map<ChannelConsumer, ChannelModel>();
+  private readonly consumers: ChannelConsumer[] = [];
+  private readonly active = new Map<ChannelConsumer, ChannelModel>();
   /** Each consumer's channel and consumer tags on the current connection, for cancelling. */
   private readonly tags = new Map<ChannelConsumer, { ch: Channel; tags: string[] }>();
   private reconnectTimer: NodeJS.Timeout | null = null;
@@ -91,7 +91,7 @@ export class AmqpClient {
         if (msg.properties.messageId) this.returned.add(msg.properties.messageId);
       });
       await this.opts.topology(pub);
-      for (const c of this.consumos) await this.startChannelConsumer(conn, c);
+      for (const c of this.consumers) await this.startChannelConsumer(conn, c);
       this.conn = conn;
       this.pub = pub;
       log.info("connected to RabbitMQ");
@@ -111,7 +111,7 @@ export class AmqpClient {
   }
 
   private scheduleReconnect() {
-    if (this.closing || this.reconnectTimer || this.consumos.length === 0) return;
+    if (this.closing || this.reconnectTimer || this.consumers.length === 0) return;
     this.reconnectTimer = setTimeout(async () => {
       this.reconnectTimer = null;
       try {
@@ -132,8 +132,8 @@ export class AmqpClient {
    * On one channel, all of them are returned at once, counted once.
    */
   private async startChannelConsumer(conn: ChannelModel, c: ChannelConsumer) {
-    if (this.ativos.get(c) === conn) return;
-    this.ativos.set(c, conn);
+    if (this.active.get(c) === conn) return;
+    this.active.set(c, conn);
     const ch = await conn.createChannel();
     ch.on("error", (error: Error) =>
       this.opts.log.warn("AMQP consumer channel error", { error: error.message }),
@@ -157,11 +157,11 @@ export class AmqpClient {
    * connection's close could overtake acks still queued on another channel).
    */
   async cancel(c: ChannelConsumer, inHand: () => Promise<unknown>): Promise<void> {
-    const i = this.consumos.indexOf(c);
-    if (i >= 0) this.consumos.splice(i, 1);
+    const i = this.consumers.indexOf(c);
+    if (i >= 0) this.consumers.splice(i, 1);
     const active = this.tags.get(c);
     this.tags.delete(c);
-    this.ativos.delete(c);
+    this.active.delete(c);
     for (const tag of active?.tags ?? []) await active?.ch.cancel(tag).catch(() => {});
     await inHand();
     await active?.ch.close().catch(() => {});
@@ -169,7 +169,7 @@ export class AmqpClient {
 
   /** Registers a consumer now and after every reconnection. */
   async consume(c: ChannelConsumer): Promise<void> {
-    this.consumos.push(c);
+    this.consumers.push(c);
     try {
       await this.channel();
       if (this.conn) await this.startChannelConsumer(this.conn, c);
@@ -195,7 +195,7 @@ export class AmqpClient {
     headers?: Record<string, unknown>,
   ): Promise<void> {
     const destino = `${exchange}/${routingKey}`;
-    metrics.publicadas.inc({ destino });
+    metrics.published.inc({ destino });
     const attempt = (async () => {
       let ch: ConfirmChannel;
       try {
@@ -246,9 +246,9 @@ export class AmqpClient {
             `no publisher confirm from RabbitMQ within ${timeoutMs} ms`,
           ),
       );
-      metrics.confirmadas.inc({ destino });
+      metrics.confirmed.inc({ destino });
     } catch (error) {
-      metrics.falhas.inc({ destino });
+      metrics.failed.inc({ destino });
       throw error;
     }
   }

@@ -74,9 +74,9 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
     };
     const attempt = Number(msg.properties.headers?.["x-delivery-count"] ?? 0) + 1;
     const message = {
-      origem: queue,
-      onde: `${queue}#${attempt}`,
-      chave: (msg.properties.messageId as string | undefined) ?? null,
+      source: queue,
+      where: `${queue}#${attempt}`,
+      key: (msg.properties.messageId as string | undefined) ?? null,
     };
     eventos.emit("received", message);
     try {
@@ -99,11 +99,11 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
         if (stopping) return;
       }
       settle(() => ch.ack(msg));
-      metrics.consumidas.inc({ destino: queue });
+      metrics.consumed.inc({ destino: queue });
       eventos.emit("acked", message);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      metrics.falhas.inc({ destino: queue });
+      metrics.failed.inc({ destino: queue });
       if (attempt >= attempts) {
         // `evento` names the wrapper's event in the line, for readers outside the process.
         log.error(`message failed ${attempt} times: dead-lettered to ${queue}.erros`, {
@@ -113,8 +113,8 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
           tentativa: attempt,
         });
         settle(() => ch.reject(msg, false));
-        metrics.mortas.inc({ destino: queue });
-        eventos.emit("dead-lettered", { ...message, motivo: reason });
+        metrics.deadLettered.inc({ destino: queue });
+        eventos.emit("dead-lettered", { ...message, reason: reason });
       } else {
         log.warn(`message failed (attempt ${attempt} of ${attempts}); returned to the queue`, {
           queue,
@@ -127,7 +127,7 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
         // raises a quorum queue's x-delivery-count (rabbitmq-server #15387), so a poison
         // message returned that way would loop forever and never reach .erros.
         settle(() => ch.reject(msg, true));
-        eventos.emit("retried", { ...message, tentativa: attempt, erro: reason });
+        eventos.emit("retried", { ...message, attempt: attempt, error: reason });
       }
     }
   }

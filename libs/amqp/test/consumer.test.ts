@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { brokerEnv, prontas, publicarCru } from "../../../test/helpers/broker.ts";
 import { createTestVhost, type TestVhost } from "../../../test/helpers/rabbit.ts";
 import { capturingLogger } from "../../../test/helpers/shop.ts";
-import { colher, waitFor } from "../../../test/helpers/wait.ts";
+import { collect, waitFor } from "../../../test/helpers/wait.ts";
 import { brokerAddress } from "../src/config.ts";
 import { shopClient, startConsumer } from "../src/index.ts";
 
@@ -62,7 +62,7 @@ describe("The AMQP consumer's stop()", () => {
         tratadas.push(s.solicitacaoId);
       },
     });
-    await publicarCru(vhost, EXCHANGES.comandos, ROUTING_KEYS.solicitar, comando());
+    await publicarCru(vhost, EXCHANGES.commands, ROUTING_KEYS.solicitar, comando());
     await waitFor(() => comecou, { what: "the handler to start" });
 
     let parou = false;
@@ -72,7 +72,7 @@ describe("The AMQP consumer's stop()", () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(parou).toBe(false);
     // Cancelled: a message published now is not delivered to this consumer.
-    await publicarCru(vhost, EXCHANGES.comandos, ROUTING_KEYS.solicitar, comando());
+    await publicarCru(vhost, EXCHANGES.commands, ROUTING_KEYS.solicitar, comando());
     soltar();
     await parando;
     await client.close();
@@ -93,21 +93,21 @@ describe("The AMQP consumer's stop()", () => {
       retryDelayMs: 10,
       handle: async () => {},
     });
-    const recebidas = colher(consumidor.events, "received");
-    const retentadas = colher(consumidor.events, "retried");
-    const mortas = colher(consumidor.events, "dead-lettered");
-    const tratadas = colher(consumidor.events, "handled");
-    const confirmadas = colher(consumidor.events, "acked");
+    const recebidas = collect(consumidor.events, "received");
+    const retentadas = collect(consumidor.events, "retried");
+    const mortas = collect(consumidor.events, "dead-lettered");
+    const tratadas = collect(consumidor.events, "handled");
+    const confirmadas = collect(consumidor.events, "acked");
     try {
-      await publicarCru(proprio, EXCHANGES.comandos, ROUTING_KEYS.solicitar, '{"versao": 7}');
+      await publicarCru(proprio, EXCHANGES.commands, ROUTING_KEYS.solicitar, '{"versao": 7}');
       await waitFor(() => mortas.length === 1, { what: "the dead-lettered event" });
-      expect(recebidas.map((e) => e.onde)).toEqual([
+      expect(recebidas.map((e) => e.where)).toEqual([
         `${QUEUES.solicitacoes}#1`,
         `${QUEUES.solicitacoes}#2`,
         `${QUEUES.solicitacoes}#3`,
       ]);
-      expect(retentadas.map((e) => e.tentativa)).toEqual([1, 2]);
-      expect(mortas[0]?.motivo).toMatch(/versao 7/);
+      expect(retentadas.map((e) => e.attempt)).toEqual([1, 2]);
+      expect(mortas[0]?.reason).toMatch(/versao 7/);
       expect(tratadas).toEqual([]);
       expect(confirmadas).toEqual([]);
     } finally {

@@ -55,7 +55,7 @@ export interface ConsumerOptions<T> {
    * record after record, in order, without waiting for that step, and the record's offset
    * is resolved only once that step and every earlier one in the partition succeeded.
    */
-  handle: (value: T, meta: RecordMeta) => Promise<void | { depois: Promise<void> }>;
+  handle: (value: T, meta: RecordMeta) => Promise<void | { pending: Promise<void> }>;
   /** Where records that fail the contract go: `<topic>.dlq`, with the reason in headers. */
   deadLetters: Publisher;
   log: Logger;
@@ -105,9 +105,9 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
   const stuck = new Map<string, StuckPartition>();
   const eventos = new ConsumerEvents();
   const messageOf = (topic: string, partition: number, m: KafkaMessage) => ({
-    origem: topic,
-    onde: `${topic}[${partition}]@${m.offset}`,
-    chave: m.key?.toString("utf8") ?? null,
+    source: topic,
+    where: `${topic}[${partition}]@${m.offset}`,
+    key: m.key?.toString("utf8") ?? null,
   });
   let stopping = false;
 
@@ -117,7 +117,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
     topic: string,
     partition: number,
     message: KafkaMessage,
-  ): Promise<{ depois?: Promise<void> }> {
+  ): Promise<{ pending?: Promise<void> }> {
     // The record continues the trace of whoever published it (traceparent header).
     const context = continueTrace(message.headers?.traceparent?.toString());
     return withContext(context, () => handleRecord(topic, partition, message));
@@ -127,7 +127,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
     topic: string,
     partition: number,
     message: KafkaMessage,
-  ): Promise<{ depois?: Promise<void> }> {
+  ): Promise<{ pending?: Promise<void> }> {
     const meta: RecordMeta = {
       topic,
       partition,
@@ -143,7 +143,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
       reason = `${contract.name}: key ${JSON.stringify(meta.key)} does not match ${JSON.stringify(keyOf(decoded.value))}`;
     }
     if (reason !== null || !decoded.ok) {
-      metrics.mortas.inc({ destino: topic });
+      metrics.deadLettered.inc({ destino: topic });
       const dlq = dlqTopic(topic);
       log.warn("invalid record sent to the dead-letter topic", {
         topic,
@@ -164,30 +164,30 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
       ]);
       eventos.emit("dead-lettered", {
         ...messageOf(topic, partition, message),
-        motivo: reason ?? "",
+        reason: reason ?? "",
       });
       return {};
     }
-    let r: void | { depois: Promise<void> };
+    let r: void | { pending: Promise<void> };
     try {
       r = await handle(decoded.value, meta);
     } catch (error) {
-      metrics.falhas.inc({ destino: topic });
+      metrics.failed.inc({ destino: topic });
       throw error;
     }
     if (!r) {
-      metrics.consumidas.inc({ destino: topic });
+      metrics.consumed.inc({ destino: topic });
       eventos.emit("handled", messageOf(topic, partition, message));
       return {};
     }
-    r.depois.then(
+    r.pending.then(
       () => {
-        metrics.consumidas.inc({ destino: topic });
+        metrics.consumed.inc({ destino: topic });
         eventos.emit("handled", messageOf(topic, partition, message));
       },
-      () => metrics.falhas.inc({ destino: topic }),
+      () => metrics.failed.inc({ destino: topic }),
     );
-    return { depois: r.depois };
+    return { pending: r.pending };
   }
 
   /** One kafkajs consumer, connected, subscribed and running. */
@@ -220,8 +220,8 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
       for (const t of payload.topics)
         for (const p of t.partitions)
           eventos.emit("committed", {
-            origem: t.topic,
-            particao: Number(p.partition),
+            source: t.topic,
+            partition: Number(p.partition),
             offset: p.offset,
           });
     });
@@ -261,18 +261,18 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
         isStale,
       }) => {
         // In order: an offset is resolved only when its record and every earlier one are done.
-        const pendentes: { offset: string; depois: Promise<void> | undefined; feito: boolean }[] =
+        const inFlight: { offset: string; pending: Promise<void> | undefined; done: boolean }[] =
           [];
         const resolve = (offset: string) => {
           resolveOffset(offset);
           eventos.emit("acked", {
-            origem: batch.topic,
-            onde: `${batch.topic}[${batch.partition}]@${offset}`,
-            chave: null,
+            source: batch.topic,
+            where: `${batch.topic}[${batch.partition}]@${offset}`,
+            key: null,
           });
         };
         const resolveDone = () => {
-          while (pendentes[0]?.feito) resolve((pendentes.shift() as { offset: string }).offset);
+          while (inFlight[0]?.done) resolve((inFlight.shift() as { offset: string }).offset);
         };
         /** The record handled, tried again with backoff while it fails; null if the partition went away. */
         const handleUntilDone = async (message: KafkaMessage) => {
@@ -294,11 +294,11 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
                   previous?.offset === message.offset ? previous.desde : new Date().toISOString(),
               };
               stuck.set(chave, stuckPartition);
-              metrics.retentativas.inc({ destino: batch.topic });
+              metrics.retried.inc({ destino: batch.topic });
               eventos.emit("retried", {
                 ...messageOf(batch.topic, batch.partition, message),
-                tentativa: attempt,
-                erro: stuckPartition.ultimoErro,
+                attempt: attempt,
+                error: stuckPartition.ultimoErro,
               });
               const delay = retryDelay(attempt);
               log.warn("record failed; its partition waits and tries it again", {
@@ -324,17 +324,17 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
         };
         for (const message of batch.messages) {
           if (!isRunning() || isStale()) break;
-          const feito = await handleUntilDone(message);
-          if (feito === null) break;
-          const { depois } = feito;
-          const p = { offset: message.offset, depois, feito: depois === undefined };
-          depois?.then(
+          const done = await handleUntilDone(message);
+          if (done === null) break;
+          const { pending } = done;
+          const p = { offset: message.offset, pending, done: pending === undefined };
+          pending?.then(
             () => {
-              p.feito = true;
+              p.done = true;
             },
             () => {}, // awaited below, in order
           );
-          pendentes.push(p);
+          inFlight.push(p);
           resolveDone();
           // kafkajs commits an eachBatch consumer's offsets only when the batch ends; with
           // autoCommitInterval, what is done is also committed during a long batch (payments'
@@ -342,8 +342,8 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
           await commitOffsetsIfNecessary();
           await heartbeat();
         }
-        for (const p of pendentes) {
-          await p.depois;
+        for (const p of inFlight) {
+          await p.pending;
           resolve(p.offset);
         }
       },

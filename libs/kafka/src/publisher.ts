@@ -120,13 +120,13 @@ export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): 
 
   /** Counts a send in the metrics: handed over, then confirmed or failed. */
   async function counted<T>(destinos: Map<string, number>, send: () => Promise<T>): Promise<T> {
-    for (const [d, n] of destinos) metrics.publicadas.inc({ destino: d }, n);
+    for (const [d, n] of destinos) metrics.published.inc({ destino: d }, n);
     try {
       const r = await send();
-      for (const [d, n] of destinos) metrics.confirmadas.inc({ destino: d }, n);
+      for (const [d, n] of destinos) metrics.confirmed.inc({ destino: d }, n);
       return r;
     } catch (error) {
-      for (const [d, n] of destinos) metrics.falhas.inc({ destino: d }, n);
+      for (const [d, n] of destinos) metrics.failed.inc({ destino: d }, n);
       throw error;
     }
   }
@@ -207,7 +207,7 @@ export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): 
           else perTopic.set(r.topic, [item]);
           out.push({ topic: r.topic, partition, pos });
         }
-        const metas = await producer.sendBatch({
+        const written = await producer.sendBatch({
           acks: -1,
           topicMessages: [...perTopic].map(([topic, items]) => ({
             topic,
@@ -220,7 +220,7 @@ export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): 
           })),
         });
         const base = new Map(
-          metas.map((m) => [`${m.topicName}:${m.partition}`, BigInt(m.baseOffset ?? "0")]),
+          written.map((m) => [`${m.topicName}:${m.partition}`, BigInt(m.baseOffset ?? "0")]),
         );
         return out.map(({ topic, partition, pos }) => ({
           topic,
@@ -233,7 +233,7 @@ export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): 
 
   // The records handed over in one turn go out in one publicarLote; a failure of that
   // produce request is every caller's failure (no record is retried alone).
-  const joinTurn = batchPerTurn(publishBatch, { separarSeFalhar: false });
+  const joinTurn = batchPerTurn(publishBatch, { splitOnFailure: false });
   function publishInTurn(topic: string, key: string, value: string, headers?: IHeaders) {
     // The caller's trace, taken now: the batch goes out in another turn.
     return joinTurn({ topic, key, value, headers: { ...traceHeader(), ...headers } });

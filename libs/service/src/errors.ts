@@ -38,8 +38,8 @@ interface BodyParserError extends Error {
  * What each body-parser failure means for the client. Every one is the client's doing, so
  * every one is a 4xx with the JSON error body: never a 500 for bytes a client chose.
  */
-const BODY_FAILURES: Record<string, { status: number; erro: string; campo?: string }> = {
-  "entity.parse.failed": { status: 400, erro: "malformed JSON", campo: "is not valid JSON" },
+const BODY_FAILURES: Record<string, { status: number; erro: string; field?: string }> = {
+  "entity.parse.failed": { status: 400, erro: "malformed JSON", field: "is not valid JSON" },
   "entity.too.large": { status: 413, erro: "body too large" },
   "charset.unsupported": {
     status: 415,
@@ -66,7 +66,7 @@ function bodyFailure(error: unknown): { status: number; body: HttpError } | null
       status: known.status,
       body: {
         erro: known.erro,
-        ...(known.campo ? { campos: { "(body)": known.campo } } : {}),
+        ...(known.field ? { campos: { "(body)": known.field } } : {}),
       },
     };
   }

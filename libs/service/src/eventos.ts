@@ -7,10 +7,10 @@ import { EventEmitter } from "node:events";
  * record's `topic[partition]@offset`, an AMQP delivery's `queue#attempt`.
  */
 export interface ConsumedMessage {
-  origem: string;
-  onde: string;
+  source: string;
+  where: string;
   /** The record's key (Kafka) or null. */
-  chave: string | null;
+  key: string | null;
 }
 
 export interface ConsumerEventMap {
@@ -19,13 +19,13 @@ export interface ConsumerEventMap {
   /** Its handler finished without an error (its effect is committed). */
   handled: [ConsumedMessage];
   /** Its handling failed and it will be tried again (`tentativa` is the one that failed). */
-  retried: [ConsumedMessage & { tentativa: number; erro: string }];
+  retried: [ConsumedMessage & { attempt: number; error: string }];
   /** It broke its contract or used up its attempts: it went to the dead letters. */
-  "dead-lettered": [ConsumedMessage & { motivo: string }];
+  "dead-lettered": [ConsumedMessage & { reason: string }];
   /** Settled with the broker: an AMQP ack, or a Kafka offset resolved for the next commit. */
   acked: [ConsumedMessage];
   /** Kafka only: the group's committed offset of a partition moved (the next record to read). */
-  committed: [{ origem: string; particao: number; offset: string }];
+  committed: [{ source: string; partition: number; offset: string }];
 }
 
 export class ConsumerEvents extends EventEmitter<ConsumerEventMap> {}

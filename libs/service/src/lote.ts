@@ -4,12 +4,12 @@
  * Used for the orders API's group commit (one SQLite transaction for the requests of a
  * turn) and for Kafka publishes (one produce request for the records of a turn).
  *
- * When a batch fails: with `separarSeFalhar` (the default) each item is tried alone, so
+ * When a batch fails: with `splitOnFailure` (the default) each item is tried alone, so
  * that one bad item fails only its own caller; without it, every caller gets the error.
  */
 export function batchPerTurn<E, R>(
   run: (itens: E[]) => R[] | Promise<R[]>,
-  { separarSeFalhar: splitOnFailure = true } = {},
+  { splitOnFailure = true } = {},
 ): (item: E) => Promise<R> {
   let queue: { item: E; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
 

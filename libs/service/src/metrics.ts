@@ -31,24 +31,21 @@ const messages = (name: string, help: string) =>
 
 /** Messages, by topic or exchange/queue: published, confirmed, consumed, failed, dead-lettered. */
 export const metrics = {
-  publicadas: messages("shop_messages_published_total", "messages handed to the broker"),
-  confirmadas: messages(
+  published: messages("shop_messages_published_total", "messages handed to the broker"),
+  confirmed: messages(
     "shop_messages_confirmed_total",
     "messages the broker acknowledged (Kafka acks=all, RabbitMQ publisher confirm)",
   ),
-  consumidas: messages(
-    "shop_messages_consumed_total",
-    "messages handled successfully by a consumer",
-  ),
-  falhas: messages(
+  consumed: messages("shop_messages_consumed_total", "messages handled successfully by a consumer"),
+  failed: messages(
     "shop_messages_failed_total",
     "publishes not confirmed, and consumer handler failures",
   ),
-  mortas: messages(
+  deadLettered: messages(
     "shop_messages_dead_lettered_total",
     "messages sent to a dead-letter destination",
   ),
-  retentativas: messages(
+  retried: messages(
     "shop_consumer_retries_total",
     "records tried again after their handling failed (their partition waits meanwhile)",
   ),

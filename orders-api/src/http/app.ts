@@ -58,7 +58,7 @@ export interface AppDeps {
   outbox: (() => OutboxState) | null;
   modo: Modo;
   /** The results consumer's stuck partitions; null without Kafka. */
-  presas: (() => StuckPartition[]) | null;
+  stuckPartitions: (() => StuckPartition[]) | null;
   /** The platform panel's data; null in the synchronous configuration (no Kafka). */
   plataforma: (() => Promise<Plataforma>) | null;
   frontOrigin: string;
@@ -69,7 +69,7 @@ export interface AppDeps {
 export function createApp({
   pedidos,
   outbox,
-  presas,
+  stuckPartitions: presas,
   modo,
   plataforma,
   frontOrigin,

@@ -131,7 +131,7 @@ export function startOutboxRelay({
         if (!refusedForGood(error)) return;
         const reason = (error as Error).message;
         store.setAside({ id: r.id, pedidoId: r.pedido_id }, reason);
-        metrics.falhas.inc({ destino: r.topico });
+        metrics.failed.inc({ destino: r.topico });
         log.error(
           "outbox: Kafka refused an event for good; it is set aside and the outbox goes on",
           { pedido: r.pedido_id, outbox: r.id, error: reason },

@@ -9,7 +9,7 @@ import { type OutboxRelay, SendRefused } from "./outbox-relay.ts";
 /** The PedidoCriado record of an order: key = pedidoId as text, value = the contract's JSON. */
 export function pedidoCriadoRecord(names: KafkaNames, pedido: Pedido) {
   return {
-    topic: names.topicos.pedidosCriados,
+    topic: names.topics.pedidosCriados,
     key: pedidoKey(pedido.id),
     value: PedidoCriado.encode({
       versao: 1,
@@ -32,11 +32,11 @@ const notAcknowledged = (then: string) =>
  */
 export function outboxAnnouncer(deps: {
   store: PedidoStore;
-  nomes: KafkaNames;
+  names: KafkaNames;
   relay: OutboxRelay;
   confirmMs: number;
 }): PedidoAnnouncer {
-  const { store, nomes: names, relay, confirmMs } = deps;
+  const { store, names, relay, confirmMs } = deps;
   return {
     stage(pedido) {
       // The request's trace goes with its event (the relay publishes outside its context).
@@ -64,15 +64,15 @@ export function outboxAnnouncer(deps: {
 /** Without the outbox (the spec's configuration): publish after the commit and wait. */
 export function directAnnouncer(deps: {
   store: PedidoStore;
-  nomes: KafkaNames;
+  names: KafkaNames;
   publisher: Publisher;
   log: Logger;
 }): PedidoAnnouncer {
-  const { store, nomes, publisher, log } = deps;
+  const { store, names, publisher, log } = deps;
   return {
     stage() {},
     async announce(pedido) {
-      const record = pedidoCriadoRecord(nomes, pedido);
+      const record = pedidoCriadoRecord(names, pedido);
       try {
         const ack = await publisher.publish(record.topic, record.key, record.value);
         store.insertStep(pedido.id, "evento-confirmado", {

@@ -12,8 +12,8 @@ export function platformReader(kafka: Kafka, names: KafkaNames) {
   let cached: { at: number; value: Promise<Plataforma> } | null = null;
   // Who reads what, as in the spec's topic table.
   const readers = {
-    [names.topicos.pedidosCriados]: [names.grupos.pagamentos, names.grupos.analytics],
-    [names.topicos.pagamentosResultados]: [names.grupos.pedidosApi, names.grupos.analytics],
+    [names.topics.pedidosCriados]: [names.groups.pagamentos, names.groups.analytics],
+    [names.topics.pagamentosResultados]: [names.groups.pedidosApi, names.groups.analytics],
   };
   return {
     read(): Promise<Plataforma> {

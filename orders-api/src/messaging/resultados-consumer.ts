@@ -12,16 +12,16 @@ import type { PedidoUseCases } from "../pedidos.ts";
  */
 export function startResultadosConsumer(deps: {
   kafka: Kafka;
-  nomes: KafkaNames;
+  names: KafkaNames;
   publisher: Publisher;
   pedidos: PedidoUseCases;
   log: Logger;
 }): Promise<RunningConsumer> {
-  const { kafka, nomes, publisher, pedidos, log } = deps;
+  const { kafka, names, publisher, pedidos, log } = deps;
   return startConsumer({
     kafka,
-    groupId: nomes.grupos.pedidosApi,
-    topics: [nomes.topicos.pagamentosResultados],
+    groupId: names.groups.pedidosApi,
+    topics: [names.topics.pagamentosResultados],
     contract: ResultadoPagamento,
     keyOf: (r) => pedidoKey(r.pedidoId),
     deadLetters: publisher,
@@ -35,7 +35,7 @@ export function startResultadosConsumer(deps: {
         trace: currentContext()?.traceId ?? null,
       });
       return {
-        depois: applied.then((o) => {
+        pending: applied.then((o) => {
           if (o.outcome === "unknown-pedido")
             log.warn("result for an unknown order ignored", where);
           else if (o.outcome === "applied")

@@ -13,17 +13,17 @@ import type { PagamentoUseCases } from "../pagamentos.ts";
  */
 export function startPedidosCriadosConsumer(deps: {
   kafka: Kafka;
-  nomes: KafkaNames;
+  names: KafkaNames;
   publisher: Publisher;
   pagamentos: PagamentoUseCases;
   log: Logger;
   autoCommitInterval?: number;
 }): Promise<RunningConsumer> {
-  const { kafka, nomes, publisher, pagamentos, log } = deps;
+  const { kafka, names, publisher, pagamentos, log } = deps;
   return startConsumer({
     kafka,
-    groupId: nomes.grupos.pagamentos,
-    topics: [nomes.topicos.pedidosCriados],
+    groupId: names.groups.pagamentos,
+    topics: [names.topics.pedidosCriados],
     contract: PedidoCriado,
     keyOf: (e) => pedidoKey(e.pedidoId),
     deadLetters: publisher,
@@ -35,7 +35,7 @@ export function startPedidosCriadosConsumer(deps: {
       const decisao = await pagamentos.decidePagamento(evento.valor);
       const processadoEm = new Date().toISOString();
       const published = publisher.publishInTurn(
-        nomes.topicos.pagamentosResultados,
+        names.topics.pagamentosResultados,
         pedidoKey(evento.pedidoId),
         ResultadoPagamento.encode({
           versao: 1,
@@ -45,7 +45,7 @@ export function startPedidosCriadosConsumer(deps: {
         }),
       );
       return {
-        depois: published.then(() =>
+        pending: published.then(() =>
           pagamentos.recordDecision(
             {
               pedidoId: evento.pedidoId,

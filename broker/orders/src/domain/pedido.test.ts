@@ -41,36 +41,36 @@ describe("Rules of POST /pedidos/{pedidoId}/pagamentos", () => {
   it("When the key is new and the order ABERTO, then a new request is stored", () => {
     expect(
       decidePagamentoRequest(pedido("ABERTO"), null, { solicitacaoId: KEY, cenario: "APROVAR" })
-        .tipo,
-    ).toBe("nova");
+        .kind,
+    ).toBe("new");
   });
   it("Rule 3: when the same key and content come again while PENDENTE, then it is published again", () => {
     expect(
       decidePagamentoRequest(pedido("EM_PAGAMENTO"), registro(), {
         solicitacaoId: KEY,
         cenario: "APROVAR",
-      }).tipo,
-    ).toBe("republicar");
+      }).kind,
+    ).toBe("republish");
   });
   it("Rule 4: when the same key and content come after the record is concluded, then the stored result is given", () => {
     const r = registro({ estado: "CONCLUIDA", aprovado: true, motivo: "ok" });
     expect(
-      decidePagamentoRequest(pedido("PAGO"), r, { solicitacaoId: KEY, cenario: "APROVAR" }).tipo,
-    ).toBe("concluida");
+      decidePagamentoRequest(pedido("PAGO"), r, { solicitacaoId: KEY, cenario: "APROVAR" }).kind,
+    ).toBe("concluded");
   });
   it("Rule 5: when the same key comes with another cenario, another order or another valor, then it is a conflict", () => {
     expect(
       decidePagamentoRequest(pedido("EM_PAGAMENTO"), registro(), {
         solicitacaoId: KEY,
         cenario: "RECUSAR",
-      }).tipo,
-    ).toBe("conflito");
+      }).kind,
+    ).toBe("conflict");
     expect(
       decidePagamentoRequest({ ...pedido("ABERTO"), id: "p-2" }, registro(), {
         solicitacaoId: KEY,
         cenario: "APROVAR",
-      }).tipo,
-    ).toBe("conflito");
+      }).kind,
+    ).toBe("conflict");
     const maisItens = {
       ...pedido("ABERTO"),
       itens: [...pedido("ABERTO").itens, { sku: "PAO", quantidade: 1, precoCentavos: 100 }],
@@ -79,19 +79,19 @@ describe("Rules of POST /pedidos/{pedidoId}/pagamentos", () => {
       decidePagamentoRequest(maisItens, registro({ estado: "CONCLUIDA", aprovado: false }), {
         solicitacaoId: KEY,
         cenario: "APROVAR",
-      }).tipo,
-    ).toBe("conflito");
+      }).kind,
+    ).toBe("conflict");
   });
   it("Rule 9: when the order is PAGO, or EM_PAGAMENTO under another key, then a new key is a conflict", () => {
     expect(
-      decidePagamentoRequest(pedido("PAGO"), null, { solicitacaoId: KEY, cenario: "APROVAR" }).tipo,
-    ).toBe("conflito");
+      decidePagamentoRequest(pedido("PAGO"), null, { solicitacaoId: KEY, cenario: "APROVAR" }).kind,
+    ).toBe("conflict");
     expect(
       decidePagamentoRequest(pedido("EM_PAGAMENTO"), null, {
         solicitacaoId: KEY,
         cenario: "APROVAR",
-      }).tipo,
-    ).toBe("conflito");
+      }).kind,
+    ).toBe("conflict");
   });
 });
 
@@ -99,8 +99,8 @@ describe("Orders consumer rules", () => {
   const ok = { pedidoId: "p-1", valorCentavos: 3780, aprovado: true };
   it("When an approval matches a PENDENTE record, then the order becomes PAGO", () => {
     expect(resultadoEffect(registro(), "EM_PAGAMENTO", ok)).toEqual({
-      tipo: "aplicar",
-      statusDoPedido: "PAGO",
+      kind: "apply",
+      pedidoStatus: "PAGO",
     });
   });
   it("When a refusal matches a PENDENTE record, then the order goes back to ABERTO", () => {
@@ -110,32 +110,32 @@ describe("Orders consumer rules", () => {
         aprovado: false,
       }),
     ).toEqual({
-      tipo: "aplicar",
-      statusDoPedido: "ABERTO",
+      kind: "apply",
+      pedidoStatus: "ABERTO",
     });
   });
   it("When the record is already concluded, then a repeated result changes nothing", () => {
     expect(
-      resultadoEffect(registro({ estado: "CONCLUIDA", aprovado: true }), "PAGO", ok).tipo,
-    ).toBe("repetido");
+      resultadoEffect(registro({ estado: "CONCLUIDA", aprovado: true }), "PAGO", ok).kind,
+    ).toBe("repeated");
   });
   it("When a result never reopens a paid order, then even a refusal for a pending record leaves it PAGO", () => {
     expect(
       resultadoEffect(registro({ cenario: "RECUSAR" }), "PAGO", { ...ok, aprovado: false }),
     ).toEqual({
-      tipo: "aplicar",
-      statusDoPedido: "PAGO",
+      kind: "apply",
+      pedidoStatus: "PAGO",
     });
   });
   it("When pedidoId, valor or the outcome differ from the record, then it is a conflict", () => {
-    expect(resultadoEffect(registro(), "EM_PAGAMENTO", { ...ok, pedidoId: "p-9" }).tipo).toBe(
-      "conflito",
+    expect(resultadoEffect(registro(), "EM_PAGAMENTO", { ...ok, pedidoId: "p-9" }).kind).toBe(
+      "conflict",
     );
-    expect(resultadoEffect(registro(), "EM_PAGAMENTO", { ...ok, valorCentavos: 1 }).tipo).toBe(
-      "conflito",
+    expect(resultadoEffect(registro(), "EM_PAGAMENTO", { ...ok, valorCentavos: 1 }).kind).toBe(
+      "conflict",
     );
-    expect(resultadoEffect(registro(), "EM_PAGAMENTO", { ...ok, aprovado: false }).tipo).toBe(
-      "conflito",
+    expect(resultadoEffect(registro(), "EM_PAGAMENTO", { ...ok, aprovado: false }).kind).toBe(
+      "conflict",
     );
   });
 });

@@ -19,10 +19,10 @@ export function totalOf(itens: readonly PedidoItem[]): Cents {
 }
 
 /** Items may change only while the order is ABERTO: they are locked while it is being paid. */
-export function canAddItem(pedido: Pedido): { ok: true } | { ok: false; porque: string } {
+export function canAddItem(pedido: Pedido): { ok: true } | { ok: false; reason: string } {
   return pedido.status === "ABERTO"
     ? { ok: true }
-    : { ok: false, porque: `order is ${pedido.status}: its items are locked` };
+    : { ok: false, reason: `order is ${pedido.status}: its items are locked` };
 }
 
 /** The payment-request record, keyed by solicitacaoId. */
@@ -38,12 +38,12 @@ export interface Solicitacao {
 
 export type PagamentoRequestDecision =
   /** Store the record PENDENTE and move the order to EM_PAGAMENTO, then publish: 202. */
-  | { tipo: "nova" }
+  | { kind: "new" }
   /** Same key, same content, still PENDENTE: publish again, 202. */
-  | { tipo: "republicar"; solicitacao: Solicitacao }
+  | { kind: "republish"; solicitacao: Solicitacao }
   /** Same key, same content, concluded: 200 with the stored result, nothing published. */
-  | { tipo: "concluida"; solicitacao: Solicitacao }
-  | { tipo: "conflito"; porque: string };
+  | { kind: "concluded"; solicitacao: Solicitacao }
+  | { kind: "conflict"; reason: string };
 
 /** The rules of POST /pedidos/{pedidoId}/pagamentos, given the order and the key's record. */
 export function decidePagamentoRequest(
@@ -58,28 +58,28 @@ export function decidePagamentoRequest(
       existing.valorCentavos === totalOf(pedido.itens);
     if (!sameContent) {
       return {
-        tipo: "conflito",
-        porque: "this solicitacaoId was already used with different content",
+        kind: "conflict",
+        reason: "this solicitacaoId was already used with different content",
       };
     }
     return existing.estado === "PENDENTE"
-      ? { tipo: "republicar", solicitacao: existing }
-      : { tipo: "concluida", solicitacao: existing };
+      ? { kind: "republish", solicitacao: existing }
+      : { kind: "concluded", solicitacao: existing };
   }
-  if (pedido.status === "PAGO") return { tipo: "conflito", porque: "order already paid" };
+  if (pedido.status === "PAGO") return { kind: "conflict", reason: "order already paid" };
   if (pedido.status === "EM_PAGAMENTO") {
     return {
-      tipo: "conflito",
-      porque: "a payment with another solicitacaoId is pending for this order",
+      kind: "conflict",
+      reason: "a payment with another solicitacaoId is pending for this order",
     };
   }
-  return { tipo: "nova" };
+  return { kind: "new" };
 }
 
 export type ResultadoEffect =
-  | { tipo: "aplicar"; statusDoPedido: StatusPedidoBroker }
-  | { tipo: "repetido" }
-  | { tipo: "conflito"; porque: string };
+  | { kind: "apply"; pedidoStatus: StatusPedidoBroker }
+  | { kind: "repeated" }
+  | { kind: "conflict"; reason: string };
 
 /**
  * A result must match its record: same pedidoId and valor, and the outcome the cenario
@@ -88,28 +88,28 @@ export type ResultadoEffect =
  */
 export function resultadoEffect(
   solicitacao: Solicitacao,
-  statusDoPedido: StatusPedidoBroker,
+  pedidoStatus: StatusPedidoBroker,
   resultado: { pedidoId: string; valorCentavos: Cents; aprovado: boolean },
 ): ResultadoEffect {
   if (resultado.pedidoId !== solicitacao.pedidoId) {
     return {
-      tipo: "conflito",
-      porque: `pedidoId ${resultado.pedidoId} differs from the record's ${solicitacao.pedidoId}`,
+      kind: "conflict",
+      reason: `pedidoId ${resultado.pedidoId} differs from the record's ${solicitacao.pedidoId}`,
     };
   }
   if (resultado.valorCentavos !== solicitacao.valorCentavos) {
     return {
-      tipo: "conflito",
-      porque: `valor ${resultado.valorCentavos} cents differs from the record's ${solicitacao.valorCentavos}`,
+      kind: "conflict",
+      reason: `valor ${resultado.valorCentavos} cents differs from the record's ${solicitacao.valorCentavos}`,
     };
   }
   if (resultado.aprovado !== (solicitacao.cenario === "APROVAR")) {
     return {
-      tipo: "conflito",
-      porque: `outcome aprovado=${resultado.aprovado} does not match cenario ${solicitacao.cenario}`,
+      kind: "conflict",
+      reason: `outcome aprovado=${resultado.aprovado} does not match cenario ${solicitacao.cenario}`,
     };
   }
-  if (solicitacao.estado === "CONCLUIDA") return { tipo: "repetido" };
-  if (statusDoPedido === "PAGO") return { tipo: "aplicar", statusDoPedido: "PAGO" };
-  return { tipo: "aplicar", statusDoPedido: resultado.aprovado ? "PAGO" : "ABERTO" };
+  if (solicitacao.estado === "CONCLUIDA") return { kind: "repeated" };
+  if (pedidoStatus === "PAGO") return { kind: "apply", pedidoStatus: "PAGO" };
+  return { kind: "apply", pedidoStatus: resultado.aprovado ? "PAGO" : "ABERTO" };
 }

@@ -18,7 +18,7 @@ export function solicitacaoPublisher(
         valor: fromCents(s.valorCentavos),
         cenario: s.cenario,
       });
-      await amqp.publish(EXCHANGES.comandos, ROUTING_KEYS.solicitar, message, confirmMs);
+      await amqp.publish(EXCHANGES.commands, ROUTING_KEYS.solicitar, message, confirmMs);
       log.info("payment request published and confirmed", {
         solicitacao: s.solicitacaoId,
         pedido: s.pedidoId,

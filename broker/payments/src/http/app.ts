@@ -6,16 +6,16 @@ import type { PagamentoUseCases } from "../pagamentos.ts";
 /** Its work arrives as messages; HTTP only lets a person look. */
 export function createApp({
   pagamentos,
-  conectado,
+  connected,
   log,
 }: {
   pagamentos: PagamentoUseCases;
-  conectado: () => boolean;
+  connected: () => boolean;
   log: Logger;
 }): Express {
   const app = createHttpApp();
   app.get("/saude", (_req, res) => {
-    res.json({ status: "ok", rabbitmq: conectado() ? "connected" : "disconnected" });
+    res.json({ status: "ok", rabbitmq: connected() ? "connected" : "disconnected" });
   });
   app.get("/decisoes", (_req, res) => {
     res.json(

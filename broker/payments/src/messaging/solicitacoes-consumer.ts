@@ -50,7 +50,7 @@ export function startSolicitacoesConsumer(deps: {
       });
       // When the decision was stored, for the orders service's timeline: metadata in a
       // header, outside the body's contract (docs/CONTRACT-CHANGES.md).
-      await amqp.publish(EXCHANGES.eventos, ROUTING_KEYS.resultado, message, deps.confirmMs, {
+      await amqp.publish(EXCHANGES.events, ROUTING_KEYS.resultado, message, deps.confirmMs, {
         "x-decidida-em": decisao.decididaEm,
       });
     },

@@ -35,7 +35,7 @@ describe("Group commit (agrupar)", () => {
         chamadas++;
         throw new Error(`no acknowledgement for ${itens.length}`);
       },
-      { separarSeFalhar: false },
+      { splitOnFailure: false },
     );
     const r = await Promise.allSettled([publicar("a"), publicar("b")]);
     expect(r.map((x) => x.status)).toEqual(["rejected", "rejected"]);
