@@ -87,9 +87,8 @@ describe("W3C trace context from POST /pedidos to the result applied", () => {
     // Each hop is a span of its own.
     expect(criado.traceparent?.toString()).not.toBe(resultado.traceparent?.toString());
 
-    const aplicado = registros(ordersLog.lines).find(
-      (r) => r.msg === "order PAGO" && r.pedido === id,
-    );
+    // The line of the applied result: the one for this order that names who decided it.
+    const aplicado = registros(ordersLog.lines).find((r) => r.pedido === id && r.por);
     expect(aplicado?.trace).toBe(traceId);
     // payments' one line per decision names the order and the trace
     expect(impressas.find((l) => l.includes(`pedido=${id} `))).toContain(`trace=${traceId}`);

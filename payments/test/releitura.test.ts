@@ -5,7 +5,6 @@ import { type OrdersApi, startOrdersApi } from "../../orders-api/src/server.ts";
 import {
   capturingLogger,
   http,
-  registros,
   ServiceProcess,
   serviceEnv,
   tempDb,
@@ -72,14 +71,16 @@ describe("Rule 8: a crash before the offset commit makes payments read a record 
 
     const second = await startPayments();
     await second.waitForLine(new RegExp(`pedido=${pedidoId} `), 30_000);
+    // The repeat reached the orders API and changed nothing: its timeline says so.
     await waitFor(
-      () =>
-        registros(ordersLog.lines).some(
-          (r) => String(r.msg).includes("repeated result ignored") && r.pedido === pedidoId,
-        ),
-      {
-        what: "the orders API to ignore the repeated result",
-      },
+      async () =>
+        (
+          await http<{ etapas: { etapa: string }[] }>(
+            "GET",
+            `${api.url}/pedidos/${pedidoId}/historico`,
+          )
+        ).body.etapas.some((e) => e.etapa === "resultado-repetido"),
+      { what: "the orders API to ignore the repeated result" },
     );
 
     expect((await http<Pedido>("GET", `${api.url}/pedidos/${pedidoId}`)).body).toEqual(afterCrash);

@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
+import Database from "better-sqlite3";
 import { expect } from "vitest";
-import { analyticsCli, http, registros, type ServiceProcess } from "../helpers/shop.ts";
+import { analyticsCli, http } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 export interface Pedido {
@@ -66,7 +67,8 @@ export function streamOfOrders(
 export async function expectConsistent(opts: {
   apiUrl: string;
   stream: Stream;
-  apiProcesses: ServiceProcess[];
+  /** The orders API's database: what was applied is counted there, not in log lines. */
+  ordersDb: string;
   kafkaBrokers: string;
   prefix: string;
 }) {
@@ -87,13 +89,20 @@ export async function expectConsistent(opts: {
     stream.created.length + stream.unconfirmed.length + stream.unanswered,
   );
 
-  // Decided once in effect: exactly one "order PAGO/RECUSADO" applied per order, by one instance.
+  // Decided once in effect, counted in the orders database: each result that moved an
+  // order wrote one "resultado-aplicado" step on its timeline (a repeat writes
+  // "resultado-repetido"), in the same transaction as the move.
+  const db = new Database(opts.ordersDb, { readonly: true });
   const applied = new Map<number, number>();
-  for (const p of opts.apiProcesses) {
-    for (const r of registros(p.lines)) {
-      if (/^order (PAGO|RECUSADO)$/.test(String(r.msg)))
-        applied.set(Number(r.pedido), (applied.get(Number(r.pedido)) ?? 0) + 1);
-    }
+  try {
+    const rows = db
+      .prepare<[], { pedido_id: number; n: number }>(
+        "SELECT pedido_id, COUNT(*) AS n FROM historico WHERE etapa = 'resultado-aplicado' GROUP BY pedido_id",
+      )
+      .all();
+    for (const r of rows) applied.set(r.pedido_id, r.n);
+  } finally {
+    db.close();
   }
   for (const p of pedidos) {
     expect(applied.get(p.id), `order ${p.id} applied`).toBe(1);
