@@ -1,5 +1,5 @@
-import { shopClient } from "@shop/amqp";
-import { type ConsumerEvents, createLogger, groupCommit, type Logger, listen } from "@shop/service";
+import { type AmqpService, startAmqpService } from "@shop/amqp";
+import { createLogger, type Logger } from "@shop/service";
 import type { Config } from "./config.ts";
 import { createApp } from "./http/app.ts";
 import { startResultadosConsumer } from "./messaging/resultados-consumer.ts";
@@ -7,48 +7,29 @@ import { solicitacaoPublisher } from "./messaging/solicitacao-publisher.ts";
 import { pedidoUseCases } from "./pedidos.ts";
 import { openStore } from "./store.ts";
 
-export interface OrdersService {
-  port: number;
-  url: string;
-  /** The queue consumer's events (received, handled, retried, dead-lettered, acked). */
-  events: ConsumerEvents;
-  stop(): Promise<void>;
-}
+export type OrdersService = AmqpService;
 
-/** Wires store, messaging and HTTP of the broker edition's orders service. */
-export async function startOrders(
+/** Wires the broker edition's orders service: use cases over its store, messaging, HTTP. */
+export function startOrders(
   config: Config,
   log: Logger = createLogger("broker-orders"),
 ): Promise<OrdersService> {
-  const store = openStore(config.dbPath);
-  const amqp = shopClient(config.broker, log);
-  // Group commit: the work of one turn (requests, confirms, results) shares a transaction.
-  const pedidos = pedidoUseCases({
-    store,
-    inTransaction: groupCommit((work) => store.transaction(work)),
-    publisher: solicitacaoPublisher(amqp, config.confirmMs, log),
-  });
-  const consumer = await startResultadosConsumer({
-    amqp,
-    pedidos,
+  return startAmqpService({
+    name: "orders service",
+    config,
     log,
-    consumers: config.consumers,
-    pauseBeforeAckMs: config.pauseBeforeAckMs,
-  });
-
-  const http = await listen(createApp({ pedidos, log }), config.port, config.host);
-  const { url } = http;
-  log.info(`orders service listening on ${url} (RabbitMQ vhost ${config.broker.vhost})`);
-  return {
-    port: http.port,
-    url,
-    events: consumer.events,
-    async stop() {
-      await http.close();
-      // The messages in hand are finished and acked before the connection closes.
-      await consumer.stop();
-      await amqp.close();
-      store.close();
+    openStore,
+    async wire({ store, amqp, inTransaction }) {
+      const publisher = solicitacaoPublisher(amqp, config.confirmMs, log);
+      const pedidos = pedidoUseCases({ store, inTransaction, publisher });
+      const consumer = await startResultadosConsumer({
+        amqp,
+        pedidos,
+        log,
+        consumers: config.consumers,
+        pauseBeforeAckMs: config.pauseBeforeAckMs,
+      });
+      return { consumer, app: createApp({ pedidos, log }) };
     },
-  };
+  });
 }

@@ -1,3 +1,4 @@
+import { httpEnvShape, readEnvironment } from "@shop/service";
 import { z } from "zod";
 
 const PLACEHOLDER = /^<.*>$/;
@@ -49,23 +50,21 @@ export function brokerAddress(e: {
   };
 }
 
-/**
- * The settings both broker-edition services share, from their parsed environment: HTTP,
- * SQLite file and broker.
- */
-export function serviceConfig(e: {
-  PORTA: number;
-  HOST: string;
-  DB_PATH: string;
-  BROKER_HOST: string;
-  BROKER_PORT: number;
-  BROKER_VHOST: string;
-  BROKER_USER: string;
-  BROKER_PASSWORD: string;
-  CONFIRMACAO_MS: number;
-  CONSUMIDORES: number;
-  PAUSA_ANTES_DO_ACK_MS: number;
-}) {
+/** Every setting of a broker-edition service: HTTP, its SQLite file and the broker. */
+export function brokerServiceEnv(defaults: { port: number; dbPath: string }) {
+  return z.object({
+    ...httpEnvShape(defaults.port),
+    DB_PATH: z.string().default(defaults.dbPath),
+    ...brokerEnvShape,
+  });
+}
+
+/** A broker-edition service's settings, read once from the environment with its schema. */
+export function readBrokerServiceConfig(
+  schema: ReturnType<typeof brokerServiceEnv>,
+  env: NodeJS.ProcessEnv,
+) {
+  const e = readEnvironment(schema, env);
   return {
     port: e.PORTA,
     host: e.HOST,
@@ -76,3 +75,5 @@ export function serviceConfig(e: {
     pauseBeforeAckMs: e.PAUSA_ANTES_DO_ACK_MS,
   };
 }
+
+export type BrokerServiceConfig = ReturnType<typeof readBrokerServiceConfig>;
