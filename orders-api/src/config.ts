@@ -1,5 +1,5 @@
 import { MODOS } from "@shop/contracts";
-import { kafkaEnvShape } from "@shop/kafka";
+import { kafkaEnvShape, kafkaServiceSettings } from "@shop/kafka";
 import { httpEnvShape, readEnvironment } from "@shop/service";
 import { z } from "zod";
 
@@ -43,10 +43,7 @@ export type Config = ReturnType<typeof readConfig>;
 export function readConfig(env: NodeJS.ProcessEnv = process.env) {
   const e = readEnvironment(envSchema, env);
   return {
-    port: e.PORTA,
-    host: e.HOST,
-    kafkaBrokers: e.KAFKA_BROKERS.split(","),
-    kafkaPrefix: e.KAFKA_PREFIXO,
+    ...kafkaServiceSettings(e),
     frontOrigin: e.FRONT_ORIGIN,
     dbPath: e.DB_PATH,
     modo: e.MODO,

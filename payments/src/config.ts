@@ -1,5 +1,5 @@
 import { MODOS } from "@shop/contracts";
-import { kafkaEnvShape } from "@shop/kafka";
+import { kafkaEnvShape, kafkaServiceSettings } from "@shop/kafka";
 import { httpEnvShape, readEnvironment } from "@shop/service";
 import { z } from "zod";
 
@@ -21,11 +21,8 @@ export type Config = ReturnType<typeof readConfig>;
 export function readConfig(env: NodeJS.ProcessEnv = process.env) {
   const e = readEnvironment(envSchema, env);
   return {
+    ...kafkaServiceSettings(e),
     instancia: e.INSTANCIA,
-    port: e.PORTA,
-    host: e.HOST,
-    kafkaBrokers: e.KAFKA_BROKERS.split(","),
-    kafkaPrefix: e.KAFKA_PREFIXO,
     decisionWaitMs: e.TEMPO_DECISAO_MS,
     modo: e.MODO,
     commitIntervalMs: e.COMMIT_INTERVAL_MS,

@@ -10,3 +10,18 @@ export const kafkaEnvShape = {
   /** Prefix for topic and group names; empty in production, unique per test run. */
   KAFKA_PREFIXO: z.string().default(""),
 };
+
+/** The settings an event-log service with an HTTP side shares, from its parsed environment. */
+export function kafkaServiceSettings(e: {
+  PORTA: number;
+  HOST: string;
+  KAFKA_BROKERS: string;
+  KAFKA_PREFIXO: string;
+}) {
+  return {
+    port: e.PORTA,
+    host: e.HOST,
+    kafkaBrokers: e.KAFKA_BROKERS.split(","),
+    kafkaPrefix: e.KAFKA_PREFIXO,
+  };
+}

@@ -1,4 +1,4 @@
-import type { MessageContract } from "@shop/contracts";
+import type { MessageContract, StuckPartition } from "@shop/contracts";
 import { dlqTopic } from "@shop/contracts";
 import { ConsumerEvents, continueTrace, type Logger, metrics, withContext } from "@shop/service";
 import type { Consumer, ConsumerConfig, Kafka, KafkaMessage } from "kafkajs";
@@ -16,17 +16,6 @@ export interface RecordMeta {
 
 export interface Partitions {
   [topic: string]: number[];
-}
-
-/** A partition held up by a record whose handling keeps failing (retried with backoff). */
-export interface StuckPartition {
-  topic: string;
-  partition: number;
-  offset: string;
-  tentativas: number;
-  ultimoErro: string;
-  /** When the first attempt failed, ISO 8601. */
-  desde: string;
 }
 
 export interface ConsumerStatus {
