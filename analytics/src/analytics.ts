@@ -9,7 +9,7 @@ import {
   dashboard,
   newVisao,
 } from "./domain/visao.ts";
-import { type AnalyticsOutput, dashboardText, type PartitionLag, type Summary } from "./saida.ts";
+import { type AnalyticsOutput, dashboardText, type PartitionLag, type Summary } from "./output.ts";
 
 export interface AnalyticsOptions {
   brokers: string[];

@@ -1,7 +1,7 @@
 import { createLogger, readArguments } from "@shop/service";
 import { ReplayRecusado, runAnalytics } from "./analytics.ts";
 import { readConfig } from "./config.ts";
-import { AnalyticsOutput } from "./saida.ts";
+import { AnalyticsOutput } from "./output.ts";
 
 const USAGE = `usage: npm run analytics -- [--replay] [--until-caught-up] [--json] [--quiet]
 

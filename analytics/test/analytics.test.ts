@@ -11,7 +11,7 @@ import { capturingLogger, testPrefix } from "../../test/helpers/shop.ts";
 import { waitFor } from "../../test/helpers/wait.ts";
 import { runAnalytics } from "../src/analytics.ts";
 import type { Dashboard } from "../src/domain/visao.ts";
-import { AnalyticsOutput } from "../src/saida.ts";
+import { AnalyticsOutput } from "../src/output.ts";
 
 const prefix = testPrefix("analytics");
 const nomes = kafkaNames(prefix);

@@ -2,7 +2,7 @@ import { kafkaNames } from "@shop/contracts";
 import { createKafka, createPublisher } from "@shop/kafka";
 import type { Logger } from "@shop/service";
 import type { Admin, IHeaders, Kafka } from "kafkajs";
-import type { DeadLetter } from "./cartas.ts";
+import type { DeadLetter } from "./letters.ts";
 
 const header = (h: IHeaders | undefined, name: string) => h?.[name]?.toString() ?? "";
 

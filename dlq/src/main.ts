@@ -1,7 +1,7 @@
 import { createLogger, escapeControls, loadDotEnv, readArguments } from "@shop/service";
-import { type DeadLetter, json, line } from "./cartas.ts";
 import { readConfig } from "./config.ts";
 import { kafkaDlq } from "./kafka.ts";
+import { type DeadLetter, json, line } from "./letters.ts";
 import { rabbitDlq } from "./rabbitmq.ts";
 
 const USAGE = `usage: npm run dlq -- <command> [options]

@@ -2,7 +2,7 @@ import { AmqpClient, amqpUrl, type BrokerAddress } from "@shop/amqp";
 import { ERROR_QUEUES } from "@shop/contracts";
 import type { Logger } from "@shop/service";
 import amqp, { type Channel, type GetMessage } from "amqplib";
-import type { DeadLetter } from "./cartas.ts";
+import type { DeadLetter } from "./letters.ts";
 
 interface XDeath {
   count: number;

@@ -142,7 +142,7 @@ function ensureUser(user: string, password: string, log: Log): void {
 /**
  * Two users. The administrator (BROKER_ADMIN_USER, tag administrator) is infra's, the
  * tests' and the benchmarks'. The services' user (BROKER_USER) has no tag and, in
- * BROKER_VHOST only, the shop's own exchanges and queues (permissoesDaLoja).
+ * BROKER_VHOST only, the shop's own exchanges and queues (shopPermissions).
  */
 function ensureUsers(r: RabbitSettings, log: Log): void {
   ensureUser(r.admin.user, r.admin.password, log);

@@ -23,8 +23,8 @@ export async function waitFor<T>(
 }
 
 /**
- * The events of one name a broker wrapper emits from now on (EventosDeConsumo of
- * libs/kafka's startConsumer or libs/amqp's consumir), kept in order for a test to wait on.
+ * The events of one name a broker wrapper emits from now on (ConsumerEvents of
+ * libs/kafka's startConsumer or libs/amqp's startConsumer), kept in order for a test to wait on.
  */
 export function collect<K extends keyof ConsumerEventMap>(
   eventos: ConsumerEvents,

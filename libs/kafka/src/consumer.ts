@@ -83,7 +83,7 @@ const PARALLEL_PARTITIONS = 3;
  * and commit; the handler only sees valid values. A record that fails the contract never
  * blocks its partition and is never lost: it is copied to `<topic>.dlq` (confirmed) before
  * the consumer moves on. A handler error is not a bad record and is not swallowed: the
- * record is tried again, with a growing pause (esperaDaTentativa), for as long as it
+ * record is tried again, with a growing pause (retryDelay), for as long as it
  * fails; meanwhile its partition is reported stuck (status().presas, the metric
  * shop_consumer_stuck_partitions) with the record, the attempts and the last error. The
  * same goes for a dead letter that cannot be published (its topic deleted, say).

@@ -48,7 +48,7 @@ export interface Publisher {
   publishBatch(records: OutgoingRecord[]): Promise<PublishAck[]>;
   /**
    * Like publicar, but the records handed over in the same turn of the event loop go out
-   * together, in one publicarLote (kafkajs has no linger of its own). Same acks and time
+   * together, in one publishBatch (kafkajs has no linger of its own). Same acks and time
    * limit; each caller learns of its own record.
    */
   publishInTurn(topic: string, key: string, value: string, headers?: IHeaders): Promise<PublishAck>;
@@ -145,7 +145,7 @@ export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): 
     );
   }
 
-  // publicarLote picks each record's partition itself, with kafkajs's own default
+  // publishBatch picks each record's partition itself, with kafkajs's own default
   // partitioner (the Java client's murmur2), so that it knows every record's offset: the
   // broker answers with one base offset per partition. Partition counts are re-read every
   // 30 s, so that a topic given more partitions is seen.
@@ -231,7 +231,7 @@ export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): 
     );
   }
 
-  // The records handed over in one turn go out in one publicarLote; a failure of that
+  // The records handed over in one turn go out in one publishBatch; a failure of that
   // produce request is every caller's failure (no record is retried alone).
   const joinTurn = batchPerTurn(publishBatch, { splitOnFailure: false });
   function publishInTurn(topic: string, key: string, value: string, headers?: IHeaders) {

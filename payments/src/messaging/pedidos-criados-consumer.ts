@@ -9,7 +9,7 @@ import type { PagamentoUseCases } from "../pagamentos.ts";
  * same key, then record and print the decision line. The wait and the decision are in
  * record order; the publish is handed back (pipelined), so that the next record's wait
  * starts at once, and its offset is resolved only after the acknowledgement. Results
- * decided in the same turn go out in one produce request (publicarJunto).
+ * decided in the same turn go out in one produce request (publishInTurn).
  */
 export function startPedidosCriadosConsumer(deps: {
   kafka: Kafka;

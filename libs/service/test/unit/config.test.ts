@@ -14,7 +14,7 @@ const schema = z.object({
   BROKER_PASSWORD: z.string({ error: "BROKER_PASSWORD is not set" }).min(1),
 });
 
-describe("Configuration from the environment (lerAmbiente)", () => {
+describe("Configuration from the environment (readEnvironment)", () => {
   it("When every variable fits, then the typed values come back with the defaults filled in", () => {
     expect(readEnvironment(schema, { BROKER_PASSWORD: "s" })).toEqual({
       PORTA: 8080,

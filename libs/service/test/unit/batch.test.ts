@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { batchPerTurn } from "../../src/lote.ts";
+import { batchPerTurn } from "../../src/batch.ts";
 
-describe("Group commit (agrupar)", () => {
+describe("Batching per turn and group commit (batchPerTurn)", () => {
   it("When requests arrive in the same turn, then their writes run in one batch and each gets its own result", async () => {
     const lotes: number[][] = [];
     const gravar = batchPerTurn((itens: number[]) => {

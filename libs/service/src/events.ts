@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 
 /**
- * What both broker wrappers (libs/kafka's startConsumer, libs/amqp's consumir) tell about
+ * What both broker wrappers (libs/kafka's startConsumer, libs/amqp's startConsumer) tell about
  * each message, as typed events that tests and metrics subscribe to instead of reading
  * log lines. `origem` is the topic or queue; `onde` says where the message was: a Kafka
  * record's `topic[partition]@offset`, an AMQP delivery's `queue#attempt`.

@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { AnalyticsOutput, dashboardText } from "../../src/saida.ts";
+import { AnalyticsOutput, dashboardText } from "../../src/output.ts";
 
 function stream(tty: boolean) {
   const chunks: string[] = [];
