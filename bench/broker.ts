@@ -11,7 +11,7 @@ import { createTestVhost } from "../test/helpers/rabbit.ts";
 import { ServiceProcess } from "../test/helpers/shop.ts";
 import { waitFor } from "../test/helpers/wait.ts";
 import { type Row, rssMb } from "./intake.ts";
-import { latenciesFromDb, medirCpu, pidsDe, RABBITMQ } from "./stats.ts";
+import { latenciesFromDb, measureCpu, pidsOf, RABBITMQ } from "./stats.ts";
 
 const PERFTEST_POM = join(ROOT, "bench/perftest/pom.xml");
 const PERFTEST_LIB = join(ROOT, "bench/perftest/.work/lib");
@@ -138,10 +138,10 @@ export async function benchBroker(opts: {
     }, 1000);
     log(`broker: ${requests} payment requests, ${connections} connections, new keys...`);
     let next = 0;
-    const cpu = medirCpu({
+    const cpu = measureCpu({
       orders: [orders.child.pid as number],
       payments: [payments.child.pid as number],
-      RabbitMQ: pidsDe(RABBITMQ),
+      RabbitMQ: pidsOf(RABBITMQ),
     });
     const started = Date.now();
     const result = await autocannon({

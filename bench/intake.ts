@@ -4,7 +4,7 @@ import autocannon from "autocannon";
 import { ROOT } from "../infra/config.ts";
 import { ferramentaKafka } from "../infra/kafka/kafka.ts";
 import { ServiceProcess, serviceEnv, tempDb, testPrefix } from "../test/helpers/shop.ts";
-import { KAFKA_BROKER, medirCpu, pidsDe } from "./stats.ts";
+import { KAFKA_BROKER, measureCpu, pidsOf } from "./stats.ts";
 
 export interface Row {
   benchmark: string;
@@ -92,7 +92,7 @@ export async function bareExpress(
   );
   log(`bare Express, ${connections} connections, ${seconds} s...`);
   try {
-    const cpu = medirCpu({ "bare Express": [bare.child.pid as number] });
+    const cpu = measureCpu({ "bare Express": [bare.child.pid as number] });
     const r = await load(bare.url(), seconds, connections);
     return { ...r, cpu: cpu.parar(r.rps * seconds).texto };
   } finally {
@@ -119,7 +119,7 @@ export async function benchIntake(opts: {
   const restMb = rssMb(api.child.pid as number);
   let peakMb = restMb;
   log(`intake: orders API (outbox, acks=all), ${connections} connections, ${seconds} s...`);
-  const cpu = medirCpu({ "orders API": [api.child.pid as number], Kafka: pidsDe(KAFKA_BROKER) });
+  const cpu = measureCpu({ "orders API": [api.child.pid as number], Kafka: pidsOf(KAFKA_BROKER) });
   const measured = await load(api.url(), seconds, connections, () => {
     peakMb = Math.max(peakMb, rssMb(api.child.pid as number));
   });

@@ -3,7 +3,7 @@ import Database from "better-sqlite3";
 import { ServiceProcess, serviceEnv, tempDb, testPrefix } from "../test/helpers/shop.ts";
 import { waitFor } from "../test/helpers/wait.ts";
 import { type Row, rssMb } from "./intake.ts";
-import { etapasFromDb, KAFKA_BROKER, latenciesFromDb, medirCpu, pidsDe } from "./stats.ts";
+import { KAFKA_BROKER, latenciesFromDb, measureCpu, pidsOf, stepsFromDb } from "./stats.ts";
 
 const ORDER = JSON.stringify({
   cliente: "Ana",
@@ -138,10 +138,10 @@ export async function benchPipeline(opts: {
         api,
         payments.map((p) => p.url()),
       );
-      const cpu = medirCpu({
+      const cpu = measureCpu({
         "orders API": [api.child.pid as number],
         payments: payments.map((p) => p.child.pid as number),
-        Kafka: pidsDe(KAFKA_BROKER),
+        Kafka: pidsOf(KAFKA_BROKER),
       });
       await shape(api.url());
       await waitFor(() => decided(dbPath) >= expected, {
@@ -152,7 +152,7 @@ export async function benchPipeline(opts: {
       return {
         cpu: cpu.parar(expected).texto,
         ...latencies(dbPath, aquecimento),
-        etapas: etapasFromDb(dbPath, aquecimento),
+        etapas: stepsFromDb(dbPath, aquecimento),
         paymentsPeak,
       };
     } finally {

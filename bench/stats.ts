@@ -32,7 +32,7 @@ export function latenciesFromDb(dbPath: string, sql: string) {
  * Where the time goes, from the event-log orders API's timelines: p50/p99 (ms) of each
  * step from the one before (created -> event acknowledged -> decided -> result applied).
  */
-export function etapasFromDb(
+export function stepsFromDb(
   dbPath: string,
   depoisDe = 0,
 ): Record<string, { p50: number; p99: number }> {
@@ -85,12 +85,12 @@ export const KAFKA_BROKER = /\0kafka\.Kafka\0/;
 export const RABBITMQ = /beam\.smp/;
 
 /** The processes whose command line matches, e.g. KAFKA_BROKER or RABBITMQ. */
-export function pidsDe(padrao: RegExp): number[] {
+export function pidsOf(pattern: RegExp): number[] {
   return readdirSync("/proc")
     .filter((d) => /^\d+$/.test(d))
     .filter((d) => {
       try {
-        return padrao.test(readFileSync(`/proc/${d}/cmdline`, "utf8"));
+        return pattern.test(readFileSync(`/proc/${d}/cmdline`, "utf8"));
       } catch {
         return false;
       }
@@ -103,13 +103,13 @@ export function pidsDe(padrao: RegExp): number[] {
  * where a benchmark's time goes, and the rate the machine's cores could sustain at that
  * cost if nothing else ran (cores x 1000 ms per second, divided by the ms per unit).
  */
-export function medirCpu(grupos: Record<string, number[]>) {
+export function measureCpu(groups: Record<string, number[]>) {
   const soma = (pids: number[]) => pids.reduce((s, p) => s + cpuMs(p), 0);
-  const inicio = Object.fromEntries(Object.entries(grupos).map(([g, pids]) => [g, soma(pids)]));
+  const inicio = Object.fromEntries(Object.entries(groups).map(([g, pids]) => [g, soma(pids)]));
   return {
     parar(unidades: number) {
       const porUnidade = Object.fromEntries(
-        Object.entries(grupos).map(([g, pids]) => [
+        Object.entries(groups).map(([g, pids]) => [
           g,
           (soma(pids) - (inicio[g] ?? 0)) / Math.max(1, unidades),
         ]),

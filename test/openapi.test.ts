@@ -14,7 +14,7 @@ import { createApp as brokerOrdersApp } from "../broker/orders/src/http/app.ts";
 import { createApp as brokerPaymentsApp } from "../broker/payments/src/http/app.ts";
 import { createApp as ordersApp } from "../orders-api/src/http/app.ts";
 import { createApp as paymentsApp } from "../payments/src/http/app.ts";
-import { validarResposta } from "./helpers/openapi.ts";
+import { validateResponse } from "./helpers/openapi.ts";
 import { capturingLogger, http } from "./helpers/shop.ts";
 
 const log = capturingLogger("openapi-test");
@@ -109,16 +109,16 @@ describe("OpenAPI documents, generated from the zod schemas", () => {
         expect(html).toContain(path);
 
       await expect(
-        validarResposta("GET", `${server.url}/saude`, 200, "application/json", {
+        validateResponse("GET", `${server.url}/saude`, 200, "application/json", {
           status: "ok",
           rabbitmq: "maybe",
         }),
       ).rejects.toThrow(/does not match the document/);
       await expect(
-        validarResposta("GET", `${server.url}/saude`, 418, "application/json", {}),
+        validateResponse("GET", `${server.url}/saude`, 418, "application/json", {}),
       ).rejects.toThrow(/status the document does not list/);
       await expect(
-        validarResposta("GET", `${server.url}/nowhere`, 200, "application/json", {}),
+        validateResponse("GET", `${server.url}/nowhere`, 200, "application/json", {}),
       ).rejects.toThrow(/not in the service's document/);
     } finally {
       await server.close();

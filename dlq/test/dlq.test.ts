@@ -8,7 +8,7 @@ import { type OrdersService, startOrders } from "../../broker/orders/src/server.
 import { ROOT } from "../../infra/config.ts";
 import { readConfig as ordersConfig } from "../../orders-api/src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../../orders-api/src/server.ts";
-import { brokerEnv, prontas, publicarCru } from "../../test/helpers/broker.ts";
+import { brokerEnv, publishRaw, readyCount } from "../../test/helpers/broker.ts";
 import { collectMessages, testKafka } from "../../test/helpers/kafka.ts";
 import { createTestVhost, type TestVhost } from "../../test/helpers/rabbit.ts";
 import { capturingLogger, http, serviceEnv, tempDb, testPrefix } from "../../test/helpers/shop.ts";
@@ -246,8 +246,8 @@ describe("Dead letters of the broker edition", () => {
       aprovado: true,
       motivo: "ok",
     });
-    await publicarCru(vhost, EXCHANGES.events, ROUTING_KEYS.resultado, resultado);
-    await waitFor(async () => (await prontas(vhost, ERROR_QUEUES.resultados)) === 1, {
+    await publishRaw(vhost, EXCHANGES.events, ROUTING_KEYS.resultado, resultado);
+    await waitFor(async () => (await readyCount(vhost, ERROR_QUEUES.resultados)) === 1, {
       what: "the result in .erros",
     });
 
@@ -256,7 +256,7 @@ describe("Dead letters of the broker edition", () => {
     expect(list.out).toMatch(
       /rabbitmq:pedidos\.resultados\.erros:1 {2}\[pendente\] {2}from pedidos\.resultados .*attempts=3 {2}reason=rejected/,
     );
-    expect(await prontas(vhost, ERROR_QUEUES.resultados)).toBe(1); // listing took nothing away
+    expect(await readyCount(vhost, ERROR_QUEUES.resultados)).toBe(1); // listing took nothing away
 
     // The request the result belongs to now exists (PENDENTE: no payments service runs here).
     expect(
@@ -280,12 +280,12 @@ describe("Dead letters of the broker edition", () => {
         (await http<{ status: string }>("GET", `${orders.url}/pedidos/${pedido.id}`)).body
           .status === "PAGO",
     );
-    expect(await prontas(vhost, ERROR_QUEUES.resultados)).toBe(0);
+    expect(await readyCount(vhost, ERROR_QUEUES.resultados)).toBe(0);
   }, 60_000);
 
   it("When a poison message is redriven, then it fails again and comes back with its attempts counted", async () => {
-    await publicarCru(vhost, EXCHANGES.events, ROUTING_KEYS.resultado, "{not json");
-    await waitFor(async () => (await prontas(vhost, ERROR_QUEUES.resultados)) === 1);
+    await publishRaw(vhost, EXCHANGES.events, ROUTING_KEYS.resultado, "{not json");
+    await waitFor(async () => (await readyCount(vhost, ERROR_QUEUES.resultados)) === 1);
     dlq(env, "redrive", "--all", "--edition", "rabbitmq");
     await waitFor(
       async () =>

@@ -3,7 +3,7 @@ import type { Pedido } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   capturingLogger,
-  contarLinhas,
+  countRows,
   http,
   serviceEnv,
   tempDb,
@@ -33,7 +33,7 @@ afterAll(async () => {
 });
 
 const pedido = { cliente: "Ana", item: "caneca", quantidade: 2, precoUnitario: 18.9 };
-const pedidos = () => contarLinhas(dbPath, "SELECT COUNT(*) AS n FROM pedidos");
+const pedidos = () => countRows(dbPath, "SELECT COUNT(*) AS n FROM pedidos");
 const postar = (body: unknown, chave?: string) =>
   http<Pedido & { erro?: string }>(
     "POST",

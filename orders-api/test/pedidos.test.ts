@@ -5,7 +5,7 @@ import { testKafka } from "../../test/helpers/kafka.ts";
 import {
   capturingLogger,
   http,
-  registros,
+  logRecords,
   serviceEnv,
   tempDb,
   testPrefix,
@@ -172,7 +172,7 @@ describe("Topics at start-up", () => {
     );
     await second.stop();
     // The start-up line that lists topics it created carries them in the field `topics`.
-    expect(registros(log.lines).filter((r) => r.topics !== undefined)).toEqual([]);
+    expect(logRecords(log.lines).filter((r) => r.topics !== undefined)).toEqual([]);
     await admin.disconnect();
   });
 });

@@ -7,7 +7,7 @@ import { testKafka } from "../../test/helpers/kafka.ts";
 import {
   capturingLogger,
   http,
-  registros,
+  logRecords,
   serviceEnv,
   tempDb,
   testPrefix,
@@ -88,7 +88,7 @@ describe("W3C trace context from POST /pedidos to the result applied", () => {
     expect(criado.traceparent?.toString()).not.toBe(resultado.traceparent?.toString());
 
     // The line of the applied result: the one for this order that names who decided it.
-    const aplicado = registros(ordersLog.lines).find((r) => r.pedido === id && r.por);
+    const aplicado = logRecords(ordersLog.lines).find((r) => r.pedido === id && r.por);
     expect(aplicado?.trace).toBe(traceId);
     // payments' one line per decision names the order and the trace
     expect(impressas.find((l) => l.includes(`pedido=${id} `))).toContain(`trace=${traceId}`);

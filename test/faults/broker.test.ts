@@ -120,9 +120,9 @@ describe("Fault injection: broker edition", () => {
         async () => (await http<unknown[]>("GET", `${payments.url()}/decisoes`)).body.length > 0,
         { what: "a first decision before the outage" },
       );
-      await rabbit.pararApp();
+      await rabbit.stopApp();
       await new Promise((res) => setTimeout(res, 3000)); // the outage, as a person would cause it
-      await rabbit.iniciarApp();
+      await rabbit.startApp();
       const requests = await flowing;
       // Proof the outage hit: some requests had to be repeated.
       expect(requests.some((q) => q.attempts > 1)).toBe(true);

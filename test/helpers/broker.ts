@@ -25,7 +25,7 @@ export function brokerEnv(
 }
 
 /** Messages ready in a queue now (queue.declare passive: not the panel's delayed statistics). */
-export async function prontas(vhost: TestVhost, queue: string): Promise<number> {
+export async function readyCount(vhost: TestVhost, queue: string): Promise<number> {
   const conn = await amqp.connect(vhost.url);
   try {
     const ch = await conn.createChannel();
@@ -36,7 +36,7 @@ export async function prontas(vhost: TestVhost, queue: string): Promise<number> 
 }
 
 /** Publishes raw bytes to an exchange in the test vhost, as a misbehaving producer would. */
-export async function publicarCru(
+export async function publishRaw(
   vhost: TestVhost,
   exchange: string,
   routingKey: string,
@@ -117,7 +117,7 @@ export class TcpProxy {
 }
 
 /** What a test gets from emVhostProprio: its vhost, both services' environments, a starter. */
-export interface AmbienteBroker {
+export interface BrokerTestEnv {
   vhost: TestVhost;
   ordersEnv: NodeJS.ProcessEnv;
   paymentsEnv: NodeJS.ProcessEnv;
@@ -135,9 +135,9 @@ export interface AmbienteBroker {
  * its error ends with the broker's view of the vhost's queues (ready, unacked, consumers)
  * and alarms. Every process it started is stopped, and the vhost deleted, at the end.
  */
-export async function emVhostProprio(
+export async function inOwnVhost(
   prefixo: string,
-  fn: (a: AmbienteBroker) => Promise<void>,
+  fn: (a: BrokerTestEnv) => Promise<void>,
 ): Promise<void> {
   const vhost = await createTestVhost(prefixo);
   const running: ServiceProcess[] = [];
@@ -173,7 +173,7 @@ export interface PedidoBroker {
 }
 
 /** Creates an order through the orders service's API; fails unless the answer is 201. */
-export async function novoPedidoBroker(
+export async function createBrokerPedido(
   ordersUrl: string,
   itens = [{ sku: "CAFE", quantidade: 2, precoUnitario: 18.9 }],
 ): Promise<PedidoBroker> {
@@ -186,7 +186,7 @@ export async function novoPedidoBroker(
 }
 
 /** POST /pedidos/{id}/pagamentos with a key and a cenario. */
-export const pedirPagamento = <T = Record<string, unknown>>(
+export const requestPagamento = <T = Record<string, unknown>>(
   ordersUrl: string,
   pedidoId: string,
   solicitacaoId: string,
@@ -194,14 +194,14 @@ export const pedirPagamento = <T = Record<string, unknown>>(
 ) => http<T>("POST", `${ordersUrl}/pedidos/${pedidoId}/pagamentos`, { solicitacaoId, cenario });
 
 /** GET /pedidos/{id}: the order as it is now. */
-export const pedidoBroker = async (ordersUrl: string, pedidoId: string) =>
+export const getBrokerPedido = async (ordersUrl: string, pedidoId: string) =>
   (await http<PedidoBroker>("GET", `${ordersUrl}/pedidos/${pedidoId}`)).body;
 
 /**
  * Reads the AMQP 0-9-1 frames a client sends (through TcpProxy's doCliente) and keeps the
  * name of each method frame's class.method, in order: "basic.reject", "basic.ack"...
  */
-export class MetodosAmqp {
+export class AmqpMethods {
   readonly vistos: string[] = [];
   private pendente = Buffer.alloc(0);
   private cabecalhoLido = false;
@@ -226,7 +226,7 @@ export class MetodosAmqp {
       if (this.pendente.length < 8 + tamanho) return;
       if (this.pendente[0] === 1) {
         const chave = `${this.pendente.readUInt16BE(7)}.${this.pendente.readUInt16BE(9)}`;
-        this.vistos.push(MetodosAmqp.NOMES[chave] ?? chave);
+        this.vistos.push(AmqpMethods.NOMES[chave] ?? chave);
       }
       this.pendente = this.pendente.subarray(8 + tamanho);
     }

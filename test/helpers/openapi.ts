@@ -47,7 +47,7 @@ function operacao(rotas: Rotas, method: string, pathname: string): Operacao | un
 const descrever = (errors: ErrorObject[] | null | undefined) =>
   (errors ?? []).map((e) => `${e.instancePath || "(body)"} ${e.message}`).join("; ");
 
-export async function validarResposta(
+export async function validateResponse(
   method: string,
   url: string,
   status: number,

@@ -39,8 +39,8 @@ async function duasPortasLivres(): Promise<number> {
  * its own, that the test may stop, kill and restart without touching the broker every
  * other test uses. `dispose()` stops it and deletes its folder.
  */
-export function ownKafka(nome: string) {
-  const instance = `${nome}-${randomBytes(3).toString("hex")}`;
+export function ownKafka(name: string) {
+  const instance = `${name}-${randomBytes(3).toString("hex")}`;
   let settings: { brokers: string[]; host: string; port: number; controllerPort: number } | null =
     null;
   const log = (line: string) => {

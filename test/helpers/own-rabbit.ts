@@ -11,7 +11,7 @@ import { uniqueName } from "./kafka.ts";
 import { waitFor } from "./wait.ts";
 
 /** A TCP port nothing listens on now, chosen by the kernel. */
-export function portaLivre(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
@@ -29,9 +29,9 @@ export function portaLivre(): Promise<number> {
  * A test may stop, restart or kill it without touching the machine-wide RabbitMQ. It has
  * the shop's two users (the services' one with only the topology's permissions) on `/`.
  */
-export async function ownRabbit(nome: string) {
-  const [porta, distribuicao] = [await portaLivre(), await portaLivre()];
-  const node = `${uniqueName(nome).replace(/[^a-z0-9-]/gi, "")}@localhost`;
+export async function ownRabbit(name: string) {
+  const [porta, distribuicao] = [await freePort(), await freePort()];
+  const node = `${uniqueName(name).replace(/[^a-z0-9-]/gi, "")}@localhost`;
   const dir = mkdtempSync(join(tmpdir(), "own-rabbit-"));
   writeFileSync(join(dir, "enabled_plugins"), "[].\n");
   writeFileSync(
@@ -88,11 +88,11 @@ export async function ownRabbit(nome: string) {
     urlAdmin: amqpUrl({ host: "127.0.0.1", port: porta, ...rabbit.admin, vhost: "/" }),
     atende,
     /** A graceful stop of the application (the Erlang node stays up), as `rabbitmqctl stop_app`. */
-    async pararApp() {
+    async stopApp() {
       ctl("stop_app");
       await waitFor(async () => !(await atende()), { what: `${node} to stop answering` });
     },
-    async iniciarApp() {
+    async startApp() {
       ctl("start_app");
       await waitFor(atende, { timeoutMs: 60_000, what: `${node} to answer again` });
     },

@@ -14,7 +14,7 @@ import { createTestVhost, type TestVhost } from "./rabbit.ts";
 import { capturingLogger, serviceEnv, tempDb, testPrefix } from "./shop.ts";
 
 /** The four HTTP services, in process, each with its own database, for hostile-input tests. */
-export interface QuatroServicos {
+export interface FourServices {
   api: OrdersApi;
   apiDb: string;
   /** A payments instance in the synchronous configuration: its POST /pagamentos takes bodies. */
@@ -31,10 +31,10 @@ export interface QuatroServicos {
  * Starts the orders API, a synchronous payments instance and both broker services, under a
  * name; without the broker payments service when `pagamentosBroker` is false.
  */
-export async function iniciarOsQuatro(
+export async function startAllFour(
   nome: string,
   { pagamentosBroker = true } = {},
-): Promise<QuatroServicos> {
+): Promise<FourServices> {
   const prefix = testPrefix(nome);
   const apiDb = tempDb(nome);
   const api = await startOrdersApi(

@@ -8,7 +8,7 @@ import { construidoDe, NODE_FLAGS } from "../../infra/build.ts";
 import { ROOT } from "../../infra/config.ts";
 import { testConfig } from "./env.ts";
 import { uniqueName } from "./kafka.ts";
-import { validarResposta } from "./openapi.ts";
+import { validateResponse } from "./openapi.ts";
 import { waitFor } from "./wait.ts";
 
 /** A fresh database path in a temporary folder. */
@@ -62,7 +62,13 @@ export async function http<T = unknown>(
   try {
     parsed = JSON.parse(text);
   } catch {}
-  await validarResposta(method, url, response.status, response.headers.get("content-type"), parsed);
+  await validateResponse(
+    method,
+    url,
+    response.status,
+    response.headers.get("content-type"),
+    parsed,
+  );
   return { status: response.status, body: parsed as T, headers: response.headers };
 }
 
@@ -70,7 +76,7 @@ export async function http<T = unknown>(
  * What node runs for a service folder: its source through tsx, or, with SHOP_CONSTRUIDO=1
  * (the benchmarks, after `npm run build`), the bundle in dist/ that production runs.
  */
-export function programa(dir: string): string[] {
+export function programArgs(dir: string): string[] {
   if (process.env.SHOP_CONSTRUIDO === "1") {
     const file = construidoDe(dir);
     if (!existsSync(file)) throw new Error(`${file} is missing: run npm run build`);
@@ -82,13 +88,13 @@ export function programa(dir: string): string[] {
 /** The analytics CLI reading to the current end, printing its summary as JSON. */
 export function analyticsCli(brokers: string, prefix: string, grupo: string) {
   return {
-    args: [...programa("analytics"), "--until-caught-up", "--json", "--quiet"],
+    args: [...programArgs("analytics"), "--until-caught-up", "--json", "--quiet"],
     env: { ...process.env, KAFKA_BROKERS: brokers, KAFKA_PREFIXO: prefix, GRUPO: grupo },
   };
 }
 
 /** The structured (JSON) log lines among a process's output lines; other lines are skipped. */
-export function registros(lines: string[]): Record<string, unknown>[] {
+export function logRecords(lines: string[]): Record<string, unknown>[] {
   return lines.flatMap((l) => {
     if (!l.startsWith("{")) return [];
     try {
@@ -128,7 +134,7 @@ export class ServiceProcess {
 
   /** Starts the service in `dir` and waits until it prints that it is listening. */
   static start(name: string, dir: string, env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
-    return ServiceProcess.run(name, programa(dir), env, join(ROOT, dir));
+    return ServiceProcess.run(name, programArgs(dir), env, join(ROOT, dir));
   }
 
   /** Starts a TypeScript file with tsx and waits until it prints that it is listening. */
@@ -173,8 +179,8 @@ export class ServiceProcess {
    * The consumer wrapper's events of one name this process has printed so far: its log
    * lines carry the event's name in the field `evento` (a field, not the line's wording).
    */
-  eventos(nome: keyof ConsumerEventMap): Record<string, unknown>[] {
-    return registros(this.lines).filter((r) => r.evento === nome);
+  events(name: keyof ConsumerEventMap): Record<string, unknown>[] {
+    return logRecords(this.lines).filter((r) => r.evento === name);
   }
 
   /** The URL the service printed as listening. */
@@ -194,7 +200,7 @@ export class ServiceProcess {
 }
 
 /** Rows an SQL count query (`SELECT COUNT(*) AS n ...`) finds in a service's own database, read beside it. */
-export function contarLinhas(path: string, sql: string, ...params: unknown[]): number {
+export function countRows(path: string, sql: string, ...params: unknown[]): number {
   const db = new Database(path, { readonly: true });
   try {
     return (db.prepare(sql).get(...params) as { n: number }).n;

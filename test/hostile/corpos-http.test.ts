@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { iniciarOsQuatro, type QuatroServicos } from "../helpers/quatro.ts";
-import { contarLinhas, http } from "../helpers/shop.ts";
+import { type FourServices, startAllFour } from "../helpers/quatro.ts";
+import { countRows, http } from "../helpers/shop.ts";
 
 /**
  * Hostile input on every HTTP body of both editions: property-based (fast-check), at
@@ -10,16 +10,16 @@ import { contarLinhas, http } from "../helpers/shop.ts";
  */
 const RUNS = 10_000;
 const PARALLEL = 16;
-let quatro: QuatroServicos;
-let api: QuatroServicos["api"];
+let quatro: FourServices;
+let api: FourServices["api"];
 let apiDb: string;
-let syncPayments: QuatroServicos["syncPayments"];
-let brokerOrders: QuatroServicos["brokerOrders"];
+let syncPayments: FourServices["syncPayments"];
+let brokerOrders: FourServices["brokerOrders"];
 let brokerDb: string;
 
 beforeAll(async () => {
   // No broker payments service: a payment request stays PENDENTE, so one key opens it.
-  quatro = await iniciarOsQuatro("hostil", { pagamentosBroker: false });
+  quatro = await startAllFour("hostil", { pagamentosBroker: false });
   ({ api, apiDb, syncPayments, brokerOrders, brokerOrdersDb: brokerDb } = quatro);
 }, 60_000);
 
@@ -170,7 +170,7 @@ const contar = (t: Tally, status: number) => t.byStatus.get(status) ?? 0;
 
 describe("Hostile HTTP bodies (fast-check, 10,000 cases per endpoint)", () => {
   it("Event-log POST /pedidos: never a 5xx, and exactly the 201s are stored", async () => {
-    const pedidos = () => contarLinhas(apiDb, "SELECT COUNT(*) AS n FROM pedidos");
+    const pedidos = () => countRows(apiDb, "SELECT COUNT(*) AS n FROM pedidos");
     const t = await bombardear(
       `${api.url}/pedidos`,
       corpo({ cliente: texto, item: texto, quantidade: numero, precoUnitario: numero }),
@@ -196,7 +196,7 @@ describe("Hostile HTTP bodies (fast-check, 10,000 cases per endpoint)", () => {
       { sku: texto, quantidade: numero, precoUnitario: numero },
       { requiredKeys: [] },
     );
-    const pedidos = () => contarLinhas(brokerDb, "SELECT COUNT(*) AS n FROM pedidos");
+    const pedidos = () => countRows(brokerDb, "SELECT COUNT(*) AS n FROM pedidos");
     const antes = pedidos();
     const t = await bombardear(
       `${brokerOrders.url}/pedidos`,
@@ -212,7 +212,7 @@ describe("Hostile HTTP bodies (fast-check, 10,000 cases per endpoint)", () => {
       itens: [{ sku: "A", quantidade: 1, precoUnitario: 1 }],
     });
     const itensGuardados = () =>
-      contarLinhas(brokerDb, "SELECT COUNT(*) AS n FROM itens WHERE pedido_id = ?", body.id);
+      countRows(brokerDb, "SELECT COUNT(*) AS n FROM itens WHERE pedido_id = ?", body.id);
     const t = await bombardear(
       `${brokerOrders.url}/pedidos/${body.id}/itens`,
       corpo({ sku: texto, quantidade: numero, precoUnitario: numero }),
@@ -237,7 +237,7 @@ describe("Hostile HTTP bodies (fast-check, 10,000 cases per endpoint)", () => {
         cenario: fc.oneof(fc.constantFrom("APROVAR", "RECUSAR"), texto),
       }),
     );
-    const requests = contarLinhas(
+    const requests = countRows(
       brokerDb,
       "SELECT COUNT(*) AS n FROM solicitacoes WHERE pedido_id = ?",
       body.id,

@@ -2,26 +2,26 @@ import { connect } from "node:net";
 import { gzipSync } from "node:zlib";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { iniciarOsQuatro, type QuatroServicos } from "../helpers/quatro.ts";
-import { contarLinhas, http } from "../helpers/shop.ts";
+import { type FourServices, startAllFour } from "../helpers/quatro.ts";
+import { countRows, http } from "../helpers/shop.ts";
 
 /**
  * Issue 14: client input that answered 500. Request framing on all four HTTP services,
  * query parameters, the one money range and the limits of text fields. Every answer is a
  * 4xx with the JSON error body, and nothing is stored for a refused request.
  */
-let quatro: QuatroServicos;
-let api: QuatroServicos["api"];
+let quatro: FourServices;
+let api: FourServices["api"];
 let apiDb: string;
-let syncPayments: QuatroServicos["syncPayments"];
-let brokerOrders: QuatroServicos["brokerOrders"];
+let syncPayments: FourServices["syncPayments"];
+let brokerOrders: FourServices["brokerOrders"];
 let brokerOrdersDb: string;
-let brokerPayments: NonNullable<QuatroServicos["brokerPayments"]>;
+let brokerPayments: NonNullable<FourServices["brokerPayments"]>;
 
 beforeAll(async () => {
-  quatro = await iniciarOsQuatro("enquadramento");
+  quatro = await startAllFour("enquadramento");
   ({ api, apiDb, syncPayments, brokerOrders, brokerOrdersDb } = quatro);
-  brokerPayments = quatro.brokerPayments as NonNullable<QuatroServicos["brokerPayments"]>;
+  brokerPayments = quatro.brokerPayments as NonNullable<FourServices["brokerPayments"]>;
 }, 60_000);
 
 afterAll(async () => {
@@ -71,7 +71,7 @@ function cru(url: string, request: string, { meiaVolta = false } = {}): Promise<
   });
 }
 
-const pedidosGuardados = () => contarLinhas(apiDb, "SELECT COUNT(*) AS n FROM pedidos");
+const pedidosGuardados = () => countRows(apiDb, "SELECT COUNT(*) AS n FROM pedidos");
 
 describe("Issue 14: request framing answers 4xx with the JSON error body on all four services", () => {
   const casos: {
@@ -219,7 +219,7 @@ describe("Issue 14: one money range, from HTTP to the messages and the stores", 
       expect(res.status).toBe(400);
       expect(res.body.campos.itens).toMatch(/limit/);
     }
-    expect(contarLinhas(brokerOrdersDb, "SELECT COUNT(*) AS n FROM pedidos")).toBe(0);
+    expect(countRows(brokerOrdersDb, "SELECT COUNT(*) AS n FROM pedidos")).toBe(0);
   });
 
   it("When an added item would take the total above the limit, then 400 and the order is unchanged; at the limit, a payment is requested and answered 202", async () => {

@@ -9,7 +9,7 @@ import {
 } from "@shop/contracts";
 import { ensureTopics } from "@shop/kafka";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { brokerEnv, prontas, publicarCru } from "../helpers/broker.ts";
+import { brokerEnv, publishRaw, readyCount } from "../helpers/broker.ts";
 import { testKafka } from "../helpers/kafka.ts";
 import { createTestVhost, type TestVhost } from "../helpers/rabbit.ts";
 import { http, ServiceProcess, serviceEnv, tempDb, testPrefix } from "../helpers/shop.ts";
@@ -126,13 +126,13 @@ describe("Hostile messages on every RabbitMQ queue", () => {
 
   it("When 12 random or wrong-shape messages hit each queue, then each lands in its .erros queue after 3 attempts and no process exits", async () => {
     for (const body of hostis(12)) {
-      await publicarCru(vhost, EXCHANGES.commands, ROUTING_KEYS.solicitar, body.toString("latin1"));
-      await publicarCru(vhost, EXCHANGES.events, ROUTING_KEYS.resultado, body.toString("latin1"));
+      await publishRaw(vhost, EXCHANGES.commands, ROUTING_KEYS.solicitar, body.toString("latin1"));
+      await publishRaw(vhost, EXCHANGES.events, ROUTING_KEYS.resultado, body.toString("latin1"));
     }
     await waitFor(
       async () =>
-        (await prontas(vhost, ERROR_QUEUES.solicitacoes)) === 12 &&
-        (await prontas(vhost, ERROR_QUEUES.resultados)) === 12,
+        (await readyCount(vhost, ERROR_QUEUES.solicitacoes)) === 12 &&
+        (await readyCount(vhost, ERROR_QUEUES.resultados)) === 12,
       { timeoutMs: 90_000, intervalMs: 500, what: "24 messages in the .erros queues" },
     );
     expect(alive()).toBe(true);

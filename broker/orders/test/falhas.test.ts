@@ -4,11 +4,11 @@ import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   brokerEnv,
-  novoPedidoBroker,
-  pedidoBroker,
-  pedirPagamento,
-  prontas,
-  publicarCru,
+  createBrokerPedido,
+  getBrokerPedido,
+  publishRaw,
+  readyCount,
+  requestPagamento,
   TcpProxy,
 } from "../../../test/helpers/broker.ts";
 import { testConfig } from "../../../test/helpers/env.ts";
@@ -43,10 +43,10 @@ afterAll(async () => {
 });
 
 const novoPedido = () =>
-  novoPedidoBroker(orders.url, [{ sku: "CHA", quantidade: 1, precoUnitario: 12.5 }]);
+  createBrokerPedido(orders.url, [{ sku: "CHA", quantidade: 1, precoUnitario: 12.5 }]);
 const pedir = (id: string, solicitacaoId: string, cenario = "APROVAR") =>
-  pedirPagamento<{ erro?: string; estado?: string }>(orders.url, id, solicitacaoId, cenario);
-const estado = (id: string) => pedidoBroker(orders.url, id);
+  requestPagamento<{ erro?: string; estado?: string }>(orders.url, id, solicitacaoId, cenario);
+const estado = (id: string) => getBrokerPedido(orders.url, id);
 
 /** A message in the queue as the management API shows it, without consuming it for good. */
 async function espiar(queue: string) {
@@ -145,7 +145,7 @@ describe("Divergent content goes to .erros after 3 attempts", () => {
     const p = await novoPedido();
     const key = randomUUID();
     await pedir(p.id, key);
-    const antes = await prontas(vhost, ERROR_QUEUES.resultados);
+    const antes = await readyCount(vhost, ERROR_QUEUES.resultados);
     const retentadas = collect(orders.events, "retried");
     const mortas = collect(orders.events, "dead-lettered");
     const falso = JSON.stringify({
@@ -156,8 +156,8 @@ describe("Divergent content goes to .erros after 3 attempts", () => {
       aprovado: true,
       motivo: "x",
     });
-    await publicarCru(vhost, EXCHANGES.events, ROUTING_KEYS.resultado, falso);
-    await waitFor(async () => (await prontas(vhost, ERROR_QUEUES.resultados)) === antes + 1, {
+    await publishRaw(vhost, EXCHANGES.events, ROUTING_KEYS.resultado, falso);
+    await waitFor(async () => (await readyCount(vhost, ERROR_QUEUES.resultados)) === antes + 1, {
       what: "the result in .erros",
     });
     // The consumer wrapper's events: two attempts returned, the third dead-lettered, each
@@ -170,9 +170,9 @@ describe("Divergent content goes to .erros after 3 attempts", () => {
   }, 30_000);
 
   it("Orders consumer rules 1 and 5: when a result is not even JSON, then it also lands in pedidos.resultados.erros after 3 attempts", async () => {
-    const antes = await prontas(vhost, ERROR_QUEUES.resultados);
-    await publicarCru(vhost, EXCHANGES.events, ROUTING_KEYS.resultado, "<xml/>");
-    await waitFor(async () => (await prontas(vhost, ERROR_QUEUES.resultados)) === antes + 1, {
+    const antes = await readyCount(vhost, ERROR_QUEUES.resultados);
+    await publishRaw(vhost, EXCHANGES.events, ROUTING_KEYS.resultado, "<xml/>");
+    await waitFor(async () => (await readyCount(vhost, ERROR_QUEUES.resultados)) === antes + 1, {
       what: "the poison in .erros",
     });
   }, 30_000);

@@ -3,12 +3,12 @@ import { EXCHANGES, type HistoricoBroker, QUEUES, ROUTING_KEYS } from "@shop/con
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   brokerEnv,
-  novoPedidoBroker,
+  createBrokerPedido,
+  getBrokerPedido,
   type PedidoBroker,
-  pedidoBroker,
-  pedirPagamento,
-  prontas,
-  publicarCru,
+  publishRaw,
+  readyCount,
+  requestPagamento,
 } from "../../../test/helpers/broker.ts";
 import { createTestVhost, type TestVhost } from "../../../test/helpers/rabbit.ts";
 import { capturingLogger, http } from "../../../test/helpers/shop.ts";
@@ -40,10 +40,10 @@ afterAll(async () => {
   await vhost?.dispose();
 });
 
-const novoPedido = (itens?: PedidoBroker["itens"]) => novoPedidoBroker(orders.url, itens);
+const novoPedido = (itens?: PedidoBroker["itens"]) => createBrokerPedido(orders.url, itens);
 const pedir = (id: string, solicitacaoId: string, cenario: string) =>
-  pedirPagamento(orders.url, id, solicitacaoId, cenario);
-const estado = (id: string) => pedidoBroker(orders.url, id);
+  requestPagamento(orders.url, id, solicitacaoId, cenario);
+const estado = (id: string) => getBrokerPedido(orders.url, id);
 const ate = (id: string, status: string) =>
   waitFor(async () => (await estado(id)).status === status, { what: `order ${id} ${status}` });
 
@@ -207,7 +207,7 @@ describe("POST /pedidos/{pedidoId}/pagamentos", () => {
         aprovado: true,
         motivo: expect.stringMatching(/aprovado/),
       });
-      expect(await prontas(vhost, QUEUES.solicitacoes)).toBe(0);
+      expect(await readyCount(vhost, QUEUES.solicitacoes)).toBe(0);
     } finally {
       await voltarPagamentos();
     }
@@ -221,7 +221,7 @@ describe("POST /pedidos/{pedidoId}/pagamentos", () => {
       expect((await pedir(p.id, key, "APROVAR")).status).toBe(202);
       expect((await estado(p.id)).status).toBe("EM_PAGAMENTO");
       expect((await pedir(p.id, key, "APROVAR")).status).toBe(202);
-      expect(await prontas(vhost, QUEUES.solicitacoes)).toBe(2);
+      expect(await readyCount(vhost, QUEUES.solicitacoes)).toBe(2);
 
       const conflito = await pedir(p.id, key, "RECUSAR");
       expect(conflito.status).toBe(409);
@@ -282,8 +282,8 @@ describe("POST /pedidos/{pedidoId}/pagamentos", () => {
       aprovado: false,
       motivo: "recusado",
     });
-    await publicarCru(vhost, EXCHANGES.events, ROUTING_KEYS.resultado, antigo);
-    await waitFor(async () => (await prontas(vhost, QUEUES.resultados)) === 0);
+    await publishRaw(vhost, EXCHANGES.events, ROUTING_KEYS.resultado, antigo);
+    await waitFor(async () => (await readyCount(vhost, QUEUES.resultados)) === 0);
     expect((await estado(p.id)).status).toBe("PAGO");
     expect((await pedir(p.id, randomUUID(), "APROVAR")).status).toBe(409); // a paid order takes no new request
   });
@@ -293,7 +293,7 @@ describe("POST /pedidos/{pedidoId}/pagamentos", () => {
     const key = randomUUID();
     const tratadas = collect((payments as PaymentsService).events, "acked");
     await pedir(p.id, key, "APROVAR");
-    await publicarCru(
+    await publishRaw(
       vhost,
       EXCHANGES.commands,
       ROUTING_KEYS.solicitar,

@@ -2,13 +2,13 @@ import { randomUUID } from "node:crypto";
 import { ERROR_QUEUES, EXCHANGES, QUEUES, ROUTING_KEYS } from "@shop/contracts";
 import { describe, expect, it } from "vitest";
 import {
-  emVhostProprio,
-  MetodosAmqp,
-  novoPedidoBroker,
-  pedidoBroker,
-  pedirPagamento,
-  prontas,
-  publicarCru,
+  AmqpMethods,
+  createBrokerPedido,
+  getBrokerPedido,
+  inOwnVhost,
+  publishRaw,
+  readyCount,
+  requestPagamento,
   TcpProxy,
 } from "../../../test/helpers/broker.ts";
 import { testConfig } from "../../../test/helpers/env.ts";
@@ -29,34 +29,39 @@ describe("Restart before the ack", () => {
   it(
     "Payments consumer rules 5 and 6: when both processes stop after the decision is stored and published but before the ack, then after a restart the redelivery keeps one record and the order ends PAGO",
     () =>
-      emVhostProprio("pagamentos", async ({ start, vhost, ordersEnv, paymentsEnv }) => {
+      inOwnVhost("pagamentos", async ({ start, vhost, ordersEnv, paymentsEnv }) => {
         let orders = await start("orders", "broker/orders", ordersEnv);
         let payments = await start("payments", "broker/payments", {
           ...paymentsEnv,
           PAUSA_ANTES_DO_ACK_MS: "60000",
         });
-        const pedido = await novoPedidoBroker(orders.url());
+        const pedido = await createBrokerPedido(orders.url());
         const key = randomUUID();
-        expect((await pedirPagamento(orders.url(), pedido.id, key)).status).toBe(202);
+        expect((await requestPagamento(orders.url(), pedido.id, key)).status).toBe(202);
 
         // Decision stored and its result published (the order is PAGO); the command waits
         // 60 s for its ack.
-        await waitFor(async () => (await pedidoBroker(orders.url(), pedido.id)).status === "PAGO", {
-          what: "the decision stored and its result applied",
-        });
+        await waitFor(
+          async () => (await getBrokerPedido(orders.url(), pedido.id)).status === "PAGO",
+          {
+            what: "the decision stored and its result applied",
+          },
+        );
         await Promise.all([payments.kill(), orders.kill()]);
         // Proof the kill landed before the ack: the command is back in its queue.
-        await waitFor(async () => (await prontas(vhost, QUEUES.solicitacoes)) === 1, {
+        await waitFor(async () => (await readyCount(vhost, QUEUES.solicitacoes)) === 1, {
           what: "the unacked command back in pagamentos.solicitacoes",
         });
 
         orders = await start("orders-2", "broker/orders", ordersEnv);
         payments = await start("payments-2", "broker/payments", paymentsEnv);
         // The redelivery is read as a repeat (the stored decision, republished) and acked.
-        await waitFor(async () => (await prontas(vhost, QUEUES.solicitacoes)) === 0, {
+        await waitFor(async () => (await readyCount(vhost, QUEUES.solicitacoes)) === 0, {
           what: "the redelivered command acked",
         });
-        await waitFor(async () => (await pedidoBroker(orders.url(), pedido.id)).status === "PAGO");
+        await waitFor(
+          async () => (await getBrokerPedido(orders.url(), pedido.id)).status === "PAGO",
+        );
         const decisoes = (await http<Decisao[]>("GET", `${payments.url()}/decisoes`)).body.filter(
           (d) => d.solicitacaoId === key,
         );
@@ -71,7 +76,7 @@ describe("A crash with idle consumers beside the busy one", () => {
   it(
     "When payments is killed -9 while one of its 64 consumers holds an unacked message, then after a restart it is decided once and not dead-lettered: one crash counts one delivery (3 rounds)",
     () =>
-      emVhostProprio("pagamentos", async ({ start, vhost, paymentsEnv }) => {
+      inOwnVhost("pagamentos", async ({ start, vhost, paymentsEnv }) => {
         // The idle consumers are what a returned message could go to while the dead
         // process's channels are still being closed. The race is timing-dependent: with a
         // channel per consumer, about one round in three lost its message to .erros.
@@ -82,7 +87,7 @@ describe("A crash with idle consumers beside the busy one", () => {
             PAUSA_ANTES_DO_ACK_MS: "60000",
           });
           const key = randomUUID();
-          await publicarCru(
+          await publishRaw(
             vhost,
             EXCHANGES.commands,
             ROUTING_KEYS.solicitar,
@@ -98,15 +103,15 @@ describe("A crash with idle consumers beside the busy one", () => {
           );
           await paused.kill();
           // Proof the kill landed before the ack: the command is back in its queue.
-          await waitFor(async () => (await prontas(vhost, QUEUES.solicitacoes)) === 1, {
+          await waitFor(async () => (await readyCount(vhost, QUEUES.solicitacoes)) === 1, {
             what: "the unacked command back in its queue",
           });
 
           const payments = await start(`payments-after-${round}`, "broker/payments", env);
-          await waitFor(async () => (await prontas(vhost, QUEUES.solicitacoes)) === 0, {
+          await waitFor(async () => (await readyCount(vhost, QUEUES.solicitacoes)) === 0, {
             what: "the redelivered command acked",
           });
-          expect(await prontas(vhost, ERROR_QUEUES.solicitacoes), `round ${round}`).toBe(0);
+          expect(await readyCount(vhost, ERROR_QUEUES.solicitacoes), `round ${round}`).toBe(0);
           const decididas = (await http<Decisao[]>("GET", `${payments.url()}/decisoes`)).body;
           expect(decididas.filter((d) => d.solicitacaoId === key)).toHaveLength(1);
           await payments.stop();
@@ -120,11 +125,11 @@ describe("Divergent request content", () => {
   it(
     "Payments consumer rule 4: when a known key comes with another valor, then payments fails 3 times, the command lands in pagamentos.solicitacoes.erros and the stored decision is unchanged",
     () =>
-      emVhostProprio("pagamentos", async ({ start, vhost, paymentsEnv }) => {
+      inOwnVhost("pagamentos", async ({ start, vhost, paymentsEnv }) => {
         const payments = await start("payments-3", "broker/payments", paymentsEnv);
         const key = randomUUID();
         const pedidoId = randomUUID();
-        await publicarCru(
+        await publishRaw(
           vhost,
           EXCHANGES.commands,
           ROUTING_KEYS.solicitar,
@@ -137,19 +142,22 @@ describe("Divergent request content", () => {
             ),
           { what: "the decision stored" },
         );
-        const antes = await prontas(vhost, ERROR_QUEUES.solicitacoes);
+        const antes = await readyCount(vhost, ERROR_QUEUES.solicitacoes);
 
-        await publicarCru(
+        await publishRaw(
           vhost,
           EXCHANGES.commands,
           ROUTING_KEYS.solicitar,
           comando(key, pedidoId, 99),
         );
-        await waitFor(async () => (await prontas(vhost, ERROR_QUEUES.solicitacoes)) === antes + 1, {
-          what: "the command in .erros",
-        });
+        await waitFor(
+          async () => (await readyCount(vhost, ERROR_QUEUES.solicitacoes)) === antes + 1,
+          {
+            what: "the command in .erros",
+          },
+        );
         // Two attempts returned, the third dead-lettered, each failing on the divergence.
-        const falhas = [...payments.eventos("retried"), ...payments.eventos("dead-lettered")];
+        const falhas = [...payments.events("retried"), ...payments.events("dead-lettered")];
         expect(falhas.map((e) => e.tentativa)).toEqual([1, 2, 3]);
         for (const e of falhas)
           expect(String(e.reason)).toMatch(/already decided for other content/);
@@ -165,28 +173,31 @@ describe("Divergent request content", () => {
   it(
     "When the consumer restarts between attempts, then the attempt count does not reset: 3 attempts in all, then .erros",
     () =>
-      emVhostProprio("pagamentos", async ({ start, vhost, paymentsEnv }) => {
+      inOwnVhost("pagamentos", async ({ start, vhost, paymentsEnv }) => {
         // One consumer, so that no second consumer takes attempt 2 while this one is killed.
         const env = { ...paymentsEnv, CONSUMIDORES: "1" };
         let payments = await start("payments-4", "broker/payments", env);
-        const antes = await prontas(vhost, ERROR_QUEUES.solicitacoes);
-        await publicarCru(
+        const antes = await readyCount(vhost, ERROR_QUEUES.solicitacoes);
+        await publishRaw(
           vhost,
           EXCHANGES.commands,
           ROUTING_KEYS.solicitar,
           '{"versao": 1, "solicitacaoId": "broken"}',
         );
-        await waitFor(() => payments.eventos("retried").length > 0, { what: "attempt 1 failed" });
+        await waitFor(() => payments.events("retried").length > 0, { what: "attempt 1 failed" });
         await payments.kill();
-        const first = payments.eventos("retried").length;
+        const first = payments.events("retried").length;
 
         payments = await start("payments-5", "broker/payments", env);
-        await waitFor(async () => (await prontas(vhost, ERROR_QUEUES.solicitacoes)) === antes + 1, {
-          what: "the poison in .erros",
-        });
-        const second = [...payments.eventos("retried"), ...payments.eventos("dead-lettered")];
+        await waitFor(
+          async () => (await readyCount(vhost, ERROR_QUEUES.solicitacoes)) === antes + 1,
+          {
+            what: "the poison in .erros",
+          },
+        );
+        const second = [...payments.events("retried"), ...payments.events("dead-lettered")];
         expect(first + second.length).toBe(3);
-        expect(payments.eventos("dead-lettered").map((e) => e.tentativa)).toEqual([3]);
+        expect(payments.events("dead-lettered").map((e) => e.tentativa)).toEqual([3]);
         await payments.stop();
       }),
     60_000,
@@ -195,8 +206,8 @@ describe("Divergent request content", () => {
   it(
     "Consumer acknowledgement (issue 14): when a message fails, then each failed attempt goes back with basic.reject, which every RabbitMQ version counts in x-delivery-count, never basic.nack; the third is rejected to .erros",
     () =>
-      emVhostProprio("pagamentos", async ({ start, vhost, paymentsEnv }) => {
-        const metodos = new MetodosAmqp();
+      inOwnVhost("pagamentos", async ({ start, vhost, paymentsEnv }) => {
+        const metodos = new AmqpMethods();
         const r = testConfig().rabbit;
         const proxy = await TcpProxy.start(r.host, r.port, metodos.ler);
         try {
@@ -205,10 +216,10 @@ describe("Divergent request content", () => {
             BROKER_PORT: String(proxy.port),
             CONSUMIDORES: "1",
           });
-          const antes = await prontas(vhost, ERROR_QUEUES.solicitacoes);
-          await publicarCru(vhost, EXCHANGES.commands, ROUTING_KEYS.solicitar, '{"versao": 1}');
+          const antes = await readyCount(vhost, ERROR_QUEUES.solicitacoes);
+          await publishRaw(vhost, EXCHANGES.commands, ROUTING_KEYS.solicitar, '{"versao": 1}');
           await waitFor(
-            async () => (await prontas(vhost, ERROR_QUEUES.solicitacoes)) === antes + 1,
+            async () => (await readyCount(vhost, ERROR_QUEUES.solicitacoes)) === antes + 1,
             { what: "the poison in .erros after 3 attempts" },
           );
           const devolucoes = metodos.vistos.filter(

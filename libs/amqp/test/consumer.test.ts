@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { EXCHANGES, QUEUES, ROUTING_KEYS, SolicitacaoPagamento } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { brokerEnv, prontas, publicarCru } from "../../../test/helpers/broker.ts";
+import { brokerEnv, publishRaw, readyCount } from "../../../test/helpers/broker.ts";
 import { createTestVhost, type TestVhost } from "../../../test/helpers/rabbit.ts";
 import { capturingLogger } from "../../../test/helpers/shop.ts";
 import { collect, waitFor } from "../../../test/helpers/wait.ts";
@@ -62,7 +62,7 @@ describe("The AMQP consumer's stop()", () => {
         tratadas.push(s.solicitacaoId);
       },
     });
-    await publicarCru(vhost, EXCHANGES.commands, ROUTING_KEYS.solicitar, comando());
+    await publishRaw(vhost, EXCHANGES.commands, ROUTING_KEYS.solicitar, comando());
     await waitFor(() => comecou, { what: "the handler to start" });
 
     let parou = false;
@@ -72,13 +72,13 @@ describe("The AMQP consumer's stop()", () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(parou).toBe(false);
     // Cancelled: a message published now is not delivered to this consumer.
-    await publicarCru(vhost, EXCHANGES.commands, ROUTING_KEYS.solicitar, comando());
+    await publishRaw(vhost, EXCHANGES.commands, ROUTING_KEYS.solicitar, comando());
     soltar();
     await parando;
     await client.close();
     expect(tratadas).toHaveLength(1);
     // The first was acked before the close (not returned); the second is still ready.
-    expect(await prontas(vhost, QUEUES.solicitacoes)).toBe(1);
+    expect(await readyCount(vhost, QUEUES.solicitacoes)).toBe(1);
   });
 
   it("When a message breaks its contract, then the wrapper's events tell it all: received three times, retried twice, dead-lettered once, never handled or acked", async () => {
@@ -99,7 +99,7 @@ describe("The AMQP consumer's stop()", () => {
     const tratadas = collect(consumidor.events, "handled");
     const confirmadas = collect(consumidor.events, "acked");
     try {
-      await publicarCru(proprio, EXCHANGES.commands, ROUTING_KEYS.solicitar, '{"versao": 7}');
+      await publishRaw(proprio, EXCHANGES.commands, ROUTING_KEYS.solicitar, '{"versao": 7}');
       await waitFor(() => mortas.length === 1, { what: "the dead-lettered event" });
       expect(recebidas.map((e) => e.where)).toEqual([
         `${QUEUES.solicitacoes}#1`,
