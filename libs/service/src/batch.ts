@@ -1,3 +1,5 @@
+import { AsyncResource } from "node:async_hooks";
+
 /**
  * Batches the work handed over in the same turn of the event loop: `executar` runs once
  * for all of it, and each caller gets its own result, only once that run has finished.
@@ -77,5 +79,7 @@ export function groupCommit(
   const batched = batchPerTurn((units: (() => unknown)[]) =>
     transaction(() => units.map((unit) => unit())),
   );
-  return <T>(work: () => T) => batched(work) as Promise<T>;
+  // Each unit runs in its caller's context (its request's trace), not in that of the
+  // caller whose unit happened to start the turn's batch.
+  return <T>(work: () => T) => batched(AsyncResource.bind(work)) as Promise<T>;
 }

@@ -1,5 +1,6 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { describe, expect, it } from "vitest";
-import { batchPerTurn } from "../../src/batch.ts";
+import { batchPerTurn, groupCommit } from "../../src/batch.ts";
 
 describe("Batching per turn and group commit (batchPerTurn)", () => {
   it("When requests arrive in the same turn, then their writes run in one batch and each gets its own result", async () => {
@@ -41,5 +42,31 @@ describe("Batching per turn and group commit (batchPerTurn)", () => {
     expect(r.map((x) => x.status)).toEqual(["rejected", "rejected"]);
     expect((r[0] as PromiseRejectedResult).reason.message).toBe("no acknowledgement for 2");
     expect(chamadas).toBe(1);
+  });
+
+  it("When units of one turn share a transaction, then each runs in its own caller's context (its request's trace) and once the shared transaction failed, alone", async () => {
+    const context = new AsyncLocalStorage<string>();
+    const transactions: number[] = [];
+    const inTransaction = groupCommit(<T>(work: () => T): T => {
+      transactions.push(1);
+      return work();
+    });
+    const seen = await Promise.all(
+      ["a", "b", "c"].map((id) => context.run(id, () => inTransaction(() => context.getStore()))),
+    );
+    expect(seen).toEqual(["a", "b", "c"]);
+    expect(transactions).toHaveLength(1);
+    const failing = await Promise.allSettled(
+      ["d", "e"].map((id) =>
+        context.run(id, () =>
+          inTransaction(() => {
+            if (context.getStore() === "d") throw new Error("d breaks it");
+            return context.getStore();
+          }),
+        ),
+      ),
+    );
+    expect(failing.map((r) => r.status)).toEqual(["rejected", "fulfilled"]);
+    expect((failing[1] as PromiseFulfilledResult<string>).value).toBe("e");
   });
 });
