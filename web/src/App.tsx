@@ -1,10 +1,10 @@
 import type { Pedido, Plataforma } from "@shop/contracts";
 import { useCallback, useState } from "react";
 import { buscarJson } from "./api.ts";
-import { HistoricoDoPedido } from "./components/HistoricoDoPedido.tsx";
-import { PainelPlataforma } from "./components/PainelPlataforma.tsx";
 import { PedidoForm } from "./components/PedidoForm.tsx";
-import { PedidosLista } from "./components/PedidosLista.tsx";
+import { PedidoHistorico } from "./components/PedidoHistorico.tsx";
+import { PedidosList } from "./components/PedidosList.tsx";
+import { PlataformaPanel } from "./components/PlataformaPanel.tsx";
 import { usePolling } from "./usePolling.ts";
 
 export const INTERVALO_MS = 2000;
@@ -29,16 +29,16 @@ export function App({ apiUrl }: { apiUrl: string }) {
       </header>
       <main>
         <PedidoForm apiUrl={apiUrl} onCriado={pedidos.refresh} />
-        <PedidosLista
+        <PedidosList
           pedidos={pedidos.data}
-          erro={pedidos.error}
-          atualizadoEm={pedidos.updatedAt}
+          error={pedidos.error}
+          updatedAt={pedidos.updatedAt}
           onAbrir={setAberto}
         />
         {aberto !== null && (
-          <HistoricoDoPedido apiUrl={apiUrl} pedidoId={aberto} onFechar={() => setAberto(null)} />
+          <PedidoHistorico apiUrl={apiUrl} pedidoId={aberto} onFechar={() => setAberto(null)} />
         )}
-        <PainelPlataforma plataforma={plataforma.data} erro={plataforma.error} />
+        <PlataformaPanel plataforma={plataforma.data} error={plataforma.error} />
       </main>
     </>
   );

@@ -5,46 +5,46 @@ export const API_URL: string =
   (import.meta.env.VITE_API_URL as string | undefined) ?? "http://localhost:8080";
 
 /** The API's error body: the one the contracts define. */
-export type ErroDaApi = HttpError;
+export type ApiError = HttpError;
 
-export type ResultadoCriacao =
-  | { tipo: "criado"; pedido: Pedido }
-  | { tipo: "invalido"; erro: ErroDaApi }
-  | { tipo: "nao-confirmado"; erro: ErroDaApi }
-  | { tipo: "falhou"; mensagem: string };
+export type CreateResult =
+  | { kind: "created"; pedido: Pedido }
+  | { kind: "invalid"; error: ApiError }
+  | { kind: "not-confirmed"; error: ApiError }
+  | { kind: "failed"; message: string };
 
 /**
  * POST /pedidos with an Idempotency-Key: the form sends one key per order and the same key
  * again when the person retries after an error, so a retry never makes a second order.
  */
-export async function criarPedido(
+export async function createPedido(
   base: string,
   body: unknown,
-  chave: string,
-): Promise<ResultadoCriacao> {
+  key: string,
+): Promise<CreateResult> {
   let response: Response;
   try {
     response = await fetch(`${base}/pedidos`, {
       method: "POST",
-      headers: { "content-type": "application/json", "idempotency-key": chave },
+      headers: { "content-type": "application/json", "idempotency-key": key },
       body: JSON.stringify(body),
     });
   } catch {
     return {
-      tipo: "falhou",
-      mensagem: `Cannot reach the orders API at ${base}. Nothing was saved.`,
+      kind: "failed",
+      message: `Cannot reach the orders API at ${base}. Nothing was saved.`,
     };
   }
   const json = (await response.json().catch(() => ({}))) as unknown;
-  if (response.status === 201) return { tipo: "criado", pedido: json as Pedido };
-  if (response.status === 400) return { tipo: "invalido", erro: json as ErroDaApi };
-  if (response.status === 500) return { tipo: "nao-confirmado", erro: json as ErroDaApi };
+  if (response.status === 201) return { kind: "created", pedido: json as Pedido };
+  if (response.status === 400) return { kind: "invalid", error: json as ApiError };
+  if (response.status === 500) return { kind: "not-confirmed", error: json as ApiError };
   if (response.status === 409)
     return {
-      tipo: "falhou",
-      mensagem: "The first attempt of this order is still being answered: try again in a moment.",
+      kind: "failed",
+      message: "The first attempt of this order is still being answered: try again in a moment.",
     };
-  return { tipo: "falhou", mensagem: `The orders API answered ${response.status}.` };
+  return { kind: "failed", message: `The orders API answered ${response.status}.` };
 }
 
 export async function buscarJson<T>(url: string): Promise<T> {

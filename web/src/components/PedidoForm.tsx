@@ -6,14 +6,14 @@ import {
   validationError,
 } from "@shop/contracts";
 import { type FormEvent, useId, useState } from "react";
-import { criarPedido, type ResultadoCriacao } from "../api.ts";
+import { type CreateResult, createPedido } from "../api.ts";
 import { formatarCentavos } from "../formato.ts";
 
-type Campo = "cliente" | "item" | "quantidade" | "precoUnitario";
-type Valores = Record<Campo, string>;
-const VAZIO: Valores = { cliente: "", item: "", quantidade: "1", precoUnitario: "" };
+type Field = "cliente" | "item" | "quantidade" | "precoUnitario";
+type FormValues = Record<Field, string>;
+const EMPTY: FormValues = { cliente: "", item: "", quantidade: "1", precoUnitario: "" };
 
-const ROTULOS: Record<Campo, string> = {
+const ROTULOS: Record<Field, string> = {
   cliente: "Cliente",
   item: "Item",
   quantidade: "Quantidade (1 a 50)",
@@ -21,22 +21,22 @@ const ROTULOS: Record<Campo, string> = {
 };
 
 /** The same contract the server validates with: one source of the input rules. */
-export function validar(v: Valores) {
-  const corpo = {
+export function validateForm(v: FormValues) {
+  const body = {
     cliente: v.cliente,
     item: v.item,
     quantidade: v.quantidade.trim() === "" ? Number.NaN : Number(v.quantidade),
     precoUnitario:
       v.precoUnitario.trim() === "" ? Number.NaN : Number(v.precoUnitario.replace(",", ".")),
   };
-  const r = NovoPedidoSchema.safeParse(corpo);
+  const r = NovoPedidoSchema.safeParse(body);
   return r.success
-    ? { ok: true as const, corpo: r.data, erros: {} as Record<string, string> }
-    : { ok: false as const, corpo, erros: validationError(r.error.issues).campos ?? {} };
+    ? { ok: true as const, body: r.data, errors: {} as Record<string, string> }
+    : { ok: false as const, body: body, errors: validationError(r.error.issues).campos ?? {} };
 }
 
 /** quantidade × precoUnitario in cents, or null while either is not valid yet. */
-export function totalEmCentavos(v: Valores): number | null {
+export function totalInCents(v: FormValues): number | null {
   const quantidade = Number(v.quantidade);
   const preco = Number(v.precoUnitario.replace(",", "."));
   if (!Number.isInteger(quantidade) || quantidade < 1 || quantidade > 50) return null;
@@ -49,45 +49,45 @@ export function totalEmCentavos(v: Valores): number | null {
 
 export function PedidoForm({ apiUrl, onCriado }: { apiUrl: string; onCriado?: () => void }) {
   const id = useId();
-  const [valores, setValores] = useState<Valores>(VAZIO);
-  const [tocados, setTocados] = useState<Partial<Record<Campo, boolean>>>({});
-  const [errosDoServidor, setErrosDoServidor] = useState<Record<string, string>>({});
-  const [resultado, setResultado] = useState<ResultadoCriacao | null>(null);
-  const [enviando, setEnviando] = useState(false);
+  const [values, setValues] = useState<FormValues>(EMPTY);
+  const [touched, setTouched] = useState<Partial<Record<Field, boolean>>>({});
+  const [serverErrors, setServerErrors] = useState<Record<string, string>>({});
+  const [createResult, setCreateResult] = useState<CreateResult | null>(null);
+  const [sending, setSending] = useState(false);
   /** The Idempotency-Key of the last attempt, and the body it was sent with. */
-  const [tentativa, setTentativa] = useState<{ chave: string; corpo: string } | null>(null);
+  const [attempt, setAttempt] = useState<{ key: string; body: string } | null>(null);
 
-  const local = validar(valores);
-  const total = totalEmCentavos(valores);
-  const erroDe = (campo: Campo) =>
-    errosDoServidor[campo] ?? (tocados[campo] ? local.erros[campo] : undefined);
+  const local = validateForm(values);
+  const total = totalInCents(values);
+  const errorOf = (field: Field) =>
+    serverErrors[field] ?? (touched[field] ? local.errors[field] : undefined);
 
-  function mudar(campo: Campo, valor: string) {
-    setValores((v) => ({ ...v, [campo]: valor }));
-    setErrosDoServidor((e) => {
-      const { [campo]: _, ...resto } = e;
-      return resto;
+  function change(field: Field, value: string) {
+    setValues((v) => ({ ...v, [field]: value }));
+    setServerErrors((e) => {
+      const { [field]: _, ...rest } = e;
+      return rest;
     });
   }
 
   async function enviar(event: FormEvent) {
     event.preventDefault();
-    setTocados({ cliente: true, item: true, quantidade: true, precoUnitario: true });
+    setTouched({ cliente: true, item: true, quantidade: true, precoUnitario: true });
     if (!local.ok) return;
-    setEnviando(true);
+    setSending(true);
     // A retry of the same order (same fields after an error) reuses its key: the server
     // then answers it as the first attempt and creates nothing. Other fields, a new order.
-    const corpo = JSON.stringify(local.corpo);
-    const chave = tentativa?.corpo === corpo ? tentativa.chave : crypto.randomUUID();
-    setTentativa({ chave, corpo });
-    const r = await criarPedido(apiUrl, local.corpo, chave);
-    setEnviando(false);
-    setResultado(r);
-    if (r.tipo === "invalido") setErrosDoServidor(r.erro.campos ?? {});
-    if (r.tipo === "criado") {
-      setTentativa(null);
-      setValores(VAZIO);
-      setTocados({});
+    const body = JSON.stringify(local.body);
+    const key = attempt?.body === body ? attempt.key : crypto.randomUUID();
+    setAttempt({ key, body });
+    const r = await createPedido(apiUrl, local.body, key);
+    setSending(false);
+    setCreateResult(r);
+    if (r.kind === "invalid") setServerErrors(r.error.campos ?? {});
+    if (r.kind === "created") {
+      setAttempt(null);
+      setValues(EMPTY);
+      setTouched({});
       onCriado?.();
     }
   }
@@ -95,27 +95,27 @@ export function PedidoForm({ apiUrl, onCriado }: { apiUrl: string; onCriado?: ()
   return (
     <form className="card" onSubmit={enviar} noValidate aria-labelledby={`${id}-titulo`}>
       <h2 id={`${id}-titulo`}>Novo pedido</h2>
-      {(Object.keys(ROTULOS) as Campo[]).map((campo) => {
-        const erro = erroDe(campo);
-        const inputId = `${id}-${campo}`;
+      {(Object.keys(ROTULOS) as Field[]).map((field) => {
+        const error = errorOf(field);
+        const inputId = `${id}-${field}`;
         return (
-          <div className="campo" key={campo}>
-            <label htmlFor={inputId}>{ROTULOS[campo]}</label>
+          <div className="campo" key={field}>
+            <label htmlFor={inputId}>{ROTULOS[field]}</label>
             <input
               id={inputId}
-              name={campo}
+              name={field}
               inputMode={
-                campo === "quantidade" ? "numeric" : campo === "precoUnitario" ? "decimal" : "text"
+                field === "quantidade" ? "numeric" : field === "precoUnitario" ? "decimal" : "text"
               }
-              value={valores[campo]}
-              onChange={(e) => mudar(campo, e.target.value)}
-              onBlur={() => setTocados((t) => ({ ...t, [campo]: true }))}
-              aria-invalid={erro ? true : undefined}
-              aria-describedby={erro ? `${inputId}-erro` : undefined}
+              value={values[field]}
+              onChange={(e) => change(field, e.target.value)}
+              onBlur={() => setTouched((t) => ({ ...t, [field]: true }))}
+              aria-invalid={error ? true : undefined}
+              aria-describedby={error ? `${inputId}-erro` : undefined}
             />
-            {erro && (
+            {error && (
               <p className="erro-campo" id={`${inputId}-erro`}>
-                {erro}
+                {error}
               </p>
             )}
           </div>
@@ -125,29 +125,29 @@ export function PedidoForm({ apiUrl, onCriado }: { apiUrl: string; onCriado?: ()
         Total: <strong data-testid="total">{total === null ? "—" : formatarCentavos(total)}</strong>
         {total !== null && <span className="sr-only"> ({formatCents(total)})</span>}
       </p>
-      <button type="submit" disabled={enviando}>
-        {enviando ? "Enviando…" : "Fazer pedido"}
+      <button type="submit" disabled={sending}>
+        {sending ? "Enviando…" : "Fazer pedido"}
       </button>
       <div aria-live="assertive" className="mensagens">
-        {resultado?.tipo === "criado" && (
+        {createResult?.kind === "created" && (
           <p className="ok" role="status">
-            Pedido #{resultado.pedido.id} criado: aguardando pagamento.
+            Pedido #{createResult.pedido.id} criado: aguardando pagamento.
           </p>
         )}
-        {resultado?.tipo === "nao-confirmado" && (
+        {createResult?.kind === "not-confirmed" && (
           <p className="alerta" role="alert">
             The order was saved, but its event was not confirmed by Kafka: nothing will charge it
-            until the broker is back and the event is published. ({resultado.erro.erro})
+            until the broker is back and the event is published. ({createResult.error.erro})
           </p>
         )}
-        {resultado?.tipo === "invalido" && (
+        {createResult?.kind === "invalid" && (
           <p className="alerta" role="alert">
-            The server refused the order: {resultado.erro.erro}.
+            The server refused the order: {createResult.error.erro}.
           </p>
         )}
-        {resultado?.tipo === "falhou" && (
+        {createResult?.kind === "failed" && (
           <p className="alerta" role="alert">
-            {resultado.mensagem}
+            {createResult.message}
           </p>
         )}
       </div>

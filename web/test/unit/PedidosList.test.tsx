@@ -1,7 +1,7 @@
 import type { Pedido } from "@shop/contracts";
 import { cleanup, render, screen, within } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
-import { PedidosLista } from "../../src/components/PedidosLista.tsx";
+import { PedidosList } from "../../src/components/PedidosList.tsx";
 
 afterEach(cleanup);
 
@@ -21,7 +21,7 @@ const pedido = (id: number, status: Pedido["status"], extra: Partial<Pedido> = {
 describe("The order list", () => {
   it("When orders arrive, then each row shows every column, money formatted and status as a badge, in the order given (newest first)", () => {
     render(
-      <PedidosLista
+      <PedidosList
         pedidos={[
           pedido(2, "RECUSADO", {
             motivo: "limite do cartão de teste",
@@ -30,8 +30,8 @@ describe("The order list", () => {
           }),
           pedido(1, "PAGO", { processadoPor: "caixa-1" }),
         ]}
-        erro={null}
-        atualizadoEm={new Date()}
+        error={null}
+        updatedAt={new Date()}
       />,
     );
     const rows = screen.getAllByRole("row").slice(1);
@@ -51,18 +51,18 @@ describe("The order list", () => {
 
   it("When a status changes between polls, then that row is highlighted", () => {
     const { rerender } = render(
-      <PedidosLista
+      <PedidosList
         pedidos={[pedido(1, "AGUARDANDO_PAGAMENTO")]}
-        erro={null}
-        atualizadoEm={new Date()}
+        error={null}
+        updatedAt={new Date()}
       />,
     );
     expect(screen.getAllByRole("row")[1]?.className).toBe("");
     rerender(
-      <PedidosLista
+      <PedidosList
         pedidos={[pedido(1, "PAGO", { processadoPor: "caixa-1" })]}
-        erro={null}
-        atualizadoEm={new Date()}
+        error={null}
+        updatedAt={new Date()}
       />,
     );
     expect(screen.getAllByRole("row")[1]?.className).toBe("mudou");
@@ -70,10 +70,10 @@ describe("The order list", () => {
 
   it("When the API cannot be reached, then the list says so and keeps the last data", () => {
     render(
-      <PedidosLista
+      <PedidosList
         pedidos={[pedido(1, "PAGO")]}
-        erro="Failed to fetch"
-        atualizadoEm={new Date("2026-11-21T10:00:05Z")}
+        error="Failed to fetch"
+        updatedAt={new Date("2026-11-21T10:00:05Z")}
       />,
     );
     expect(screen.getByRole("alert").textContent).toMatch(

@@ -1,18 +1,18 @@
 import type { Plataforma } from "@shop/contracts";
 
-export function PainelPlataforma({
+export function PlataformaPanel({
   plataforma,
-  erro,
+  error,
 }: {
   plataforma: Plataforma | null;
-  erro: string | null;
+  error: string | null;
 }) {
   return (
     <section className="card" aria-labelledby="plataforma-titulo">
       <h2 id="plataforma-titulo">Plataforma (Kafka)</h2>
-      {erro && (
+      {error && (
         <p className="alerta" role="alert">
-          Platform data unavailable ({erro}).
+          Platform data unavailable ({error}).
         </p>
       )}
       {plataforma?.outbox && (

@@ -14,29 +14,29 @@ function useMudancas(pedidos: Pedido[] | null): Set<number> {
   const [mudados, setMudados] = useState(new Set<number>());
   useEffect(() => {
     if (!pedidos) return;
-    const agora = new Set<number>();
+    const now = new Set<number>();
     for (const p of pedidos) {
-      const antes = anteriores.current.get(p.id);
-      if (antes !== undefined && antes !== p.status) agora.add(p.id);
+      const then = anteriores.current.get(p.id);
+      if (then !== undefined && then !== p.status) now.add(p.id);
       anteriores.current.set(p.id, p.status);
     }
-    if (agora.size === 0) return;
-    setMudados(agora);
+    if (now.size === 0) return;
+    setMudados(now);
     const timer = setTimeout(() => setMudados(new Set()), 2500);
     return () => clearTimeout(timer);
   }, [pedidos]);
   return mudados;
 }
 
-export function PedidosLista({
+export function PedidosList({
   pedidos,
-  erro,
-  atualizadoEm,
+  error,
+  updatedAt,
   onAbrir,
 }: {
   pedidos: Pedido[] | null;
-  erro: string | null;
-  atualizadoEm: Date | null;
+  error: string | null;
+  updatedAt: Date | null;
   /** Opens the order's timeline. */
   onAbrir?: (id: number) => void;
 }) {
@@ -44,12 +44,10 @@ export function PedidosLista({
   return (
     <section className="card" aria-labelledby="pedidos-titulo">
       <h2 id="pedidos-titulo">Pedidos</h2>
-      {erro && (
+      {error && (
         <p className="alerta" role="alert">
-          Cannot reach the orders API ({erro}).{" "}
-          {atualizadoEm
-            ? `Showing the data of ${atualizadoEm.toLocaleTimeString()}.`
-            : "No data yet."}
+          Cannot reach the orders API ({error}).{" "}
+          {updatedAt ? `Showing the data of ${updatedAt.toLocaleTimeString()}.` : "No data yet."}
         </p>
       )}
       {pedidos && pedidos.length === 0 && <p>Nenhum pedido ainda.</p>}

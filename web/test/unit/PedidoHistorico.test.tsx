@@ -1,8 +1,8 @@
 import type { Historico, Pedido } from "@shop/contracts";
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { HistoricoDoPedido } from "../../src/components/HistoricoDoPedido.tsx";
-import { PedidosLista } from "../../src/components/PedidosLista.tsx";
+import { PedidoHistorico } from "../../src/components/PedidoHistorico.tsx";
+import { PedidosList } from "../../src/components/PedidosList.tsx";
 
 afterEach(() => {
   cleanup();
@@ -50,17 +50,17 @@ describe("An order's timeline", () => {
       criadoEm: "2026-11-21T10:00:00.000Z",
     };
     render(
-      <PedidosLista
+      <PedidosList
         pedidos={[pedido]}
-        erro={null}
-        atualizadoEm={new Date()}
+        error={null}
+        updatedAt={new Date()}
         onAbrir={(id) => abertos.push(id)}
       />,
     );
     fireEvent.click(screen.getByRole("button", { name: "Open order 7's timeline" }));
     expect(abertos).toEqual([7]);
 
-    render(<HistoricoDoPedido apiUrl="http://api" pedidoId={7} onFechar={() => {}} />);
+    render(<PedidoHistorico apiUrl="http://api" pedidoId={7} onFechar={() => {}} />);
     await waitFor(() => expect(document.querySelectorAll("li[data-etapa]")).toHaveLength(4));
     expect(fetchMock).toHaveBeenCalledWith("http://api/pedidos/7/historico");
     const etapas = [...document.querySelectorAll("li[data-etapa]")];
@@ -80,7 +80,7 @@ describe("An order's timeline", () => {
       "fetch",
       vi.fn(async () => new Response("{}", { status: 404 })),
     );
-    render(<HistoricoDoPedido apiUrl="http://api" pedidoId={9} onFechar={() => {}} />);
+    render(<PedidoHistorico apiUrl="http://api" pedidoId={9} onFechar={() => {}} />);
     expect((await screen.findByRole("alert")).textContent).toContain("404");
   });
 });

@@ -19,7 +19,7 @@ const detalhe = (d: Historico["etapas"][number]["detalhes"]) =>
     .join(" · ");
 
 /** An order's timeline, read from GET /pedidos/{id}/historico and refreshed with the list. */
-export function HistoricoDoPedido({
+export function PedidoHistorico({
   apiUrl,
   pedidoId,
   onFechar,
