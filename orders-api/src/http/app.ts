@@ -32,15 +32,7 @@ export function toWire(p: Pedido): PedidoWire {
   };
 }
 
-/** The one mapping of a creation's outcome to its HTTP answer. */
-function answerOf(o: CreateOutcome): { status: number; body: unknown } {
-  if (o.outcome === "created") return { status: 201, body: toWire(o.pedido) };
-  return {
-    status: 500,
-    body: { erro: `order ${o.pedido.id} was saved, but ${o.error.message}` },
-  };
-}
-
+/** An order saved whose announcement failed: the 500 that says so (and what happens next). */
 const failure = (o: Extract<CreateOutcome, { outcome: "not-announced" }>) =>
   new AppError(
     o.error.code,
@@ -51,6 +43,12 @@ const failure = (o: Extract<CreateOutcome, { outcome: "not-announced" }>) =>
       cause: o.error,
     },
   );
+
+/** The one mapping of a creation's outcome to its HTTP answer (kept with an Idempotency-Key). */
+function answerOf(o: CreateOutcome): { status: number; body: unknown } {
+  if (o.outcome === "created") return { status: 201, body: toWire(o.pedido) };
+  return { status: 500, body: { erro: failure(o).message } };
+}
 
 export interface AppDeps {
   pedidos: PedidoUseCases;

@@ -17,7 +17,8 @@ export function startPedidosCriadosConsumer(deps: {
   publisher: Publisher;
   pagamentos: PagamentoUseCases;
   log: Logger;
-  autoCommitInterval?: number;
+  /** COMMIT_INTERVAL_MS: offsets are committed at this interval. */
+  autoCommitInterval: number;
 }): Promise<RunningConsumer> {
   const { kafka, names, publisher, pagamentos, log } = deps;
   return startConsumer({
@@ -28,9 +29,7 @@ export function startPedidosCriadosConsumer(deps: {
     keyOf: (e) => pedidoKey(e.pedidoId),
     deadLetters: publisher,
     log,
-    ...(deps.autoCommitInterval === undefined
-      ? {}
-      : { autoCommitInterval: deps.autoCommitInterval }),
+    autoCommitInterval: deps.autoCommitInterval,
     async handle(evento, meta) {
       const decisao = await pagamentos.decidePagamento(evento.valor);
       const processadoEm = new Date().toISOString();
