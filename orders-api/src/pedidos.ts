@@ -55,7 +55,7 @@ export function pedidoUseCases({ store, inTransaction, announcer, ...deps }: Ped
   const now = deps.now ?? (() => new Date());
   let keysForgottenAt = 0;
 
-  /** Keys older than KEY_RETENTION_MS are forgotten, at most once an hour. */
+  /** Keys older than KEY_RETENTION_MS are forgotten, at most once an hour, by a request with a key. */
   function forgetOldKeys() {
     const t = now().getTime();
     if (t - keysForgottenAt < 3600_000) return;
@@ -107,7 +107,7 @@ export function pedidoUseCases({ store, inTransaction, announcer, ...deps }: Ped
      * what the announcer stages (its event), in one transaction; then announced.
      */
     async createPedido(input: NovoPedido, key?: IdempotencyKey): Promise<CreateOutcome> {
-      forgetOldKeys();
+      if (key) forgetOldKeys();
       const pedido = await inTransaction(() => {
         const saved = store.insertPedido(newPedido(input, now()));
         if (key) store.insertKey(key, saved);

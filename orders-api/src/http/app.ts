@@ -67,7 +67,7 @@ export interface AppDeps {
 export function createApp({
   pedidos,
   outbox,
-  stuckPartitions: presas,
+  stuckPartitions,
   modo,
   plataforma,
   frontOrigin,
@@ -161,7 +161,7 @@ export function createApp({
       status: "ok",
       modo,
       outbox: outbox?.() ?? null,
-      particoesPresas: presas?.() ?? null,
+      particoesPresas: stuckPartitions?.() ?? null,
     });
   });
 
