@@ -137,8 +137,12 @@ export function pedidoUseCases({ store, inTransaction, publisher }: PedidoUseCas
         const e = resultadoEffect(solicitacao, pedido.status, resultado);
         if (e.kind === "conflict")
           throw new Error(`conflicting result for ${resultado.solicitacaoId}: ${e.reason}`);
-        if (e.kind === "repeated") return { outcome: "repeated" };
+        if (e.kind === "repeated") {
+          store.countResultado(solicitacao.solicitacaoId, "repeated");
+          return { outcome: "repeated" };
+        }
         store.concludeSolicitacao(solicitacao.solicitacaoId, resultado);
+        store.countResultado(solicitacao.solicitacaoId, "applied");
         store.updateStatus(solicitacao.pedidoId, e.pedidoStatus);
         return { outcome: "applied", status: e.pedidoStatus };
       });

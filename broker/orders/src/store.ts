@@ -37,6 +37,10 @@ const MIGRATIONS = [
     "NEW.quantidade * NEW.preco_centavos + (SELECT COALESCE(SUM(quantidade * preco_centavos), 0) FROM itens WHERE pedido_id = NEW.pedido_id)",
   )}
    ${moneyRangeTrigger("solicitacoes", "solicitacoes_valor_no_limite", "NEW.valor_centavos")}`,
+  // What became of each result received for a request: applied (moved the order) or
+  // recognised as a repeat. Counted, not held by a constraint, so that a double shows.
+  `ALTER TABLE solicitacoes ADD COLUMN resultados_aplicados INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE solicitacoes ADD COLUMN resultados_repetidos INTEGER NOT NULL DEFAULT 0;`,
 ];
 
 interface SolicitacaoRow {
@@ -103,6 +107,9 @@ export function openStore(path: string) {
     conclude: db.prepare(
       "UPDATE solicitacoes SET estado = 'CONCLUIDA', aprovado = ?, motivo = ?, concluida_em = ?, decidida_em = ? WHERE solicitacao_id = ? AND estado = 'PENDENTE'",
     ),
+    countResultado: db.prepare(
+      "UPDATE solicitacoes SET resultados_aplicados = resultados_aplicados + ?, resultados_repetidos = resultados_repetidos + ? WHERE solicitacao_id = ?",
+    ),
     confirm: db.prepare(
       "UPDATE solicitacoes SET confirmada_em = COALESCE(confirmada_em, ?) WHERE solicitacao_id = ?",
     ),
@@ -166,6 +173,10 @@ export function openStore(path: string) {
         result.decididaEm,
         id,
       );
+    },
+    /** Counts a result received for the request: applied, or recognised as a repeat. */
+    countResultado(id: string, outcome: "applied" | "repeated"): void {
+      q.countResultado.run(outcome === "applied" ? 1 : 0, outcome === "repeated" ? 1 : 0, id);
     },
     /** The first confirm of a request's publication (a repeat publishes again). */
     markConfirmed(solicitacaoId: string): void {

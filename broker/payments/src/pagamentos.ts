@@ -31,6 +31,7 @@ export function pagamentoUseCases({ store, inTransaction }: PagamentoUseCaseDeps
       const existing = store.findDecisao(s.solicitacaoId);
       if (existing) {
         sameContent(existing, request);
+        await inTransaction(() => store.countRepeat(s.solicitacaoId));
         return { decisao: existing, repeated: true };
       }
       const decisao = await inTransaction(() =>

@@ -12,6 +12,8 @@ const MIGRATIONS = [
      decidida_em TEXT NOT NULL
    )`,
   moneyRangeTrigger("decisoes", "decisoes_valor_no_limite", "NEW.valor_centavos"),
+  // Deliveries of a decided request recognised as repeats (a redelivery, a client's repeat).
+  "ALTER TABLE decisoes ADD COLUMN repeticoes INTEGER NOT NULL DEFAULT 0",
 ];
 
 interface DecisaoRow {
@@ -48,6 +50,9 @@ export function openStore(path: string) {
       `INSERT INTO decisoes (solicitacao_id, pedido_id, valor_centavos, cenario, aprovado, motivo, decidida_em)
        VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (solicitacao_id) DO NOTHING`,
     ),
+    countRepeat: db.prepare(
+      "UPDATE decisoes SET repeticoes = repeticoes + 1 WHERE solicitacao_id = ?",
+    ),
     newestFirst: db.prepare<[number], DecisaoRow>(
       "SELECT * FROM decisoes ORDER BY rowid DESC LIMIT ?",
     ),
@@ -75,6 +80,10 @@ export function openStore(path: string) {
         new Date().toISOString(),
       );
       return toDecisao(q.byKey.get(d.solicitacaoId) as DecisaoRow);
+    },
+    /** Counts a delivery of an already decided request, recognised as a repeat. */
+    countRepeat(solicitacaoId: string): void {
+      q.countRepeat.run(solicitacaoId);
     },
     listDecisoes(limit = 500) {
       return q.newestFirst.all(limit).map(toDecisao);
