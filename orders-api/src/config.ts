@@ -36,6 +36,11 @@ export const envSchema = z.object({
   OUTBOX: z.enum(["ligado", "desligado"]).default("ligado"),
   /** How long POST /pedidos waits for Kafka's acknowledgement. */
   CONFIRMACAO_MS: z.coerce.number().int().positive().default(5000),
+  /**
+   * Fault injection: the outbox relay waits this long after Kafka acknowledged a batch,
+   * before marking it sent, so that a test can kill it inside that window.
+   */
+  PAUSA_ANTES_DE_MARCAR_MS: z.coerce.number().int().min(0).default(0),
 });
 
 export type Config = ReturnType<typeof readConfig>;
@@ -50,5 +55,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     pagamentosUrl: e.PAGAMENTOS_URL,
     confirmMs: e.CONFIRMACAO_MS,
     outbox: e.OUTBOX === "ligado",
+    pauseBeforeMarkMs: e.PAUSA_ANTES_DE_MARCAR_MS,
   };
 }

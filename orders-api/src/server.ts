@@ -51,7 +51,12 @@ export async function startOrdersApi(
       // producer, with a time limit longer than kafkajs's retries, learns whether the rows
       // were written.
       relayPublisher = createPublisher(kafka, RELAY_TIME_LIMIT_MS, log);
-      relay = startOutboxRelay({ store, publisher: relayPublisher, log });
+      relay = startOutboxRelay({
+        store,
+        publisher: relayPublisher,
+        log,
+        pauseBeforeMarkMs: config.pauseBeforeMarkMs,
+      });
       announcer = outboxAnnouncer({ store, names: names, relay, confirmMs: config.confirmMs });
     } else {
       announcer = directAnnouncer({ store, names: names, publisher, log });

@@ -35,12 +35,15 @@ export function startOutboxRelay({
   log,
   batchSize = 500,
   pollMs = 1000,
+  pauseBeforeMarkMs = 0,
 }: {
   store: PedidoStore;
   publisher: Publisher;
   log: Logger;
   batchSize?: number;
   pollMs?: number;
+  /** PAUSA_ANTES_DE_MARCAR_MS: fault injection, a wait between the acknowledgement and the mark. */
+  pauseBeforeMarkMs?: number;
 }): OutboxRelay {
   const waiters = new Map<number, (error?: Error) => void>();
   let running = true;
@@ -107,6 +110,7 @@ export function startOutboxRelay({
         ...(r.traceparent ? { headers: { traceparent: r.traceparent } } : {}),
       })),
     );
+    if (pauseBeforeMarkMs > 0) await new Promise((r) => setTimeout(r, pauseBeforeMarkMs));
     store.markSent(
       rows.map((r, i) => ({
         id: r.id,
