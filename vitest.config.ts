@@ -52,7 +52,8 @@ export default defineConfig({
           name: "faults",
           sequence: { groupOrder: 2 },
           include: ["test/faults/**/*.test.ts"],
-          globalSetup: ["./test/global-setup.ts"],
+          // The second prints this run's table of fault scenarios (test/faults/report.ts).
+          globalSetup: ["./test/global-setup.ts", "./test/faults/report.ts"],
           testTimeout: 240_000,
           hookTimeout: 120_000,
           maxWorkers: 1,

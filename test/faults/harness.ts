@@ -1,15 +1,12 @@
 import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { kafkaNames } from "@shop/contracts";
 import Database from "better-sqlite3";
+import { Kafka, logLevel } from "kafkajs";
 import { expect } from "vitest";
 import { analyticsCli, http } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
-
-export interface Pedido {
-  id: number;
-  status: string;
-  valor: number;
-  processadoPor: string | null;
-}
+import { beyondFirst, type FaultRow, recordRow, tally } from "./report.ts";
 
 /** What a client saw for each order it tried to place. */
 export interface Stream {
@@ -23,7 +20,8 @@ export interface Stream {
 
 /**
  * Places `total` orders, `concurrency` at a time, while a fault happens. Half are under
- * 100.00 and half over, so both decisions occur.
+ * 100.00 and half over, so both decisions occur. Each request has its own `cliente`, so
+ * that two orders for one request show in the database.
  */
 export function streamOfOrders(
   baseUrl: () => string,
@@ -42,16 +40,18 @@ export function streamOfOrders(
         quantidade: 1 + (n % 3),
         precoUnitario: n % 2 === 0 ? 20 : 60,
       };
+      let res: Awaited<ReturnType<typeof http<{ id: number; erro?: string }>>> | null = null;
       try {
-        const res = await http<{ id: number; erro?: string }>("POST", `${baseUrl()}/pedidos`, body);
-        if (res.status === 201) s.created.push(res.body.id);
-        else if (res.status === 500)
-          s.unconfirmed.push(Number(res.body.erro?.match(/order (\d+)/)?.[1]));
-        else throw new Error(`unexpected ${res.status}`);
-      } catch (error) {
-        if (error instanceof Error && error.message.startsWith("unexpected")) throw error;
+        res = await http<{ id: number; erro?: string }>("POST", `${baseUrl()}/pedidos`, body);
+      } catch {
         s.unanswered++;
       }
+      if (res?.status === 201) s.created.push(res.body.id);
+      else if (res?.status === 500)
+        s.unconfirmed.push(Number(res.body.erro?.match(/order (\d+)/)?.[1]));
+      // Anything else fails at once, not as a time-out.
+      else if (res)
+        expect.fail(`POST /pedidos answered ${res.status}: ${JSON.stringify(res.body)}`);
       await new Promise((r) => setTimeout(r, pauseMs));
     }
   }
@@ -59,55 +59,228 @@ export function streamOfOrders(
   return s;
 }
 
-/**
- * The four end-of-scenario checks: every order reaches a final state; each was decided
- * once in effect (one result applied, one processadoPor); nothing is lost; analytics,
- * replayed from offset 0 in a new group, agrees with the orders database.
- */
-export async function expectConsistent(opts: {
-  apiUrl: string;
-  stream: Stream;
-  /** The orders API's database: what was applied is counted there, not in log lines. */
-  ordersDb: string;
-  kafkaBrokers: string;
-  prefix: string;
-}) {
-  const { apiUrl, stream } = opts;
-  const pedidos = await waitFor(
-    async () => {
-      const all = (await http<Pedido[]>("GET", `${apiUrl}/pedidos?limite=5000`)).body;
-      return all.every((p) => p.status !== "AGUARDANDO_PAGAMENTO") && all;
-    },
-    { timeoutMs: 120_000, intervalMs: 500, what: "every order to reach a final state" },
-  );
-  // Nothing lost: every order a client was told about exists, and no order is missing its id.
-  const ids = new Set(pedidos.map((p) => p.id));
-  for (const id of [...stream.created, ...stream.unconfirmed])
-    expect(ids.has(id), `order ${id}`).toBe(true);
-  expect(pedidos.length).toBeGreaterThanOrEqual(stream.created.length + stream.unconfirmed.length);
-  expect(pedidos.length).toBeLessThanOrEqual(
-    stream.created.length + stream.unconfirmed.length + stream.unanswered,
-  );
+export interface KafkaRecord {
+  partition: number;
+  offset: number;
+  key: string | null;
+  value: Record<string, unknown>;
+}
 
-  // Decided once in effect, counted in the orders database: each result that moved an
-  // order wrote one "resultado-aplicado" step on its timeline (a repeat writes
-  // "resultado-repetido"), in the same transaction as the move.
-  const db = new Database(opts.ordersDb, { readonly: true });
-  const applied = new Map<number, number>();
+function admin(brokers: string) {
+  return new Kafka({
+    clientId: `faults-${randomBytes(3).toString("hex")}`,
+    brokers: brokers.split(","),
+    logLevel: logLevel.NOTHING,
+  });
+}
+
+/** Every record of a topic now, read from offset 0 to its end by a group of its own. */
+export async function readTopic(brokers: string, topic: string): Promise<KafkaRecord[]> {
+  const kafka = admin(brokers);
+  const a = kafka.admin();
+  await a.connect();
+  const ends = await a.fetchTopicOffsets(topic).finally(() => a.disconnect());
+  const want = new Map(ends.map((e) => [e.partition, Number(e.high)]));
+  const records: KafkaRecord[] = [];
+  if ([...want.values()].every((h) => h === 0)) return records;
+  const seen = new Map<number, number>();
+  const consumer = kafka.consumer({ groupId: `faults-reader-${randomBytes(4).toString("hex")}` });
+  await consumer.connect();
   try {
-    const rows = db
-      .prepare<[], { pedido_id: number; n: number }>(
-        "SELECT pedido_id, COUNT(*) AS n FROM historico WHERE etapa = 'resultado-aplicado' GROUP BY pedido_id",
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachMessage: async ({ partition, message }) => {
+        const offset = Number(message.offset);
+        if (offset >= (want.get(partition) ?? 0)) return;
+        records.push({
+          partition,
+          offset,
+          key: message.key?.toString() ?? null,
+          value: JSON.parse(message.value?.toString() ?? "null") as Record<string, unknown>,
+        });
+        seen.set(partition, offset + 1);
+      },
+    });
+    await waitFor(() => [...want].every(([p, high]) => (seen.get(p) ?? 0) >= high), {
+      timeoutMs: 60_000,
+      what: `${topic} read to its end`,
+    });
+  } finally {
+    await consumer.disconnect();
+  }
+  return records;
+}
+
+/** A group's committed offset of each partition of a topic (the next record it will read). */
+export async function committedOffsets(
+  brokers: string,
+  groupId: string,
+  topic: string,
+): Promise<Map<number, number>> {
+  const a = admin(brokers).admin();
+  await a.connect();
+  try {
+    const [t] = await a.fetchOffsets({ groupId, topics: [topic] });
+    return new Map(t?.partitions.map((p) => [p.partition, Number(p.offset)]) ?? []);
+  } finally {
+    await a.disconnect();
+  }
+}
+
+interface PedidoRow {
+  id: number;
+  cliente: string;
+  status: string;
+  valor_centavos: number;
+  processado_por: string | null;
+}
+
+/** The event-log edition's state: the orders database and both topics, read now. */
+export async function eventLogState(opts: { ordersDb: string; brokers: string; prefix: string }) {
+  const names = kafkaNames(opts.prefix);
+  const db = new Database(opts.ordersDb, { readonly: true });
+  let pedidos: PedidoRow[];
+  let steps: { pedido_id: number; etapa: string }[];
+  try {
+    pedidos = db
+      .prepare<[], PedidoRow>(
+        "SELECT id, cliente, status, valor_centavos, processado_por FROM pedidos ORDER BY id",
       )
       .all();
-    for (const r of rows) applied.set(r.pedido_id, r.n);
+    steps = db
+      .prepare<[], { pedido_id: number; etapa: string }>(
+        "SELECT pedido_id, etapa FROM historico WHERE etapa IN ('resultado-aplicado', 'resultado-repetido')",
+      )
+      .all();
   } finally {
     db.close();
   }
-  for (const p of pedidos) {
-    expect(applied.get(p.id), `order ${p.id} applied`).toBe(1);
-    expect(p.processadoPor).toMatch(/^caixa-/);
-    expect(p.status).toBe(p.valor <= 100 ? "PAGO" : "RECUSADO");
+  const [criados, resultados] = await Promise.all([
+    readTopic(opts.brokers, names.topics.pedidosCriados),
+    readTopic(opts.brokers, names.topics.pagamentosResultados),
+  ]);
+  return {
+    pedidos,
+    /** Results that moved an order, per order (in the move's own transaction). */
+    applied: tally(steps.filter((s) => s.etapa === "resultado-aplicado").map((s) => s.pedido_id)),
+    /** Results the orders API read again and recognised as repeats, per order. */
+    repeated: tally(steps.filter((s) => s.etapa === "resultado-repetido").map((s) => s.pedido_id)),
+    criados,
+    resultados,
+    /** PedidoCriado records per order. */
+    criadosPerPedido: tally(criados.map((r) => Number(r.value.pedidoId))),
+    /** Decisions (ResultadoPagamento records) per order, by any payments instance. */
+    decisionsPerPedido: tally(resultados.map((r) => Number(r.value.pedidoId))),
+  };
+}
+
+export type EventLogState = Awaited<ReturnType<typeof eventLogState>>;
+
+/**
+ * PedidoCriado records of the orders given, at or past the group's committed offset of
+ * their partition: decided work that a kill left uncommitted, which the partition's next
+ * owner reads again.
+ */
+export function uncommittedRecords(
+  state: EventLogState,
+  committed: Map<number, number>,
+  pedidoIds: Set<number>,
+): KafkaRecord[] {
+  return state.criados.filter(
+    (r) => pedidoIds.has(Number(r.value.pedidoId)) && r.offset >= (committed.get(r.partition) ?? 0),
+  );
+}
+
+/** The orders a payments instance decided (its ResultadoPagamento records), by instancia. */
+export const decidedBy = (state: EventLogState, instancia: string) =>
+  new Set(
+    state.resultados
+      .filter((r) => r.value.instancia === instancia)
+      .map((r) => Number(r.value.pedidoId)),
+  );
+
+/** What a scenario says about its fault once the state is read; a miss fails it. */
+export type Proof = (state: EventLogState) => { hit: boolean; text: string };
+
+/**
+ * The end of an event-log scenario. Waits until every order is final (or 120 s), then
+ * counts from state, never from logs: lost requests; repeats absorbed; doubled effects
+ * (two orders for one request, two PedidoCriado records for one order, two decisions for
+ * one order, two results applied to one order); analytics replayed from offset 0 in a new
+ * group against the database. Asserts what must be zero, records the row, returns the state.
+ */
+export async function finishEventLogScenario(opts: {
+  apiUrl: string;
+  stream: Stream;
+  ordersDb: string;
+  kafkaBrokers: string;
+  prefix: string;
+  row: Pick<FaultRow, "scenario" | "fault">;
+  proof: Proof;
+  /** When the fault ended (broker back, service restarted, the kill). */
+  healedAt: number;
+}): Promise<EventLogState> {
+  const { stream } = opts;
+  const acknowledged = [...stream.created, ...stream.unconfirmed];
+  const open = async () =>
+    (await http<{ id: number; status: string }[]>("GET", `${opts.apiUrl}/pedidos?limite=5000`))
+      .body;
+  await waitFor(async () => (await open()).every((p) => p.status !== "AGUARDANDO_PAGAMENTO"), {
+    timeoutMs: 120_000,
+    intervalMs: 500,
+    what: "every order to reach a final state",
+  }).catch(() => {}); // what is still open is counted as lost below
+  const recoverMs = Date.now() - opts.healedAt;
+  const state = await eventLogState({
+    ordersDb: opts.ordersDb,
+    brokers: opts.kafkaBrokers,
+    prefix: opts.prefix,
+  });
+  const byId = new Map(state.pedidos.map((p) => [p.id, p]));
+  const lost = acknowledged.filter((id) => {
+    const p = byId.get(id);
+    return !p || p.status === "AGUARDANDO_PAGAMENTO";
+  });
+  const doubled = {
+    orders: beyondFirst(tally(state.pedidos.map((p) => p.cliente))),
+    "PedidoCriado records": beyondFirst(state.criadosPerPedido),
+    decisions: beyondFirst(state.decisionsPerPedido),
+    "results applied": beyondFirst(state.applied),
+  };
+  const redeliveriesAbsorbed = [...state.repeated.values()].reduce((a, b) => a + b, 0);
+  const proof = opts.proof(state);
+  recordRow({
+    ...opts.row,
+    proof: proof.hit ? proof.text : `NOT HIT: ${proof.text}`,
+    requests: stream.created.length,
+    requestsNote: [
+      stream.unconfirmed.length > 0 ? `${stream.unconfirmed.length} more answered 500, saved` : "",
+      stream.unanswered > 0 ? `${stream.unanswered} unanswered` : "",
+    ]
+      .filter(Boolean)
+      .join("; "),
+    lost: lost.length,
+    redeliveriesAbsorbed,
+    doubled,
+    recoverMs,
+  });
+
+  expect(proof.hit, `the fault did not hit: ${proof.text}`).toBe(true);
+  expect(lost, "acknowledged orders never final").toEqual([]);
+  // At most one order per client request (each has its own cliente), and none unasked for.
+  expect(doubled.orders).toBe(0);
+  expect(state.pedidos.length).toBeLessThanOrEqual(acknowledged.length + stream.unanswered);
+  for (const p of state.pedidos) {
+    // Decided once in effect: one result moved each order, whatever was re-read.
+    expect(state.applied.get(p.id), `order ${p.id}: results applied`).toBe(1);
+    expect(p.processado_por).toMatch(/^caixa-/);
+    expect(p.status).toBe(p.valor_centavos <= 100_00 ? "PAGO" : "RECUSADO");
+    // Every decision published reached the orders API: applied once, the rest repeats.
+    expect(
+      (state.applied.get(p.id) ?? 0) + (state.repeated.get(p.id) ?? 0),
+      `order ${p.id}: results read`,
+    ).toBeGreaterThanOrEqual(state.decisionsPerPedido.get(p.id) ?? 0);
   }
 
   // Analytics, replayed from offset 0, agrees with the database.
@@ -123,9 +296,9 @@ export async function expectConsistent(opts: {
     pedidosPagos: number;
     receitaCentavos: number;
   };
-  const pagos = pedidos.filter((p) => p.status === "PAGO");
-  expect(painel.pedidosVistos).toBe(pedidos.length);
+  const pagos = state.pedidos.filter((p) => p.status === "PAGO");
+  expect(painel.pedidosVistos).toBe(state.pedidos.length);
   expect(painel.pedidosPagos).toBe(pagos.length);
-  expect(painel.receitaCentavos).toBe(pagos.reduce((sum, p) => sum + Math.round(p.valor * 100), 0));
-  return { pedidos, painel };
+  expect(painel.receitaCentavos).toBe(pagos.reduce((sum, p) => sum + p.valor_centavos, 0));
+  return state;
 }

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { chownSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -95,6 +95,35 @@ export async function ownRabbit(name: string) {
     async startApp() {
       ctl("start_app");
       await waitFor(atende, { timeoutMs: 60_000, what: `${node} to answer again` });
+    },
+    /** kill -9 of the node's Erlang VM, as a crash would: no goodbye to any client. */
+    async kill() {
+      const pid = Number(readFileSync(env.RABBITMQ_PID_FILE, "utf8").trim());
+      process.kill(pid, "SIGKILL");
+      await waitFor(async () => !(await atende()), { what: `${node} to stop answering` });
+    },
+    /** Starts the node again after a kill, on the same ports and data folder. */
+    restart: iniciar,
+    /**
+     * Sets the node's free-disk limit: above the disk's free space it raises the disk
+     * alarm, which blocks every publishing connection until it is set back below.
+     */
+    setDiskFreeLimit(limit: string) {
+      ctl("set_disk_free_limit", limit);
+    },
+    /** The node's resource alarms now (`rabbitmq-diagnostics alarms`), as RabbitMQ names them. */
+    alarms(): unknown[] {
+      const r = spawnSync(
+        "rabbitmq-diagnostics",
+        ["-n", node, "-q", "alarms", "--formatter", "json"],
+        { env, encoding: "utf8" },
+      );
+      // {"alarms":[]} when there are none; {"local":[...],"global":[...]} when there are.
+      const j = JSON.parse(r.stdout) as Record<
+        "alarms" | "local" | "global",
+        unknown[] | undefined
+      >;
+      return [...(j.alarms ?? []), ...(j.local ?? []), ...(j.global ?? [])];
     },
     async dispose() {
       try {
