@@ -116,6 +116,7 @@ export async function benchPipeline(opts: {
     shape: (url: string) => Promise<unknown>,
     expected: number,
     aquecimento = 0,
+    paymentsEnv: Record<string, string> = {},
   ) => {
     const prefix = testPrefix(`pipe-${label}`);
     const dbPath = tempDb(`pipe-${label}`);
@@ -126,7 +127,11 @@ export async function benchPipeline(opts: {
     const api = await ServiceProcess.start("orders-api", "orders-api", env({ DB_PATH: dbPath }));
     const payments = await Promise.all(
       ["caixa-1", "caixa-2", "caixa-3"].map((i) =>
-        ServiceProcess.start(i, "payments", env({ INSTANCIA: i, TEMPO_DECISAO_MS: "0" })),
+        ServiceProcess.start(
+          i,
+          "payments",
+          env({ INSTANCIA: i, TEMPO_DECISAO_MS: "0", ...paymentsEnv }),
+        ),
       ),
     );
     let paymentsPeak = 0;
@@ -149,8 +154,11 @@ export async function benchPipeline(opts: {
         intervalMs: 250,
         what: `${expected} orders decided`,
       });
+      const spent = cpu.parar(expected);
       return {
-        cpu: cpu.parar(expected).texto,
+        cpu: spent.texto,
+        paymentsCpuMs: spent.porUnidade.payments ?? 0,
+        kafkaCpuMs: spent.porUnidade.Kafka ?? 0,
         ...latencies(dbPath, aquecimento),
         etapas: stepsFromDb(dbPath, aquecimento),
         paymentsPeak,
@@ -170,6 +178,17 @@ export async function benchPipeline(opts: {
     opts.orders,
   );
   const throughput = (burst.n / burst.spanMs) * 1000;
+
+  opts.log("pipeline: the same burst with payments at ENTREGA=exatamente-uma-vez...");
+  const exactlyOnce = await run(
+    "burst-eos",
+    (url) => pedidos(url, { connections: 64, amount: opts.orders }),
+    opts.orders,
+    0,
+    { ENTREGA: "exatamente-uma-vez" },
+  );
+  const eosThroughput = (exactlyOnce.n / exactlyOnce.spanMs) * 1000;
+  const perOrder = (r: typeof burst) => r.paymentsCpuMs + r.kafkaCpuMs;
 
   const steadyTotal = 200 * opts.steadySeconds;
   opts.log(`pipeline: a steady 200 orders/s for ${opts.steadySeconds} s, after 1 s of warm-up...`);
@@ -196,6 +215,15 @@ export async function benchPipeline(opts: {
       baselineValue: opts.intakeRps,
       ratio: throughput / opts.intakeRps,
       unit: "orders/s",
+    },
+    {
+      benchmark: "pipeline, exactly-once: payments + Kafka CPU per order",
+      measured: `${perOrder(exactlyOnce).toFixed(2)} ms (payments ${exactlyOnce.paymentsCpuMs.toFixed(2)}, Kafka ${exactlyOnce.kafkaCpuMs.toFixed(2)}); ${Math.round(eosThroughput)} orders/s, p50 ${exactlyOnce.p50} ms, p99 ${exactlyOnce.p99} ms`,
+      baseline: `at-least-once ${perOrder(burst).toFixed(2)} ms (payments ${burst.paymentsCpuMs.toFixed(2)}, Kafka ${burst.kafkaCpuMs.toFixed(2)}); ${Math.round(throughput)} orders/s`,
+      value: perOrder(exactlyOnce),
+      baselineValue: perOrder(burst),
+      ratio: perOrder(exactlyOnce) / Math.max(0.001, perOrder(burst)),
+      unit: "CPU ms/order",
     },
     {
       benchmark: "pipeline at a steady 200 orders/s: p99",

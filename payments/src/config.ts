@@ -14,6 +14,13 @@ export const envSchema = z.object({
   MODO: z.enum(MODOS).default("eventos"),
   /** Offsets are committed automatically at this interval (5 s in the spec). */
   COMMIT_INTERVAL_MS: z.coerce.number().int().positive().default(5000),
+  /**
+   * pelo-menos-uma-vez (the spec): a result is published, then its offset committed; a
+   * crash between them publishes it again. exatamente-uma-vez: the result and the offset
+   * are committed in one Kafka transaction (read_committed readers never see a result
+   * whose transaction did not commit).
+   */
+  ENTREGA: z.enum(["pelo-menos-uma-vez", "exatamente-uma-vez"]).default("pelo-menos-uma-vez"),
 });
 
 export type Config = ReturnType<typeof readConfig>;
@@ -26,5 +33,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     decisionWaitMs: e.TEMPO_DECISAO_MS,
     modo: e.MODO,
     commitIntervalMs: e.COMMIT_INTERVAL_MS,
+    exactlyOnce: e.ENTREGA === "exatamente-uma-vez",
   };
 }

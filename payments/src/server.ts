@@ -39,6 +39,7 @@ export async function startPayments(
           pagamentos,
           log,
           autoCommitInterval: config.commitIntervalMs,
+          exactlyOnce: config.exactlyOnce,
         })
       : null;
 
@@ -51,7 +52,8 @@ export async function startPayments(
   });
   const http = await listen(app, config.port, config.host);
   const { url } = http;
-  log.info(`payments ${config.instancia} listening on ${url} (${config.modo})`);
+  const delivery = config.exactlyOnce ? ", exactly-once" : "";
+  log.info(`payments ${config.instancia} listening on ${url} (${config.modo}${delivery})`);
 
   return {
     port: http.port,

@@ -1,5 +1,6 @@
 import { kafkaNames } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { committedOffsets, readTopic } from "../helpers/kafka.ts";
 import { ownKafka } from "../helpers/own-kafka.ts";
 import {
   countRows,
@@ -12,7 +13,6 @@ import {
 } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
 import {
-  committedOffsets,
   decidedBy,
   type EventLogState,
   finishEventLogScenario,
@@ -107,53 +107,89 @@ function shop(name: string) {
 }
 
 describe("Fault injection: event-log edition", () => {
-  it("When a payments instance is killed -9 mid-stream with two running, then what it decided and had not committed is decided again, and applied once", async () => {
-    const s = shop("f-kill-payments");
-    const api = await s.start("orders-api", "orders-api");
-    // kafkajs commits at the end of each batch; the instance to be killed decides slower
-    // (longer batches) and commits nowhere else (60 s instead of 5 s). It is killed as soon
-    // as it has published a decision its group has not committed: inside the window.
-    const [one] = await Promise.all([
-      s.payments("caixa-1", { COMMIT_INTERVAL_MS: "60000", TEMPO_DECISAO_MS: "300" }),
-      s.payments("caixa-2"),
-    ]);
-    if (!one) throw new Error("caixa-1 did not start");
-    const stream = streamOfOrders(() => api.url(), 60);
-    const committedNow = () =>
-      committedOffsets(kafka.brokers, s.names.groups.pagamentos, s.names.topics.pedidosCriados);
-    await waitFor(
-      async () => {
-        const committed = await committedNow();
-        return (await http<Decided[]>("GET", `${one.url()}/pagamentos`)).body.some(
-          (d) => Number(d.offset) >= (committed.get(d.particao ?? -1) ?? 0),
-        );
-      },
-      { what: "caixa-1 to publish a decision its group has not committed" },
-    );
-    await one.kill();
-    const killedAt = Date.now();
-    const committed = await committedNow();
-    await stream.done;
-    await s.finish(
-      api,
-      stream,
-      {
-        scenario: "payments instance killed (event-log)",
-        fault: "kill -9 one of two payments instances mid-stream",
-      },
-      (state) => {
-        const atKill = uncommittedRecords(state, committed, decidedBy(state, "caixa-1"));
-        const again = atKill.filter(
-          (r) => (state.decisionsPerPedido.get(Number(r.value.pedidoId)) ?? 0) >= 2,
-        );
-        return {
-          hit: atKill.length > 0 && again.length === atKill.length,
-          text: `${atKill.length} records decided by caixa-1 and uncommitted at the kill; ${again.length} of them decided again by caixa-2`,
-        };
-      },
-      killedAt,
-    );
-  }, 240_000);
+  // The same kill both ways: at-least-once (the spec) and exactly-once (Kafka transactions).
+  it.each([
+    ["pelo-menos-uma-vez", "decided again, both results published, applied once"],
+    [
+      "exatamente-uma-vez",
+      "aborted with its transaction and decided once in effect: one result per order",
+    ],
+  ] as const)(
+    "When a payments instance (ENTREGA=%s) is killed -9 mid-stream with two running, then what it decided and had not committed is %s",
+    async (entrega, _outcome) => {
+      const exactlyOnce = entrega === "exatamente-uma-vez";
+      const s = shop(exactlyOnce ? "f-kill-payments-eos" : "f-kill-payments");
+      const api = await s.start("orders-api", "orders-api");
+      // kafkajs commits at the end of each batch; the instance to be killed decides slower
+      // (longer batches) and commits nowhere else (60 s instead of 5 s). It is killed as soon
+      // as it has written a decision its group has not committed: inside the window.
+      const [one] = await Promise.all([
+        s.payments("caixa-1", {
+          ENTREGA: entrega,
+          COMMIT_INTERVAL_MS: "60000",
+          TEMPO_DECISAO_MS: "300",
+        }),
+        s.payments("caixa-2", { ENTREGA: entrega }),
+      ]);
+      if (!one) throw new Error("caixa-1 did not start");
+      const stream = streamOfOrders(() => api.url(), 60);
+      const committedNow = () =>
+        committedOffsets(kafka.brokers, s.names.groups.pagamentos, s.names.topics.pedidosCriados);
+      await waitFor(
+        async () => {
+          const committed = await committedNow();
+          return (await http<Decided[]>("GET", `${one.url()}/pagamentos`)).body.some(
+            (d) => Number(d.offset) >= (committed.get(d.particao ?? -1) ?? 0),
+          );
+        },
+        { what: "caixa-1 to write a decision its group has not committed" },
+      );
+      await one.kill();
+      const killedAt = Date.now();
+      const committed = await committedNow();
+      await stream.done;
+      const state = await s.finish(
+        api,
+        stream,
+        {
+          scenario: `payments instance killed, ENTREGA=${entrega} (event-log)`,
+          fault: "kill -9 one of two payments instances mid-stream",
+        },
+        async (state) => {
+          // Every result written, aborted transactions' too: what caixa-1 had written.
+          const written = await readTopic(kafka.brokers, s.names.topics.pagamentosResultados, {
+            readUncommitted: true,
+          });
+          const byOne = new Set(
+            written
+              .filter((r) => r.value.instancia === "caixa-1")
+              .map((r) => Number(r.value.pedidoId)),
+          );
+          const atKill = uncommittedRecords(state, committed, byOne);
+          const again = atKill.filter((r) => {
+            const id = Number(r.value.pedidoId);
+            // Decided again by caixa-2, whose result is the one read as committed.
+            return state.resultados.some(
+              (x) => Number(x.value.pedidoId) === id && x.value.instancia === "caixa-2",
+            );
+          });
+          const aborted = written.length - state.resultados.length;
+          return {
+            hit: atKill.length > 0 && again.length === atKill.length,
+            text:
+              `${atKill.length} records decided by caixa-1 and uncommitted at the kill; ` +
+              `${again.length} of them decided again by caixa-2` +
+              (exactlyOnce ? `; ${aborted} results written in aborted transactions` : ""),
+          };
+        },
+        killedAt,
+      );
+      if (exactlyOnce)
+        // One result per order in the topic as its consumers read it.
+        expect([...state.decisionsPerPedido.values()].every((n) => n === 1)).toBe(true);
+    },
+    240_000,
+  );
 
   it("When the Kafka broker is killed -9 and restarted mid-stream, then nothing is lost: the outbox publishes what waited", async () => {
     const s = shop("f-kill-kafka");

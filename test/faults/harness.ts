@@ -1,9 +1,8 @@
 import { spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { kafkaNames } from "@shop/contracts";
 import Database from "better-sqlite3";
-import { Kafka, logLevel } from "kafkajs";
 import { expect } from "vitest";
+import { type KafkaRecord, readTopic } from "../helpers/kafka.ts";
 import { analyticsCli, http } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { beyondFirst, type FaultRow, recordRow, tally } from "./report.ts";
@@ -57,75 +56,6 @@ export function streamOfOrders(
   }
   s.done = Promise.all(Array.from({ length: concurrency }, worker)).then(() => {});
   return s;
-}
-
-export interface KafkaRecord {
-  partition: number;
-  offset: number;
-  key: string | null;
-  value: Record<string, unknown>;
-}
-
-function admin(brokers: string) {
-  return new Kafka({
-    clientId: `faults-${randomBytes(3).toString("hex")}`,
-    brokers: brokers.split(","),
-    logLevel: logLevel.NOTHING,
-  });
-}
-
-/** Every record of a topic now, read from offset 0 to its end by a group of its own. */
-export async function readTopic(brokers: string, topic: string): Promise<KafkaRecord[]> {
-  const kafka = admin(brokers);
-  const a = kafka.admin();
-  await a.connect();
-  const ends = await a.fetchTopicOffsets(topic).finally(() => a.disconnect());
-  const want = new Map(ends.map((e) => [e.partition, Number(e.high)]));
-  const records: KafkaRecord[] = [];
-  if ([...want.values()].every((h) => h === 0)) return records;
-  const seen = new Map<number, number>();
-  const consumer = kafka.consumer({ groupId: `faults-reader-${randomBytes(4).toString("hex")}` });
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      eachMessage: async ({ partition, message }) => {
-        const offset = Number(message.offset);
-        if (offset >= (want.get(partition) ?? 0)) return;
-        records.push({
-          partition,
-          offset,
-          key: message.key?.toString() ?? null,
-          value: JSON.parse(message.value?.toString() ?? "null") as Record<string, unknown>,
-        });
-        seen.set(partition, offset + 1);
-      },
-    });
-    await waitFor(() => [...want].every(([p, high]) => (seen.get(p) ?? 0) >= high), {
-      timeoutMs: 60_000,
-      what: `${topic} read to its end`,
-    });
-  } finally {
-    await consumer.disconnect();
-  }
-  return records;
-}
-
-/** A group's committed offset of each partition of a topic (the next record it will read). */
-export async function committedOffsets(
-  brokers: string,
-  groupId: string,
-  topic: string,
-): Promise<Map<number, number>> {
-  const a = admin(brokers).admin();
-  await a.connect();
-  try {
-    const [t] = await a.fetchOffsets({ groupId, topics: [topic] });
-    return new Map(t?.partitions.map((p) => [p.partition, Number(p.offset)]) ?? []);
-  } finally {
-    await a.disconnect();
-  }
 }
 
 interface PedidoRow {
@@ -201,7 +131,9 @@ export const decidedBy = (state: EventLogState, instancia: string) =>
   );
 
 /** What a scenario says about its fault once the state is read; a miss fails it. */
-export type Proof = (state: EventLogState) => { hit: boolean; text: string };
+export type Proof = (
+  state: EventLogState,
+) => { hit: boolean; text: string } | Promise<{ hit: boolean; text: string }>;
 
 /**
  * The end of an event-log scenario. Waits until every order is final (or 120 s), then
@@ -249,7 +181,7 @@ export async function finishEventLogScenario(opts: {
     "results applied": beyondFirst(state.applied),
   };
   const redeliveriesAbsorbed = [...state.repeated.values()].reduce((a, b) => a + b, 0);
-  const proof = opts.proof(state);
+  const proof = await opts.proof(state);
   recordRow({
     ...opts.row,
     proof: proof.hit ? proof.text : `NOT HIT: ${proof.text}`,

@@ -55,3 +55,84 @@ export async function collectMessages(
   await waitFor(() => received.length >= count, { timeoutMs, what: `${count} messages` });
   return received;
 }
+
+export interface KafkaRecord {
+  partition: number;
+  offset: number;
+  key: string | null;
+  value: Record<string, unknown>;
+}
+
+function clientOf(brokers: string) {
+  return new Kafka({
+    clientId: `faults-${randomBytes(3).toString("hex")}`,
+    brokers: brokers.split(","),
+    logLevel: logLevel.NOTHING,
+  });
+}
+
+/**
+ * Every record of a topic now, read from offset 0 to its end by a group of its own: those
+ * of committed transactions only (read_committed, what the shop's consumers see), or with
+ * `readUncommitted` every record written, aborted transactions' too.
+ */
+export async function readTopic(
+  brokers: string,
+  topic: string,
+  { readUncommitted = false } = {},
+): Promise<KafkaRecord[]> {
+  const kafka = clientOf(brokers);
+  const a = kafka.admin();
+  await a.connect();
+  const ends = await a.fetchTopicOffsets(topic).finally(() => a.disconnect());
+  const want = new Map(ends.map((e) => [e.partition, Number(e.high)]));
+  const records: KafkaRecord[] = [];
+  if ([...want.values()].every((h) => h === 0)) return records;
+  const groupId = `faults-reader-${randomBytes(4).toString("hex")}`;
+  const consumer = kafka.consumer({ groupId, readUncommitted });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      // Committed after each batch, even one of nothing but a transaction's commit or abort
+      // marker (never handed over as a record): the group's offsets tell how far it has read.
+      autoCommitThreshold: 1,
+      eachMessage: async ({ partition, message }) => {
+        const offset = Number(message.offset);
+        if (offset >= (want.get(partition) ?? 0)) return;
+        records.push({
+          partition,
+          offset,
+          key: message.key?.toString() ?? null,
+          value: JSON.parse(message.value?.toString() ?? "null") as Record<string, unknown>,
+        });
+      },
+    });
+    await waitFor(
+      async () => {
+        const read = await committedOffsets(brokers, groupId, topic);
+        return [...want].every(([p, high]) => (read.get(p) ?? 0) >= high);
+      },
+      { timeoutMs: 60_000, intervalMs: 200, what: `${topic} read to its end` },
+    );
+  } finally {
+    await consumer.disconnect();
+  }
+  return records;
+}
+
+/** A group's committed offset of each partition of a topic (the next record it will read). */
+export async function committedOffsets(
+  brokers: string,
+  groupId: string,
+  topic: string,
+): Promise<Map<number, number>> {
+  const a = clientOf(brokers).admin();
+  await a.connect();
+  try {
+    const [t] = await a.fetchOffsets({ groupId, topics: [topic] });
+    return new Map(t?.partitions.map((p) => [p.partition, Number(p.offset)]) ?? []);
+  } finally {
+    await a.disconnect();
+  }
+}

@@ -3,7 +3,8 @@ import { dlqTopic } from "@shop/contracts";
 import { ConsumerEvents, continueTrace, type Logger, metrics, withContext } from "@shop/service";
 import type { Consumer, ConsumerConfig, Kafka, KafkaMessage } from "kafkajs";
 import { countStuck, measureLag } from "./lag.ts";
-import type { Publisher } from "./publisher.ts";
+import type { OutgoingRecord, Publisher } from "./publisher.ts";
+import { type PartitionTransaction, partitionTransactions } from "./transactions.ts";
 
 export interface RecordMeta {
   topic: string;
@@ -12,6 +13,11 @@ export interface RecordMeta {
   key: string | null;
   /** The platform's write time of the record, ISO 8601. */
   timestamp: string;
+  /**
+   * With `transactional`: writes records in the input partition's open transaction, to be
+   * committed with the offset after this record (resolves once written, not yet visible).
+   */
+  send?: (records: OutgoingRecord[]) => Promise<void>;
 }
 
 export interface Partitions {
@@ -51,6 +57,14 @@ export interface ConsumerOptions<T> {
   consumer?: Partial<ConsumerConfig>;
   /** kafkajs autoCommit settings; offsets are only ever resolved after handle returns. */
   autoCommitInterval?: number;
+  /**
+   * Exactly-once for consume→produce (transactions.ts): what the handler writes through
+   * `meta.send` and the offsets are committed in one Kafka transaction per input partition,
+   * at the end of each batch and every `autoCommitInterval` during a long one. Without it,
+   * at-least-once: offsets are committed after the handler's effects, and a crash between
+   * the two repeats them.
+   */
+  transactional?: { transactionalId: string; timeoutMs?: number };
 }
 
 export interface RunningConsumer {
@@ -99,6 +113,9 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
     key: m.key?.toString("utf8") ?? null,
   });
   let stopping = false;
+  const transactions = options.transactional
+    ? partitionTransactions(kafka, { ...options.transactional, groupId, log })
+    : null;
 
   // Returns the pipelined step wrapped in an object: awaiting a promise of a promise would
   // wait for both.
@@ -106,16 +123,18 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
     topic: string,
     partition: number,
     message: KafkaMessage,
+    tx: PartitionTransaction | null,
   ): Promise<{ pending?: Promise<void> }> {
     // The record continues the trace of whoever published it (traceparent header).
     const context = continueTrace(message.headers?.traceparent?.toString());
-    return withContext(context, () => handleRecord(topic, partition, message));
+    return withContext(context, () => handleRecord(topic, partition, message, tx));
   }
 
   async function handleRecord(
     topic: string,
     partition: number,
     message: KafkaMessage,
+    tx: PartitionTransaction | null,
   ): Promise<{ pending?: Promise<void> }> {
     const meta: RecordMeta = {
       topic,
@@ -123,6 +142,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
       offset: message.offset,
       key: message.key?.toString("utf8") ?? null,
       timestamp: new Date(Number(message.timestamp)).toISOString(),
+      ...(tx ? { send: (records: OutgoingRecord[]) => tx.send(records) } : {}),
     };
     eventos.emit("received", messageOf(topic, partition, message));
     const decoded = contract.decode(message.value);
@@ -235,11 +255,14 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
     await consumer.connect();
     await consumer.subscribe({ topics, fromBeginning: true });
     await consumer.run({
-      autoCommit: true,
+      // With transactions the offsets are committed in them, never by kafkajs.
+      autoCommit: !transactions,
       // Partitions are independent: a slow one must not hold the others back (order within
       // a partition is kept).
       partitionsConsumedConcurrently: PARALLEL_PARTITIONS,
-      ...(options.autoCommitInterval ? { autoCommitInterval: options.autoCommitInterval } : {}),
+      ...(options.autoCommitInterval && !transactions
+        ? { autoCommitInterval: options.autoCommitInterval }
+        : {}),
       eachBatchAutoResolve: false,
       eachBatch: async ({
         batch,
@@ -252,26 +275,58 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
         // In order: an offset is resolved only when its record and every earlier one are done.
         const inFlight: { offset: string; pending: Promise<void> | undefined; done: boolean }[] =
           [];
-        const resolve = (offset: string) => {
-          resolveOffset(offset);
+        const acked = (offset: string) =>
           eventos.emit("acked", {
             source: batch.topic,
             where: `${batch.topic}[${batch.partition}]@${offset}`,
             key: null,
           });
+        // With transactions, offsets done wait here for the transaction that commits them.
+        const tx = transactions?.forPartition(batch.topic, batch.partition) ?? null;
+        const uncommitted: string[] = [];
+        let lastCommit = Date.now();
+        const resolve = (offset: string) => {
+          if (tx) {
+            uncommitted.push(offset);
+            return;
+          }
+          resolveOffset(offset);
+          acked(offset);
         };
         const resolveDone = () => {
           while (inFlight[0]?.done) resolve((inFlight.shift() as { offset: string }).offset);
+        };
+        /** Every record handed over done, then its writes and offset committed in one go. */
+        const commitTransaction = async (t: PartitionTransaction) => {
+          for (const p of inFlight.splice(0)) {
+            await p.pending;
+            resolve(p.offset);
+          }
+          const last = uncommitted.at(-1);
+          if (last === undefined) return;
+          const next = String(Number(last) + 1);
+          await t.commit(next);
+          resolveOffset(last);
+          for (const offset of uncommitted.splice(0)) acked(offset);
+          lastCommit = Date.now();
+          eventos.emit("committed", {
+            source: batch.topic,
+            partition: batch.partition,
+            offset: next,
+          });
         };
         /** The record handled, tried again with backoff while it fails; null if the partition went away. */
         const handleUntilDone = async (message: KafkaMessage) => {
           const chave = `${batch.topic}:${batch.partition}`;
           for (let attempt = 1; ; attempt++) {
             try {
-              const r = await onRecord(batch.topic, batch.partition, message);
+              const r = await onRecord(batch.topic, batch.partition, message, tx);
               stuck.delete(chave);
               return r;
             } catch (error) {
+              // A failed write may have broken the transaction: it is aborted, and kafkajs
+              // reads the batch again from the last committed offset.
+              if (tx) throw error;
               const previous = stuck.get(chave);
               const stuckPartition: StuckPartition = {
                 topic: batch.topic,
@@ -311,29 +366,37 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
             }
           }
         };
-        for (const message of batch.messages) {
-          if (!isRunning() || isStale()) break;
-          const done = await handleUntilDone(message);
-          if (done === null) break;
-          const { pending } = done;
-          const p = { offset: message.offset, pending, done: pending === undefined };
-          pending?.then(
-            () => {
-              p.done = true;
-            },
-            () => {}, // awaited below, in order
-          );
-          inFlight.push(p);
-          resolveDone();
-          // kafkajs commits an eachBatch consumer's offsets only when the batch ends; with
-          // autoCommitInterval, what is done is also committed during a long batch (payments'
-          // 3 s per record: the spec's "every 5 seconds").
-          await commitOffsetsIfNecessary();
-          await heartbeat();
-        }
-        for (const p of inFlight) {
-          await p.pending;
-          resolve(p.offset);
+        try {
+          for (const message of batch.messages) {
+            if (!isRunning() || isStale()) break;
+            const done = await handleUntilDone(message);
+            if (done === null) break;
+            const { pending } = done;
+            const p = { offset: message.offset, pending, done: pending === undefined };
+            pending?.then(
+              () => {
+                p.done = true;
+              },
+              () => {}, // awaited below, in order
+            );
+            inFlight.push(p);
+            resolveDone();
+            // kafkajs commits an eachBatch consumer's offsets only when the batch ends; with
+            // autoCommitInterval, what is done is also committed during a long batch
+            // (payments' 3 s per record: the spec's "every 5 seconds"). A transaction too.
+            const interval = options.autoCommitInterval;
+            if (!tx) await commitOffsetsIfNecessary();
+            else if (interval && Date.now() - lastCommit >= interval) await commitTransaction(tx);
+            await heartbeat();
+          }
+          if (tx) await commitTransaction(tx);
+          for (const p of inFlight) {
+            await p.pending;
+            resolve(p.offset);
+          }
+        } catch (error) {
+          await tx?.abort();
+          throw error;
         }
       },
     });
@@ -370,6 +433,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
       stopMeasuring();
       stopCounting();
       await current.disconnect();
+      await transactions?.close();
     },
   };
 }

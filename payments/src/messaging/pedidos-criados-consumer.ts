@@ -19,6 +19,8 @@ export function startPedidosCriadosConsumer(deps: {
   log: Logger;
   /** COMMIT_INTERVAL_MS: offsets are committed at this interval. */
   autoCommitInterval: number;
+  /** ENTREGA=exatamente-uma-vez: each result and its record's offset in one transaction. */
+  exactlyOnce?: boolean;
 }): Promise<RunningConsumer> {
   const { kafka, names, publisher, pagamentos, log } = deps;
   return startConsumer({
@@ -30,19 +32,24 @@ export function startPedidosCriadosConsumer(deps: {
     deadLetters: publisher,
     log,
     autoCommitInterval: deps.autoCommitInterval,
+    // One transactional id for the group, not the instance: the next owner of a partition
+    // fences the previous one.
+    ...(deps.exactlyOnce ? { transactional: { transactionalId: names.groups.pagamentos } } : {}),
     async handle(evento, meta) {
       const decisao = await pagamentos.decidePagamento(evento.valor);
       const processadoEm = new Date().toISOString();
-      const published = publisher.publishInTurn(
-        names.topics.pagamentosResultados,
-        pedidoKey(evento.pedidoId),
-        ResultadoPagamento.encode({
-          versao: 1,
-          pedidoId: evento.pedidoId,
-          ...decisao,
-          processadoEm,
-        }),
-      );
+      const topic = names.topics.pagamentosResultados;
+      const key = pedidoKey(evento.pedidoId);
+      const value = ResultadoPagamento.encode({
+        versao: 1,
+        pedidoId: evento.pedidoId,
+        ...decisao,
+        processadoEm,
+      });
+      // Exactly-once: written in the partition's transaction, visible when it commits.
+      const published = meta.send
+        ? meta.send([{ topic, key, value }])
+        : publisher.publishInTurn(topic, key, value);
       return {
         pending: published.then(() =>
           pagamentos.recordDecision(

@@ -1,0 +1,127 @@
+import { type Logger, metrics, traceHeader } from "@shop/service";
+import { type Kafka, Partitioners, type Producer, type Transaction } from "kafkajs";
+import type { OutgoingRecord } from "./publisher.ts";
+
+/**
+ * Exactly-once for a consume→produce step (Kafka transactions): what a consumer publishes
+ * while handling the records of one input partition, and the offset after them, are
+ * committed together in one transaction, or not at all. A crash before the commit aborts
+ * the transaction: its records are never seen by a `read_committed` reader (kafkajs's
+ * default) and its input records are read again and handled again, once in effect.
+ *
+ * One transactional producer per input partition (`<transactionalId>-<topic>-<partition>`):
+ * whoever owns the partition next starts a producer with the same id, which fences the
+ * previous owner's (a zombie's commit then fails). kafkajs has no KIP-447, so the id per
+ * partition, not the group generation, is what fences.
+ */
+export interface PartitionTransactions {
+  /** The open transaction's sender for one input partition (one is opened if none is). */
+  forPartition(topic: string, partition: number): PartitionTransaction;
+  close(): Promise<void>;
+}
+
+export interface PartitionTransaction {
+  /** Writes records in the open transaction; resolves once written (not yet visible). */
+  send(records: OutgoingRecord[]): Promise<void>;
+  /**
+   * Commits the transaction with the group's offset `next` (the next record to read); one
+   * is opened for the offset alone if nothing was sent.
+   */
+  commit(next: string): Promise<void>;
+  /** Aborts the open transaction, if any: what it wrote is never read as committed. */
+  abort(): Promise<void>;
+}
+
+export function partitionTransactions(
+  kafka: Kafka,
+  opts: { transactionalId: string; groupId: string; log: Logger; timeoutMs?: number },
+): PartitionTransactions {
+  const producers = new Map<string, Promise<Producer>>();
+
+  const producerFor = (topic: string, partition: number) => {
+    const id = `${opts.transactionalId}-${topic}-${partition}`;
+    let p = producers.get(id);
+    if (!p) {
+      const producer = kafka.producer({
+        transactionalId: id,
+        idempotent: true,
+        maxInFlightRequests: 1,
+        // An instance killed mid-transaction holds back read_committed readers of what it
+        // wrote (the last stable offset) until the next owner fences it or this runs out.
+        transactionTimeout: opts.timeoutMs ?? 15_000,
+        createPartitioner: Partitioners.DefaultPartitioner,
+        allowAutoTopicCreation: false,
+      });
+      p = producer.connect().then(() => producer);
+      p.catch(() => producers.delete(id));
+      producers.set(id, p);
+    }
+    return { id, producer: p };
+  };
+
+  /** A producer whose transaction failed may be fenced: it is dropped and made anew. */
+  const drop = async (id: string) => {
+    const p = producers.get(id);
+    producers.delete(id);
+    await p?.then((producer) => producer.disconnect()).catch(() => {});
+  };
+
+  return {
+    forPartition(topic, partition) {
+      const { id, producer } = producerFor(topic, partition);
+      let open: Promise<Transaction> | null = null;
+      const transaction = () => {
+        open ??= producer.then((p) => p.transaction());
+        return open;
+      };
+      return {
+        async send(records) {
+          // The trace of the caller goes with each record, as with the publisher's.
+          const trace = traceHeader();
+          const tx = await transaction();
+          for (const r of records) metrics.published.inc({ destino: r.topic });
+          await tx.sendBatch({
+            acks: -1,
+            topicMessages: [...new Set(records.map((r) => r.topic))].map((t) => ({
+              topic: t,
+              messages: records
+                .filter((r) => r.topic === t)
+                .map((r) => ({ key: r.key, value: r.value, headers: { ...trace, ...r.headers } })),
+            })),
+          });
+          for (const r of records) metrics.confirmed.inc({ destino: r.topic });
+        },
+        async commit(next) {
+          const tx = await transaction();
+          try {
+            await tx.sendOffsets({
+              consumerGroupId: opts.groupId,
+              topics: [{ topic, partitions: [{ partition, offset: next }] }],
+            });
+            await tx.commit();
+          } catch (error) {
+            opts.log.warn("transaction not committed; it is aborted", {
+              transactionalId: id,
+              error: (error as Error).message,
+            });
+            await tx.abort().catch(() => {});
+            await drop(id);
+            throw error;
+          } finally {
+            open = null;
+          }
+        },
+        async abort() {
+          if (!open) return;
+          const tx = await open.catch(() => null);
+          open = null;
+          if (tx?.isActive()) await tx.abort().catch(() => {});
+          await drop(id);
+        },
+      };
+    },
+    async close() {
+      await Promise.all([...producers.keys()].map(drop));
+    },
+  };
+}
