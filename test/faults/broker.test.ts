@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { brokerEnv } from "../helpers/broker.ts";
+import { brokerEnv, TcpProxy } from "../helpers/broker.ts";
+import { testConfig } from "../helpers/env.ts";
 import { type OwnRabbit, ownRabbit } from "../helpers/own-rabbit.ts";
 import { createTestVhost, type TestVhost } from "../helpers/rabbit.ts";
 import { http, queryRows, ServiceProcess } from "../helpers/shop.ts";
@@ -128,6 +129,7 @@ interface DecisaoRow {
   pedido_id: string;
   aprovado: number;
   repeticoes: number;
+  decidida_em: string;
 }
 
 /** Both services' databases, read now. */
@@ -140,7 +142,7 @@ function brokerState(ordersDb: string, paymentsDb: string) {
     ),
     decisoes: queryRows<DecisaoRow>(
       paymentsDb,
-      "SELECT solicitacao_id, pedido_id, aprovado, repeticoes FROM decisoes",
+      "SELECT solicitacao_id, pedido_id, aprovado, repeticoes, decidida_em FROM decisoes",
     ),
   };
 }
@@ -372,4 +374,140 @@ describe("Fault injection: broker edition", () => {
       healedAt: restartedAt,
     });
   }, 240_000);
+
+  describe("through a TCP proxy between the orders service and RabbitMQ", () => {
+    /** The orders service reaches the machine-wide RabbitMQ through a proxy; payments directly. */
+    async function shopBehindProxy(name: string) {
+      const r = testConfig().rabbit;
+      const proxy = await TcpProxy.start(r.host, r.port);
+      const shop = await startShop(name, (service) =>
+        brokerEnv(
+          vhost,
+          service,
+          service.endsWith("orders")
+            ? { BROKER_HOST: "127.0.0.1", BROKER_PORT: String(proxy.port) }
+            : {},
+        ),
+      );
+      const firstDecision = () =>
+        waitFor(() => queryRows(shop.paymentsDb, "SELECT 1 FROM decisoes LIMIT 1").length > 0, {
+          what: "a first decision before the fault",
+        });
+      return {
+        shop,
+        proxy,
+        firstDecision,
+        stop: async () => {
+          await shop.stop();
+          await proxy.close();
+        },
+      };
+    }
+
+    it("When every connection is dropped and refused for 2 s under load, then requests answer 503, the service reconnects, and nothing is lost or doubled", async () => {
+      const { shop, proxy, firstDecision, stop } = await shopBehindProxy("f-cut");
+      try {
+        const flowing = streamOfPayments(() => shop.orders.url(), 20);
+        await firstDecision();
+        const cutAt = Date.now();
+        proxy.cutConnections();
+        await new Promise((res) => setTimeout(res, 2000));
+        proxy.restore();
+        const backAt = Date.now();
+        const requests = await flowing;
+        const during = unavailableBetween(requests, cutAt, backAt);
+        await finishBrokerScenario({
+          shop,
+          requests,
+          row: {
+            scenario: "connections dropped (broker)",
+            fault:
+              "TCP proxy drops every connection of the orders service and refuses new ones for 2 s",
+          },
+          proof: () => ({
+            hit: during.length > 0,
+            text: `${during.length} answers 503 while the connections were down`,
+          }),
+          healedAt: backAt,
+        });
+      } finally {
+        await stop();
+      }
+    }, 240_000);
+
+    it("When traffic is black-holed for 7 s, longer than the 5 s confirmation, then requests answer 503 within the wait, and the late confirms and repeats are absorbed", async () => {
+      const { shop, proxy, firstDecision, stop } = await shopBehindProxy("f-blackhole");
+      try {
+        const flowing = streamOfPayments(() => shop.orders.url(), 20, 250);
+        await firstDecision();
+        const heldAt = Date.now();
+        proxy.blackHole();
+        await new Promise((res) => setTimeout(res, 7000));
+        proxy.restore();
+        const backAt = Date.now();
+        const requests = await flowing;
+        const during = unavailableBetween(requests, heldAt, backAt);
+        await finishBrokerScenario({
+          shop,
+          requests,
+          row: {
+            scenario: "traffic black-holed (broker)",
+            fault: "TCP proxy holds every byte both ways for 7 s, then lets it through",
+          },
+          proof: () => ({
+            hit: during.length > 0,
+            text: `${during.length} answers 503 while nothing moved (slowest ${slowest(during)} ms)`,
+          }),
+          healedAt: backAt,
+        });
+        expect(slowest(during), "the slowest 503 while traffic was held").toBeLessThanOrEqual(6500);
+      } finally {
+        await stop();
+      }
+    }, 240_000);
+
+    it("When a publish reaches RabbitMQ but its confirm is lost on the way back, then the client's repeat with the same key is recognised and the order is decided once", async () => {
+      const { shop, proxy, firstDecision, stop } = await shopBehindProxy("f-lost-ack");
+      try {
+        const flowing = streamOfPayments(() => shop.orders.url(), 15, 200);
+        await firstDecision();
+        const lostAt = Date.now();
+        await proxy.loseNextAck();
+        const requests = await flowing;
+        await finishBrokerScenario({
+          shop,
+          requests,
+          row: {
+            scenario: "publish confirm lost (broker)",
+            fault:
+              "TCP proxy lets a publish through, drops the broker's confirm and cuts the connection",
+          },
+          proof: (state) => {
+            const decided = new Map(state.decisoes.map((d) => [d.solicitacao_id, d]));
+            // Not confirmed to the client, yet stored by payments before the client repeated.
+            const unconfirmedButDelivered = requests.filter((r) => {
+              const first = r.answers[0];
+              const second = r.answers[1];
+              const d = decided.get(r.key);
+              return (
+                first &&
+                second &&
+                first.at >= lostAt &&
+                first.status !== 202 &&
+                d !== undefined &&
+                (Date.parse(d.decidida_em) < second.at || d.repeticoes > 0)
+              );
+            });
+            return {
+              hit: unconfirmedButDelivered.length > 0,
+              text: `${unconfirmedButDelivered.length} requests answered without a 202 whose publish had reached payments; repeats recognised: ${state.decisoes.reduce((n, d) => n + d.repeticoes, 0)}`,
+            };
+          },
+          healedAt: lostAt,
+        });
+      } finally {
+        await stop();
+      }
+    }, 240_000);
+  });
 });

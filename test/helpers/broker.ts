@@ -60,8 +60,10 @@ export async function publishRaw(
  * broker (and refuse new ones) without stopping the broker every other test uses.
  */
 export class TcpProxy {
-  private readonly sockets = new Set<Socket>();
+  private readonly links = new Set<{ client: Socket; upstream: Socket }>();
   private cut = false;
+  private held = false;
+  private loseAckOnPublish: (() => void) | null = null;
   private constructor(
     private readonly server: Server,
     readonly port: number,
@@ -82,17 +84,42 @@ export class TcpProxy {
         client.destroy();
         return;
       }
+      const self = proxy;
       const upstream = tcpConnect(targetPort, targetHost);
+      const link = { client, upstream };
+      self.links.add(link);
+      let dropReplies = false;
+      const methods = new AmqpMethods();
+      const end = () => {
+        client.destroy();
+        upstream.destroy();
+        self.links.delete(link);
+      };
       for (const s of [client, upstream]) {
-        proxy.sockets.add(s);
-        s.on("close", () => proxy?.sockets.delete(s));
-        s.on("error", () => {
-          client.destroy();
-          upstream.destroy();
-        });
+        s.on("close", end);
+        s.on("error", end);
       }
-      if (doCliente) client.on("data", (chunk: Buffer) => doCliente(chunk));
-      client.pipe(upstream).pipe(client);
+      if (self.held) {
+        client.pause();
+        upstream.pause();
+      }
+      client.on("data", (chunk: Buffer) => {
+        doCliente?.(chunk);
+        upstream.write(chunk);
+        const before = methods.vistos.length;
+        methods.ler(chunk);
+        const lose = self.loseAckOnPublish;
+        if (lose && methods.vistos.slice(before).includes("basic.publish")) {
+          // The publish goes to the broker; what the broker answers never comes back.
+          self.loseAckOnPublish = null;
+          dropReplies = true;
+          setTimeout(end, 200);
+          lose();
+        }
+      });
+      upstream.on("data", (chunk: Buffer) => {
+        if (!dropReplies) client.write(chunk);
+      });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const address = server.address();
@@ -103,11 +130,42 @@ export class TcpProxy {
   /** Drops every open connection and refuses new ones: the broker is unreachable. */
   cutConnections(): void {
     this.cut = true;
-    for (const s of this.sockets) s.destroy();
+    for (const { client, upstream } of this.links) {
+      client.destroy();
+      upstream.destroy();
+    }
+  }
+
+  /**
+   * A black hole: connections stay open but nothing moves either way, new ones included,
+   * until `restore()` (what was sent meanwhile then arrives, as after a healed partition).
+   */
+  blackHole(): void {
+    this.held = true;
+    for (const { client, upstream } of this.links) {
+      client.pause();
+      upstream.pause();
+    }
+  }
+
+  /**
+   * The next AMQP basic.publish through the proxy reaches the broker, but the broker's
+   * answers (its confirm) are dropped and the connection is cut 200 ms later: an
+   * acknowledgement lost on the way back. Resolves when that publish has gone through.
+   */
+  loseNextAck(): Promise<void> {
+    return new Promise((resolve) => {
+      this.loseAckOnPublish = resolve;
+    });
   }
 
   restore(): void {
     this.cut = false;
+    this.held = false;
+    for (const { client, upstream } of this.links) {
+      client.resume();
+      upstream.resume();
+    }
   }
 
   close(): Promise<void> {
