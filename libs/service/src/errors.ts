@@ -78,6 +78,18 @@ function bodyFailure(error: unknown): { status: number; body: HttpError } | null
 }
 
 /** Maps every error to a JSON body; nothing is swallowed: 5xx are logged with their cause. */
+/** SQLite could not write because its disk is full: the transaction was rolled back. */
+export function storageFull(error: unknown): boolean {
+  return (
+    typeof error === "object" &&
+    error !== null &&
+    (error as { code?: unknown }).code === "SQLITE_FULL"
+  );
+}
+
+export const STORAGE_FULL_MESSAGE =
+  "the database has no room left (disk full): nothing was saved; try again later";
+
 export function errorHandler(log: Logger): ErrorRequestHandler {
   return (error: unknown, _req, res, _next) => {
     if (error instanceof AppError) {
@@ -91,6 +103,13 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     const failure = bodyFailure(error);
     if (failure) {
       res.status(failure.status).json(failure.body);
+      return;
+    }
+    if (storageFull(error)) {
+      log.error("the database is full: a request was refused, nothing saved", {
+        error: String(error),
+      });
+      res.status(503).json({ erro: STORAGE_FULL_MESSAGE });
       return;
     }
     log.error("unexpected error", { error: error instanceof Error ? error.stack : String(error) });

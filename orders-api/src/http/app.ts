@@ -121,7 +121,13 @@ export function createApp({
     try {
       const o = await pedidos.createPedido(input, { key, fingerprint });
       const answer = answerOf(o);
-      pedidos.saveAnswer(key, answer.status, answer.body);
+      try {
+        pedidos.saveAnswer(key, answer.status, answer.body);
+      } catch (error) {
+        // The order and its key are saved; a repeat gets the order as it is then. A failure
+        // here (a full disk) must not tell this client that nothing was saved.
+        log.warn("the answer of a keyed request could not be kept", { error: String(error) });
+      }
       if (o.outcome === "not-announced") throw failure(o);
       res.status(answer.status).json(answer.body);
     } finally {
