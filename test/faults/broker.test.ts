@@ -19,13 +19,24 @@ import { beyondFirst, type FaultRow, recordRow, tally } from "./report.ts";
 let vhost: TestVhost;
 let rabbit: OwnRabbit;
 const running: ServiceProcess[] = [];
+const vhosts: TestVhost[] = [];
+
+/**
+ * A vhost of one scenario's own on the machine-wide RabbitMQ: the services of an earlier
+ * scenario, if any still ran, could not consume this one's messages.
+ */
+async function ownVhost(name: string): Promise<TestVhost> {
+  const v = await createTestVhost(name);
+  vhosts.push(v);
+  return v;
+}
 
 beforeAll(async () => {
   [vhost, rabbit] = await Promise.all([createTestVhost("faults"), ownRabbit("faults-rabbit")]);
 }, 120_000);
 afterAll(async () => {
   await Promise.all(running.map((p) => p.stop()));
-  await Promise.all([vhost?.dispose(), rabbit?.dispose()]);
+  await Promise.all([vhost?.dispose(), rabbit?.dispose(), ...vhosts.map((v) => v.dispose())]);
 }, 120_000);
 
 /** The two services of one scenario, each with its own database. */
@@ -336,43 +347,48 @@ describe("Fault injection: broker edition", () => {
   }, 240_000);
 
   it("When payments is killed -9 after storing a decision and before its ack, mid-stream, then the redelivery is recognised and every order is decided once", async () => {
+    const own = await ownVhost("f-kill-payments");
     const shop = await startShop("f-kill-payments", (service) =>
       brokerEnv(
-        vhost,
+        own,
         service,
         // 400 ms between storing a decision (and publishing its result) and the ack.
         service.endsWith("payments") ? { PAUSA_ANTES_DO_ACK_MS: "400" } : {},
       ),
     );
-    const flowing = streamOfPayments(() => shop.orders.url(), 15);
-    // A decision stored: with requests flowing and 400 ms before each ack, a delivery is
-    // in the payments instance's hands, unacknowledged, when it is killed.
-    await waitFor(() => queryRows(shop.paymentsDb, "SELECT 1 FROM decisoes LIMIT 1").length > 0, {
-      what: "a first decision stored",
-    });
-    await shop.payments.kill();
-    await shop.start("f-kill-payments-2", "broker/payments", {
-      ...shop.paymentsEnv,
-      PAUSA_ANTES_DO_ACK_MS: "0",
-    });
-    const restartedAt = Date.now();
-    const requests = await flowing;
-    await finishBrokerScenario({
-      shop,
-      requests,
-      row: {
-        scenario: "payments killed before its ack (broker)",
-        fault: "kill -9 payments with a decision stored and its delivery unacked",
-      },
-      proof: (state) => {
-        const recognised = state.decisoes.filter((d) => d.repeticoes > 0).length;
-        return {
-          hit: recognised > 0,
-          text: `${recognised} deliveries redelivered after the kill and recognised as already decided`,
-        };
-      },
-      healedAt: restartedAt,
-    });
+    try {
+      const flowing = streamOfPayments(() => shop.orders.url(), 15);
+      // A decision stored: with requests flowing and 400 ms before each ack, a delivery is
+      // in the payments instance's hands, unacknowledged, when it is killed.
+      await waitFor(() => queryRows(shop.paymentsDb, "SELECT 1 FROM decisoes LIMIT 1").length > 0, {
+        what: "a first decision stored",
+      });
+      await shop.payments.kill();
+      await shop.start("f-kill-payments-2", "broker/payments", {
+        ...shop.paymentsEnv,
+        PAUSA_ANTES_DO_ACK_MS: "0",
+      });
+      const restartedAt = Date.now();
+      const requests = await flowing;
+      await finishBrokerScenario({
+        shop,
+        requests,
+        row: {
+          scenario: "payments killed before its ack (broker)",
+          fault: "kill -9 payments with a decision stored and its delivery unacked",
+        },
+        proof: (state) => {
+          const recognised = state.decisoes.filter((d) => d.repeticoes > 0).length;
+          return {
+            hit: recognised > 0,
+            text: `${recognised} deliveries redelivered after the kill and recognised as already decided`,
+          };
+        },
+        healedAt: restartedAt,
+      });
+    } finally {
+      await Promise.all(running.splice(0).map((p) => p.stop()));
+    }
   }, 240_000);
 
   describe("through a TCP proxy between the orders service and RabbitMQ", () => {
@@ -380,9 +396,10 @@ describe("Fault injection: broker edition", () => {
     async function shopBehindProxy(name: string) {
       const r = testConfig().rabbit;
       const proxy = await TcpProxy.start(r.host, r.port);
+      const own = await ownVhost(name);
       const shop = await startShop(name, (service) =>
         brokerEnv(
-          vhost,
+          own,
           service,
           service.endsWith("orders")
             ? { BROKER_HOST: "127.0.0.1", BROKER_PORT: String(proxy.port) }

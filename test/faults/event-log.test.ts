@@ -1,6 +1,8 @@
+import { join } from "node:path";
 import { kafkaNames } from "@shop/contracts";
+import { STORAGE_FULL_MESSAGE } from "@shop/service";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { committedOffsets, readTopic } from "../helpers/kafka.ts";
+import { committedOffsets, endOffsets, readTopic } from "../helpers/kafka.ts";
 import { ownKafka } from "../helpers/own-kafka.ts";
 import {
   countRows,
@@ -11,6 +13,7 @@ import {
   tempDb,
   testPrefix,
 } from "../helpers/shop.ts";
+import { smallDisk } from "../helpers/small-disk.ts";
 import { waitFor } from "../helpers/wait.ts";
 import {
   decidedBy,
@@ -62,10 +65,9 @@ const partitionsOfOrders = (state: EventLogState, pedidoIds: Set<number>) =>
     state.criados.filter((r) => pedidoIds.has(Number(r.value.pedidoId))).map((r) => r.partition),
   );
 
-function shop(name: string) {
+function shop(name: string, dbPath = tempDb(name)) {
   const prefix = testPrefix(name);
   const names = kafkaNames(prefix);
-  const dbPath = tempDb(name);
   const env = (extra: Record<string, string> = {}) => ({
     ...serviceEnv(prefix, extra),
     KAFKA_BROKERS: kafka.brokers,
@@ -120,9 +122,13 @@ describe("Fault injection: event-log edition", () => {
       const exactlyOnce = entrega === "exatamente-uma-vez";
       const s = shop(exactlyOnce ? "f-kill-payments-eos" : "f-kill-payments");
       const api = await s.start("orders-api", "orders-api");
-      // kafkajs commits at the end of each batch; the instance to be killed decides slower
-      // (longer batches) and commits nowhere else (60 s instead of 5 s). It is killed as soon
-      // as it has written a decision its group has not committed: inside the window.
+      // kafkajs commits at the end of each fetched batch; the instance to be killed decides
+      // slower (longer batches) and commits nowhere else (60 s instead of 5 s). Payments
+      // starts once a backlog waits, so that its first batches are long, and caixa-1 is killed
+      // as soon as it has written a decision its group has not committed with more records of
+      // that partition still to decide: inside the window, not at a batch's end.
+      const stream = streamOfOrders(() => api.url(), 60, 4, 50);
+      await waitFor(() => stream.created.length >= 30, { what: "a backlog of orders" });
       const [one] = await Promise.all([
         s.payments("caixa-1", {
           ENTREGA: entrega,
@@ -132,17 +138,22 @@ describe("Fault injection: event-log edition", () => {
         s.payments("caixa-2", { ENTREGA: entrega }),
       ]);
       if (!one) throw new Error("caixa-1 did not start");
-      const stream = streamOfOrders(() => api.url(), 60);
       const committedNow = () =>
         committedOffsets(kafka.brokers, s.names.groups.pagamentos, s.names.topics.pedidosCriados);
       await waitFor(
         async () => {
           const committed = await committedNow();
-          return (await http<Decided[]>("GET", `${one.url()}/pagamentos`)).body.some(
-            (d) => Number(d.offset) >= (committed.get(d.particao ?? -1) ?? 0),
-          );
+          const ends = await endOffsets(kafka.brokers, s.names.topics.pedidosCriados);
+          return (await http<Decided[]>("GET", `${one.url()}/pagamentos`)).body.some((d) => {
+            const p = d.particao ?? -1;
+            const offset = Number(d.offset);
+            return offset >= (committed.get(p) ?? 0) && (ends.get(p) ?? 0) > offset + 2;
+          });
         },
-        { what: "caixa-1 to write a decision its group has not committed" },
+        {
+          timeoutMs: 30_000,
+          what: "caixa-1 to write a decision its group has not committed, mid-batch",
+        },
       );
       await one.kill();
       const killedAt = Date.now();
@@ -418,5 +429,53 @@ describe("Fault injection: event-log edition", () => {
       },
       resumedAt,
     );
+  }, 240_000);
+
+  it("When the orders API's disk fills up under load, then requests answer 503 with a clear error, nothing is half-saved, and once space is back nothing is lost", async () => {
+    // The orders database on a small filesystem of the test's own, filled to the last byte.
+    const disk = smallDisk(16);
+    try {
+      const s = shop("f-disk-full", join(disk.dir, "pedidos.db"));
+      const api = await s.start("orders-api", "orders-api");
+      await s.payments("caixa-1");
+      const stream = streamOfOrders(() => api.url(), 150, 2, 100);
+      await waitFor(() => stream.created.length >= 5);
+      disk.fill();
+      await waitFor(() => stream.refused.length >= 3, {
+        timeoutMs: 60_000,
+        what: "orders refused while the disk is full",
+      });
+      // Nothing half-saved: each order with its one outbox row, no row without its order.
+      const halfSaved = () =>
+        countRows(
+          s.dbPath,
+          `SELECT (SELECT COUNT(*) FROM pedidos p WHERE (SELECT COUNT(*) FROM outbox o WHERE o.pedido_id = p.id) <> 1)
+                + (SELECT COUNT(*) FROM outbox o WHERE NOT EXISTS (SELECT 1 FROM pedidos p WHERE p.id = o.pedido_id)) AS n`,
+        );
+      expect(halfSaved()).toBe(0);
+      disk.free();
+      const freedAt = Date.now();
+      await stream.done;
+      const refused = [...stream.refused];
+      await s.finish(
+        api,
+        stream,
+        {
+          scenario: "orders database disk full (event-log)",
+          fault: "the orders API's filesystem filled to the last byte mid-stream, then freed",
+        },
+        () => ({
+          hit: refused.length > 0 && refused.every((e) => e === STORAGE_FULL_MESSAGE),
+          text: `${refused.length} orders answered 503 "${refused[0]}"`,
+        }),
+        freedAt,
+      );
+      expect(halfSaved()).toBe(0);
+      // Orders kept coming once the space was back.
+      expect(stream.created.length + stream.refused.length + stream.unconfirmed.length).toBe(150);
+    } finally {
+      await Promise.all(running.splice(0).map((p) => p.stop()));
+      disk.dispose();
+    }
   }, 240_000);
 });

@@ -14,6 +14,8 @@ export interface Stream {
   unconfirmed: number[];
   /** No answer (the API was down or killed): may or may not be saved. */
   unanswered: number;
+  /** 503: refused, nothing saved (the database full); the error each carried. */
+  refused: string[];
   done: Promise<void>;
 }
 
@@ -28,7 +30,13 @@ export function streamOfOrders(
   concurrency = 4,
   pauseMs = 50,
 ): Stream {
-  const s: Stream = { created: [], unconfirmed: [], unanswered: 0, done: Promise.resolve() };
+  const s: Stream = {
+    created: [],
+    unconfirmed: [],
+    unanswered: 0,
+    refused: [],
+    done: Promise.resolve(),
+  };
   let next = 0;
   async function worker() {
     while (next < total) {
@@ -48,6 +56,7 @@ export function streamOfOrders(
       if (res?.status === 201) s.created.push(res.body.id);
       else if (res?.status === 500)
         s.unconfirmed.push(Number(res.body.erro?.match(/order (\d+)/)?.[1]));
+      else if (res?.status === 503) s.refused.push(res.body.erro ?? "");
       // Anything else fails at once, not as a time-out.
       else if (res)
         expect.fail(`POST /pedidos answered ${res.status}: ${JSON.stringify(res.body)}`);
@@ -189,6 +198,7 @@ export async function finishEventLogScenario(opts: {
     requestsNote: [
       stream.unconfirmed.length > 0 ? `${stream.unconfirmed.length} more answered 500, saved` : "",
       stream.unanswered > 0 ? `${stream.unanswered} unanswered` : "",
+      stream.refused.length > 0 ? `${stream.refused.length} refused with 503, nothing saved` : "",
     ]
       .filter(Boolean)
       .join("; "),

@@ -90,12 +90,18 @@ export async function readTopic(
   if ([...want.values()].every((h) => h === 0)) return records;
   const groupId = `faults-reader-${randomBytes(4).toString("hex")}`;
   const consumer = kafka.consumer({ groupId, readUncommitted });
+  // How far the reader got in each partition: past its last record, or, where only a
+  // transaction's commit or abort marker follows (never handed over as a record), as far as
+  // the group's committed offset says.
+  const seen = new Map<number, number>();
+  let read = new Map<number, number>();
+  const behind = () =>
+    [...want].filter(([p, high]) => Math.max(seen.get(p) ?? 0, read.get(p) ?? 0) < high);
   await consumer.connect();
   try {
     await consumer.subscribe({ topic, fromBeginning: true });
     await consumer.run({
-      // Committed after each batch, even one of nothing but a transaction's commit or abort
-      // marker (never handed over as a record): the group's offsets tell how far it has read.
+      // Committed after each batch, even one of nothing but markers.
       autoCommitThreshold: 1,
       eachMessage: async ({ partition, message }) => {
         const offset = Number(message.offset);
@@ -106,14 +112,20 @@ export async function readTopic(
           key: message.key?.toString() ?? null,
           value: JSON.parse(message.value?.toString() ?? "null") as Record<string, unknown>,
         });
+        seen.set(partition, offset + 1);
       },
     });
     await waitFor(
       async () => {
-        const read = await committedOffsets(brokers, groupId, topic);
-        return [...want].every(([p, high]) => (read.get(p) ?? 0) >= high);
+        if (behind().length === 0) return true;
+        read = await committedOffsets(brokers, groupId, topic);
+        return behind().length === 0;
       },
-      { timeoutMs: 60_000, intervalMs: 200, what: `${topic} read to its end` },
+      {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+        what: `${topic} read to its end (behind: ${JSON.stringify(behind())})`,
+      },
     );
   } finally {
     await consumer.disconnect();
@@ -132,6 +144,17 @@ export async function committedOffsets(
   try {
     const [t] = await a.fetchOffsets({ groupId, topics: [topic] });
     return new Map(t?.partitions.map((p) => [p.partition, Number(p.offset)]) ?? []);
+  } finally {
+    await a.disconnect();
+  }
+}
+
+/** The end offset (high watermark) of each partition of a topic now. */
+export async function endOffsets(brokers: string, topic: string): Promise<Map<number, number>> {
+  const a = clientOf(brokers).admin();
+  await a.connect();
+  try {
+    return new Map((await a.fetchTopicOffsets(topic)).map((p) => [p.partition, Number(p.high)]));
   } finally {
     await a.disconnect();
   }
