@@ -395,20 +395,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
             resolve(p.offset);
           }
         } catch (error) {
-          if (tx) {
-            // A rebalance (kafkajs's heartbeat throws it) is no reason to throw away what is
-            // done: it is committed if the partition's next owner has not fenced this producer
-            // yet, aborted (and decided again by that owner) if it has.
-            const rebalancing = (error as { type?: unknown }).type === "REBALANCE_IN_PROGRESS";
-            if (
-              !rebalancing ||
-              !(await commitTransaction(tx).then(
-                () => true,
-                () => false,
-              ))
-            )
-              await tx.abort();
-          }
+          await tx?.abort();
           throw error;
         }
       },
