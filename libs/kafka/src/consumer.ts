@@ -395,6 +395,9 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
             resolve(p.offset);
           }
         } catch (error) {
+          // Never a commit here, not even of finished work at a rebalance: kafkajs reads
+          // offsets without require_stable (KIP-447), so a member could read its partition's
+          // offset before this commit is written and decide the same records again.
           await tx?.abort();
           throw error;
         }
