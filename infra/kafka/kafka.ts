@@ -59,7 +59,11 @@ export function ferramentaKafka(classe: string, args: string[], log: Log = () =>
   });
 }
 
-type KafkaSettings = InfraConfig["kafka"];
+/**
+ * `advertisedPort`: the port clients are told to connect to, when it is not the one the
+ * broker listens on (a test's TCP proxy in front of the broker).
+ */
+type KafkaSettings = InfraConfig["kafka"] & { advertisedPort?: number };
 
 export async function kafkaAnswers(kafka: KafkaSettings, timeoutMs = 3000): Promise<boolean> {
   const admin = new Kafka({
@@ -129,7 +133,7 @@ process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@${kafka.host}:${kafka.controllerPort}
 listeners=PLAINTEXT://${kafka.host}:${kafka.port},CONTROLLER://${kafka.host}:${kafka.controllerPort}
-advertised.listeners=PLAINTEXT://${kafka.host}:${kafka.port}
+advertised.listeners=PLAINTEXT://${kafka.host}:${kafka.advertisedPort ?? kafka.port}
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT

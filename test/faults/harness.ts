@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { kafkaNames } from "@shop/contracts";
 import Database from "better-sqlite3";
 import { expect } from "vitest";
@@ -227,11 +227,22 @@ export async function finishEventLogScenario(opts: {
 
   // Analytics, replayed from offset 0, agrees with the database.
   const cli = analyticsCli(opts.kafkaBrokers, opts.prefix, `audit-${Date.now()}`);
-  const run = spawnSync(process.execPath, cli.args, {
-    env: cli.env,
-    encoding: "utf8",
-    timeout: 60_000,
-  });
+  // Not spawnSync: a TCP proxy in this process must go on forwarding while the CLI reads.
+  const run = await new Promise<{ status: number | null; stdout: string; stderr: string }>(
+    (resolve) => {
+      execFile(
+        process.execPath,
+        cli.args,
+        { env: cli.env, encoding: "utf8", timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
+        (error, stdout, stderr) =>
+          resolve({
+            status: error ? (typeof error.code === "number" ? error.code : 1) : 0,
+            stdout,
+            stderr,
+          }),
+      );
+    },
+  );
   expect(run.status, run.stderr).toBe(0);
   const painel = JSON.parse(run.stdout) as {
     pedidosVistos: number;

@@ -72,11 +72,13 @@ export class TcpProxy {
   /**
    * @param doCliente sees every chunk the client sends, before it is forwarded (to read the
    *   AMQP methods a consumer sends, say).
+   * @param protocol what the clients speak, for `loseNextAck` to find a publish in it.
    */
   static async start(
     targetHost: string,
     targetPort: number,
     doCliente?: (chunk: Buffer) => void,
+    protocol: "amqp" | "kafka" = "amqp",
   ): Promise<TcpProxy> {
     let proxy: TcpProxy | null = null;
     const server = createServer((client) => {
@@ -89,7 +91,8 @@ export class TcpProxy {
       const link = { client, upstream };
       self.links.add(link);
       let dropReplies = false;
-      const methods = new AmqpMethods();
+      const methods = protocol === "amqp" ? new AmqpMethods() : new KafkaRequests();
+      const publishName = protocol === "amqp" ? "basic.publish" : "produce";
       const end = () => {
         client.destroy();
         upstream.destroy();
@@ -109,7 +112,7 @@ export class TcpProxy {
         const before = methods.vistos.length;
         methods.ler(chunk);
         const lose = self.loseAckOnPublish;
-        if (lose && methods.vistos.slice(before).includes("basic.publish")) {
+        if (lose && methods.vistos.slice(before).includes(publishName)) {
           // The publish goes to the broker; what the broker answers never comes back.
           self.loseAckOnPublish = null;
           dropReplies = true;
@@ -149,9 +152,10 @@ export class TcpProxy {
   }
 
   /**
-   * The next AMQP basic.publish through the proxy reaches the broker, but the broker's
-   * answers (its confirm) are dropped and the connection is cut 200 ms later: an
-   * acknowledgement lost on the way back. Resolves when that publish has gone through.
+   * The next publish through the proxy (AMQP basic.publish, Kafka Produce) reaches the
+   * broker, but the broker's answers (its confirm) are dropped and the connection is cut
+   * 200 ms later: an acknowledgement lost on the way back. Resolves when that publish has
+   * gone through.
    */
   loseNextAck(): Promise<void> {
     return new Promise((resolve) => {
@@ -287,6 +291,26 @@ export class AmqpMethods {
         this.vistos.push(AmqpMethods.NOMES[chave] ?? chave);
       }
       this.pendente = this.pendente.subarray(8 + tamanho);
+    }
+  };
+}
+
+/**
+ * Reads the Kafka requests a client sends (through TcpProxy) and keeps each one's name:
+ * "produce" for API key 0, the key as text otherwise. A request: size (4), API key (2), ...
+ */
+export class KafkaRequests {
+  readonly vistos: string[] = [];
+  private pendente = Buffer.alloc(0);
+
+  ler = (chunk: Buffer): void => {
+    this.pendente = Buffer.concat([this.pendente, chunk]);
+    while (this.pendente.length >= 6) {
+      const tamanho = this.pendente.readInt32BE(0);
+      if (this.pendente.length < 4 + tamanho) return;
+      const key = this.pendente.readInt16BE(4);
+      this.vistos.push(key === 0 ? "produce" : String(key));
+      this.pendente = this.pendente.subarray(4 + tamanho);
     }
   };
 }

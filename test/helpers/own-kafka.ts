@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { apagarInstancia, startKafka, stopKafka } from "../../infra/kafka/kafka.ts";
+import { TcpProxy } from "./broker.ts";
 
 /**
  * Linux hands out ports in this range as the local end of outgoing connections; a broker
@@ -39,10 +40,16 @@ async function duasPortasLivres(): Promise<number> {
  * its own, that the test may stop, kill and restart without touching the broker every
  * other test uses. `dispose()` stops it and deletes its folder.
  */
-export function ownKafka(name: string) {
+export function ownKafka(name: string, { proxied = false } = {}) {
   const instance = `${name}-${randomBytes(3).toString("hex")}`;
-  let settings: { brokers: string[]; host: string; port: number; controllerPort: number } | null =
-    null;
+  let settings: {
+    brokers: string[];
+    host: string;
+    port: number;
+    controllerPort: number;
+    advertisedPort?: number;
+  } | null = null;
+  let proxy: TcpProxy | null = null;
   const log = (line: string) => {
     if (process.env.SHOP_TEST_LOGS) console.log(`[${instance}] ${line}`);
   };
@@ -52,14 +59,25 @@ export function ownKafka(name: string) {
       if (!settings) throw new Error(`ownKafka ${instance}: start it before reading its address`);
       return settings.brokers.join(",");
     },
+    /**
+     * With `proxied`, the TCP proxy every client goes through (the broker advertises the
+     * proxy's address), for a test to cut, hold or lose traffic; known once started.
+     */
+    get proxy(): TcpProxy {
+      if (!proxy) throw new Error(`ownKafka ${instance}: not proxied, or not started`);
+      return proxy;
+    },
     async start() {
       if (!settings) {
         const port = await duasPortasLivres();
+        proxy = proxied ? await TcpProxy.start("127.0.0.1", port, undefined, "kafka") : null;
+        const front = proxy?.port ?? port;
         settings = {
-          brokers: [`127.0.0.1:${port}`],
+          brokers: [`127.0.0.1:${front}`],
           host: "127.0.0.1",
           port,
           controllerPort: port + 1,
+          ...(proxy ? { advertisedPort: proxy.port } : {}),
         };
       }
       return startKafka(settings, log, { instance });
@@ -68,6 +86,7 @@ export function ownKafka(name: string) {
     kill: () => stopKafka(log, { instance, signal: "SIGKILL" }),
     async dispose() {
       await stopKafka(log, { instance });
+      await proxy?.close();
       apagarInstancia(instance);
     },
   };
