@@ -1,13 +1,8 @@
-import {
-  kafkaNames,
-  PedidoCriado,
-  pedidoKey,
-  pedidoTopics,
-  REPLICATION_FACTOR,
-} from "@shop/contracts";
+import { kafkaNames, pedidoTopics, REPLICATION_FACTOR } from "@shop/contracts";
 import { createKafka, createPublisher, ensureTopics } from "@shop/kafka";
 import { afterAll, describe, expect, it } from "vitest";
 import { testConfig } from "../../test/helpers/env.ts";
+import { pedidoCriadoRecords } from "../../test/helpers/kafka.ts";
 import {
   capturingLogger,
   ServiceProcess,
@@ -38,21 +33,7 @@ describe("Rule 8: payments commits its offsets at an interval, also inside a lon
       await ensureTopics(kafka, pedidoTopics(nomes), REPLICATION_FACTOR);
       // All records written before payments starts: its first fetch takes each partition whole.
       const publicador = createPublisher(kafka, 5000, log);
-      await publicador.publishBatch(
-        Array.from({ length: 15 }, (_, i) => ({
-          topic: nomes.topics.pedidosCriados,
-          key: pedidoKey(i + 1),
-          value: PedidoCriado.encode({
-            versao: 1,
-            pedidoId: i + 1,
-            cliente: "Rui",
-            item: "lápis",
-            quantidade: 1,
-            valor: 2,
-            criadoEm: new Date().toISOString(),
-          }),
-        })),
-      );
+      await publicador.publishBatch(pedidoCriadoRecords(nomes.topics.pedidosCriados, 15));
       const admin = kafka.admin();
       await admin.connect();
       try {

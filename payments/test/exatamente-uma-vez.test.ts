@@ -1,14 +1,8 @@
-import {
-  kafkaNames,
-  PedidoCriado,
-  pedidoKey,
-  pedidoTopics,
-  REPLICATION_FACTOR,
-} from "@shop/contracts";
+import { kafkaNames, pedidoTopics, REPLICATION_FACTOR } from "@shop/contracts";
 import { createKafka, createPublisher, ensureTopics } from "@shop/kafka";
 import { afterAll, describe, expect, it } from "vitest";
 import { testConfig } from "../../test/helpers/env.ts";
-import { committedOffsets, readTopic } from "../../test/helpers/kafka.ts";
+import { committedOffsets, pedidoCriadoRecords, readTopic } from "../../test/helpers/kafka.ts";
 import {
   capturingLogger,
   ServiceProcess,
@@ -47,19 +41,7 @@ describe("Payments' delivery setting (ENTREGA)", () => {
     const total = 12;
     try {
       await publisher.publishBatch(
-        Array.from({ length: total }, (_, i) => ({
-          topic: names.topics.pedidosCriados,
-          key: pedidoKey(i + 1),
-          value: PedidoCriado.encode({
-            versao: 1,
-            pedidoId: i + 1,
-            cliente: "Rui",
-            item: "lápis",
-            quantidade: 1,
-            valor: i % 2 === 0 ? 2 : 200,
-            criadoEm: new Date().toISOString(),
-          }),
-        })),
+        pedidoCriadoRecords(names.topics.pedidosCriados, total, (i) => (i % 2 === 0 ? 2 : 200)),
       );
       const payments = await ServiceProcess.start(
         "payments",

@@ -70,14 +70,14 @@ export class TcpProxy {
   ) {}
 
   /**
-   * @param doCliente sees every chunk the client sends, before it is forwarded (to read the
+   * @param fromClient sees every chunk the client sends, before it is forwarded (to read the
    *   AMQP methods a consumer sends, say).
    * @param protocol what the clients speak, for `loseNextAck` to find a publish in it.
    */
   static async start(
     targetHost: string,
     targetPort: number,
-    doCliente?: (chunk: Buffer) => void,
+    fromClient?: (chunk: Buffer) => void,
     protocol: "amqp" | "kafka" = "amqp",
   ): Promise<TcpProxy> {
     let proxy: TcpProxy | null = null;
@@ -107,12 +107,12 @@ export class TcpProxy {
         upstream.pause();
       }
       client.on("data", (chunk: Buffer) => {
-        doCliente?.(chunk);
+        fromClient?.(chunk);
         upstream.write(chunk);
-        const before = methods.vistos.length;
-        methods.ler(chunk);
+        const before = methods.seen.length;
+        methods.read(chunk);
         const lose = self.loseAckOnPublish;
-        if (lose && methods.vistos.slice(before).includes(publishName)) {
+        if (lose && methods.seen.slice(before).includes(publishName)) {
           // The publish goes to the broker; what the broker answers never comes back.
           self.loseAckOnPublish = null;
           dropReplies = true;
@@ -260,14 +260,14 @@ export const getBrokerPedido = async (ordersUrl: string, pedidoId: string) =>
   (await http<PedidoBroker>("GET", `${ordersUrl}/pedidos/${pedidoId}`)).body;
 
 /**
- * Reads the AMQP 0-9-1 frames a client sends (through TcpProxy's doCliente) and keeps the
+ * Reads the AMQP 0-9-1 frames a client sends (through TcpProxy's fromClient) and keeps the
  * name of each method frame's class.method, in order: "basic.reject", "basic.ack"...
  */
 export class AmqpMethods {
-  readonly vistos: string[] = [];
-  private pendente = Buffer.alloc(0);
-  private cabecalhoLido = false;
-  private static readonly NOMES: Record<string, string> = {
+  readonly seen: string[] = [];
+  private pending = Buffer.alloc(0);
+  private headerRead = false;
+  private static readonly NAMES: Record<string, string> = {
     "60.80": "basic.ack",
     "60.90": "basic.reject",
     "60.120": "basic.nack",
@@ -275,22 +275,22 @@ export class AmqpMethods {
     "60.20": "basic.consume",
   };
 
-  ler = (chunk: Buffer): void => {
-    this.pendente = Buffer.concat([this.pendente, chunk]);
-    if (!this.cabecalhoLido) {
-      if (this.pendente.length < 8) return;
-      this.pendente = this.pendente.subarray(8); // "AMQP" 0 0 9 1
-      this.cabecalhoLido = true;
+  read = (chunk: Buffer): void => {
+    this.pending = Buffer.concat([this.pending, chunk]);
+    if (!this.headerRead) {
+      if (this.pending.length < 8) return;
+      this.pending = this.pending.subarray(8); // "AMQP" 0 0 9 1
+      this.headerRead = true;
     }
     // A frame: type (1), channel (2), size (4), payload (size), end 0xCE.
-    while (this.pendente.length >= 7) {
-      const tamanho = this.pendente.readUInt32BE(3);
-      if (this.pendente.length < 8 + tamanho) return;
-      if (this.pendente[0] === 1) {
-        const chave = `${this.pendente.readUInt16BE(7)}.${this.pendente.readUInt16BE(9)}`;
-        this.vistos.push(AmqpMethods.NOMES[chave] ?? chave);
+    while (this.pending.length >= 7) {
+      const size = this.pending.readUInt32BE(3);
+      if (this.pending.length < 8 + size) return;
+      if (this.pending[0] === 1) {
+        const key = `${this.pending.readUInt16BE(7)}.${this.pending.readUInt16BE(9)}`;
+        this.seen.push(AmqpMethods.NAMES[key] ?? key);
       }
-      this.pendente = this.pendente.subarray(8 + tamanho);
+      this.pending = this.pending.subarray(8 + size);
     }
   };
 }
@@ -300,17 +300,17 @@ export class AmqpMethods {
  * "produce" for API key 0, the key as text otherwise. A request: size (4), API key (2), ...
  */
 export class KafkaRequests {
-  readonly vistos: string[] = [];
-  private pendente = Buffer.alloc(0);
+  readonly seen: string[] = [];
+  private pending = Buffer.alloc(0);
 
-  ler = (chunk: Buffer): void => {
-    this.pendente = Buffer.concat([this.pendente, chunk]);
-    while (this.pendente.length >= 6) {
-      const tamanho = this.pendente.readInt32BE(0);
-      if (this.pendente.length < 4 + tamanho) return;
-      const key = this.pendente.readInt16BE(4);
-      this.vistos.push(key === 0 ? "produce" : String(key));
-      this.pendente = this.pendente.subarray(4 + tamanho);
+  read = (chunk: Buffer): void => {
+    this.pending = Buffer.concat([this.pending, chunk]);
+    while (this.pending.length >= 6) {
+      const size = this.pending.readInt32BE(0);
+      if (this.pending.length < 4 + size) return;
+      const key = this.pending.readInt16BE(4);
+      this.seen.push(key === 0 ? "produce" : String(key));
+      this.pending = this.pending.subarray(4 + size);
     }
   };
 }

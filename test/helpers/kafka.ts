@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { PedidoCriado, pedidoKey } from "@shop/contracts";
+import type { OutgoingRecord } from "@shop/kafka";
 import { type Consumer, type EachMessagePayload, Kafka, logLevel } from "kafkajs";
 import { testConfig } from "./env.ts";
 import { waitFor } from "./wait.ts";
@@ -158,4 +160,28 @@ export async function endOffsets(brokers: string, topic: string): Promise<Map<nu
   } finally {
     await a.disconnect();
   }
+}
+
+/**
+ * `total` PedidoCriado records for orders 1..total, keyed by pedidoId, as the orders API
+ * writes them; `valorOf(i)` gives each order's value (2.00 by default).
+ */
+export function pedidoCriadoRecords(
+  topic: string,
+  total: number,
+  valorOf: (i: number) => number = () => 2,
+): OutgoingRecord[] {
+  return Array.from({ length: total }, (_, i) => ({
+    topic,
+    key: pedidoKey(i + 1),
+    value: PedidoCriado.encode({
+      versao: 1,
+      pedidoId: i + 1,
+      cliente: "Rui",
+      item: "lápis",
+      quantidade: 1,
+      valor: valorOf(i),
+      criadoEm: new Date().toISOString(),
+    }),
+  }));
 }

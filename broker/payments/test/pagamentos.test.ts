@@ -207,9 +207,9 @@ describe("Divergent request content", () => {
     "Consumer acknowledgement (issue 14): when a message fails, then each failed attempt goes back with basic.reject, which every RabbitMQ version counts in x-delivery-count, never basic.nack; the third is rejected to .erros",
     () =>
       inOwnVhost("pagamentos", async ({ start, vhost, paymentsEnv }) => {
-        const metodos = new AmqpMethods();
+        const methods = new AmqpMethods();
         const r = testConfig().rabbit;
-        const proxy = await TcpProxy.start(r.host, r.port, metodos.ler);
+        const proxy = await TcpProxy.start(r.host, r.port, methods.read);
         try {
           const payments = await start("payments-reject", "broker/payments", {
             ...paymentsEnv,
@@ -222,9 +222,7 @@ describe("Divergent request content", () => {
             async () => (await readyCount(vhost, ERROR_QUEUES.solicitacoes)) === antes + 1,
             { what: "the poison in .erros after 3 attempts" },
           );
-          const devolucoes = metodos.vistos.filter(
-            (m) => m === "basic.reject" || m === "basic.nack",
-          );
+          const devolucoes = methods.seen.filter((m) => m === "basic.reject" || m === "basic.nack");
           expect(devolucoes).toEqual(["basic.reject", "basic.reject", "basic.reject"]);
           await payments.stop();
         } finally {
