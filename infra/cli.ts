@@ -6,7 +6,9 @@ import {
   kafkaAnswers,
   kafkaStartedByInfra,
   startKafka,
+  startKafkaCluster,
   stopKafka,
+  stopKafkaCluster,
 } from "./kafka/kafka.ts";
 import { amqpAnswers, panelUrl, startRabbit, stopRabbit } from "./rabbitmq/rabbitmq.ts";
 import { runServices, SHOPS } from "./services.ts";
@@ -15,18 +17,29 @@ import { runServices, SHOPS } from "./services.ts";
  * npm run infra -- <command>
  *   setup                       .env, the Kafka jars, RabbitMQ and the test browser (used by CI)
  *   up | down                   both brokers
- *   kafka start|stop|status     the Kafka broker alone
+ *   kafka start|stop|status     the Kafka broker alone; `kafka start --nodes 3` (or
+ *                               KAFKA_NODES=3) a KRaft cluster of three instead
  *   rabbitmq start|stop|status  RabbitMQ alone
  *   start | start:broker        brokers, then the services of one edition (npm start)
  */
 const log = (line: string) => console.log(line);
 
 async function main(argv: string[]): Promise<number> {
+  const nodesFlag = argv.indexOf("--nodes");
+  if (nodesFlag >= 0) {
+    process.env.KAFKA_NODES = argv[nodesFlag + 1] ?? "";
+    argv.splice(nodesFlag, 2);
+  }
   const [command, sub] = argv;
   const env = ensureEnvFile();
   if (env.created) log(`setup: wrote ${env.path} with a generated broker password`);
   loadDotEnv();
   const config = readInfraConfig();
+  const { cluster } = config.kafka;
+  // The services this script starts get the whole cluster's addresses.
+  if (cluster) process.env.KAFKA_BROKERS = config.kafka.brokers.join(",");
+  const startKafkaNow = () =>
+    cluster ? startKafkaCluster(cluster, log) : startKafka(config.kafka, log);
 
   switch (`${command ?? ""} ${sub ?? ""}`.trim()) {
     case "setup": {
@@ -40,7 +53,7 @@ async function main(argv: string[]): Promise<number> {
     case "kafka start":
     case "rabbitmq start": {
       if (command !== "rabbitmq") {
-        const k = await startKafka(config.kafka, log);
+        const k = await startKafkaNow();
         log(`kafka: ready in ${k.ms} ms (${k.reused ? "reused" : "started"})`);
       }
       if (command !== "kafka") {
@@ -52,7 +65,10 @@ async function main(argv: string[]): Promise<number> {
     case "down":
     case "kafka stop":
     case "rabbitmq stop": {
-      if (command !== "rabbitmq") await stopKafka(log);
+      if (command !== "rabbitmq") {
+        await stopKafka(log);
+        await stopKafkaCluster(log);
+      }
       if (command !== "kafka") stopRabbit(log);
       return 0;
     }
@@ -74,7 +90,7 @@ async function main(argv: string[]): Promise<number> {
     case "start":
     case "start:broker": {
       const shop = command === "start" ? SHOPS.eventLog : SHOPS.broker;
-      if (shop.needsKafka) await startKafka(config.kafka, log);
+      if (shop.needsKafka) await startKafkaNow();
       await startRabbit(config.rabbit, log);
       return runServices(shop, config, log);
     }

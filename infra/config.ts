@@ -54,6 +54,8 @@ export function ensureEnvFile(): { created: boolean; path: string } {
 const InfraEnv = z.object({
   KAFKA_BROKERS: kafkaEnvShape.KAFKA_BROKERS,
   KAFKA_CONTROLLER_PORT: z.coerce.number().int().min(1).max(65535).default(9093),
+  /** 1: one broker (the default); 3: a KRaft cluster of three on this machine. */
+  KAFKA_NODES: z.enum(["1", "3"], { error: "must be 1 or 3" }).default("1"),
   ...brokerAddressShape,
   BROKER_PANEL_PORT: z.coerce.number().int().min(1).max(65535).default(15672),
   BROKER_USER: secret("BROKER_USER"),
@@ -63,7 +65,14 @@ const InfraEnv = z.object({
 });
 
 export interface InfraConfig {
-  kafka: { brokers: string[]; host: string; port: number; controllerPort: number };
+  kafka: {
+    brokers: string[];
+    host: string;
+    port: number;
+    controllerPort: number;
+    /** With KAFKA_NODES=3: the cluster's nodes (then `brokers` lists them all). */
+    cluster: { host: string; nodes: { port: number; controllerPort: number }[] } | null;
+  };
   rabbit: {
     host: string;
     port: number;
@@ -79,10 +88,8 @@ export interface InfraConfig {
 
 export function readInfraConfig(env: NodeJS.ProcessEnv = process.env): InfraConfig {
   const e = readEnvironment(InfraEnv, env);
-  const brokers = e.KAFKA_BROKERS.split(",");
-  const [host, port] = (brokers[0] as string).split(":") as [string, string];
   return {
-    kafka: { brokers, host, port: Number(port), controllerPort: e.KAFKA_CONTROLLER_PORT },
+    kafka: kafkaSettings(e.KAFKA_BROKERS, e.KAFKA_CONTROLLER_PORT, Number(e.KAFKA_NODES)),
     rabbit: {
       host: e.BROKER_HOST,
       port: e.BROKER_PORT,
@@ -92,6 +99,34 @@ export function readInfraConfig(env: NodeJS.ProcessEnv = process.env): InfraConf
       password: e.BROKER_PASSWORD,
       admin: { user: e.BROKER_ADMIN_USER, password: e.BROKER_ADMIN_PASSWORD },
     },
+  };
+}
+
+/**
+ * Where the broker or the cluster listens. A cluster of three takes its nodes from
+ * KAFKA_BROKERS when that lists three, else from the first address: ports p, p+2, p+4
+ * with their controllers on p+1, p+3, p+5 (9092..9097 by default).
+ */
+export function kafkaSettings(
+  kafkaBrokers: string,
+  controllerPort: number,
+  nodes: number,
+): InfraConfig["kafka"] {
+  const listed = kafkaBrokers.split(",");
+  const [host, first] = (listed[0] as string).split(":") as [string, string];
+  const port = Number(first);
+  if (nodes === 1) return { brokers: listed, host, port, controllerPort, cluster: null };
+  const ports =
+    listed.length === nodes
+      ? listed.map((b) => Number(b.split(":")[1]))
+      : Array.from({ length: nodes }, (_, i) => port + 2 * i);
+  const cluster = { host, nodes: ports.map((p) => ({ port: p, controllerPort: p + 1 })) };
+  return {
+    brokers: ports.map((p) => `${host}:${p}`),
+    host,
+    port,
+    controllerPort: port + 1,
+    cluster,
   };
 }
 

@@ -58,7 +58,13 @@ export function pedidoTopics(names: KafkaNames): { topic: string; numPartitions:
 }
 
 export const PARTITIONS_PER_TOPIC = 3;
+/** Replicas of each partition on a single broker (the default). */
 export const REPLICATION_FACTOR = 1;
+/**
+ * On a cluster of three or more brokers: three replicas, and a write (acks=all) needs two
+ * of them, so one broker may die without losing an acknowledged record or stopping writes.
+ */
+export const CLUSTER_REPLICATION = { replicationFactor: 3, minInsyncReplicas: 2 } as const;
 
 export const EXCHANGES = {
   commands: "pagamentos.comandos",

@@ -63,7 +63,7 @@ export function ferramentaKafka(classe: string, args: string[], log: Log = () =>
  * `advertisedPort`: the port clients are told to connect to, when it is not the one the
  * broker listens on (a test's TCP proxy in front of the broker).
  */
-type KafkaSettings = InfraConfig["kafka"] & { advertisedPort?: number };
+type KafkaSettings = Omit<InfraConfig["kafka"], "cluster"> & { advertisedPort?: number };
 
 export async function kafkaAnswers(kafka: KafkaSettings, timeoutMs = 3000): Promise<boolean> {
   const admin = new Kafka({
@@ -127,11 +127,25 @@ export function ensureJars(log: Log): void {
   }
 }
 
-function serverProperties(kafka: KafkaSettings, p: Paths): string {
+/**
+ * A node of a cluster: its id, and the whole controller quorum (`id@host:port,...`). A
+ * cluster of three replicates each partition three times and acknowledges a write
+ * (acks=all) once two replicas have it.
+ */
+interface ClusterRole {
+  nodeId: number;
+  voters: string;
+  replicas: number;
+}
+
+function serverProperties(kafka: KafkaSettings, p: Paths, role?: ClusterRole): string {
+  const voters = role?.voters ?? `1@${kafka.host}:${kafka.controllerPort}`;
+  const replicas = role?.replicas ?? 1;
+  const minInsync = replicas >= 3 ? 2 : 1;
   return `# Written by infra/kafka/kafka.ts at every start; edit that file, not this one.
 process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@${kafka.host}:${kafka.controllerPort}
+node.id=${role?.nodeId ?? 1}
+controller.quorum.voters=${voters}
 listeners=PLAINTEXT://${kafka.host}:${kafka.port},CONTROLLER://${kafka.host}:${kafka.controllerPort}
 advertised.listeners=PLAINTEXT://${kafka.host}:${kafka.advertisedPort ?? kafka.port}
 controller.listener.names=CONTROLLER
@@ -139,13 +153,13 @@ inter.broker.listener.name=PLAINTEXT
 listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
 log.dirs=${p.data}
 num.partitions=3
-default.replication.factor=1
-min.insync.replicas=1
-# A single node: the internal topics can only have one replica.
-offsets.topic.replication.factor=1
+default.replication.factor=${replicas}
+min.insync.replicas=${minInsync}
+# A single node: the internal topics can only have one replica; a cluster: three.
+offsets.topic.replication.factor=${replicas}
 offsets.topic.num.partitions=10
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
+transaction.state.log.replication.factor=${replicas}
+transaction.state.log.min.isr=${minInsync}
 # Tests and demos join groups often: do not wait before the first rebalance.
 group.initial.rebalance.delay.ms=0
 auto.create.topics.enable=true
@@ -182,12 +196,16 @@ export function kafkaLogTail(p: Paths, from = 0, lines = 15): string {
   return errors.length > 0 ? `${errors.join("\n")}\n...\n${tail}` : tail;
 }
 
-function formatStorageOnce(p: Paths, log: Log): void {
-  if (existsSync(join(p.data, "meta.properties"))) return;
-  // A Kafka cluster id is 16 random bytes in URL-safe base64; one that starts with "-"
-  // would be read by StorageTool's argument parser as an option.
+/** A Kafka cluster id: 16 random bytes in URL-safe base64, never starting with "-". */
+function newClusterId(): string {
+  // One that starts with "-" would be read by StorageTool's argument parser as an option.
   let clusterId = randomBytes(16).toString("base64url");
   while (clusterId.startsWith("-")) clusterId = randomBytes(16).toString("base64url");
+  return clusterId;
+}
+
+function formatStorageOnce(p: Paths, log: Log, clusterId = newClusterId()): void {
+  if (existsSync(join(p.data, "meta.properties"))) return;
   log(`kafka: formatting storage in ${p.data} (cluster ${clusterId})`);
   const result = spawnSync(
     "java",
@@ -242,7 +260,14 @@ export async function startKafka(
   mkdirSync(p.data, { recursive: true });
   writeFileSync(p.conf, serverProperties(kafka, p));
   formatStorageOnce(p, log);
+  const { pid, logFrom } = spawnBroker(p, log);
+  await waitUntilAnswers(kafka, pid, p, started + timeoutMs, logFrom);
+  log(`kafka: answering on ${kafka.brokers.join(",")} after ${Date.now() - started} ms`);
+  return { reused: false, ms: Date.now() - started };
+}
 
+/** Starts one broker JVM in the background, its output appended to its log. */
+function spawnBroker(p: Paths, log: Log): { pid: number; logFrom: number } {
   const logFrom = existsSync(p.log) ? statSync(p.log).size : 0;
   const out = openSync(p.log, "a");
   const child = spawn(
@@ -265,9 +290,7 @@ export async function startKafka(
   if (child.pid === undefined) throw new Error("kafka: the JVM did not start (is java installed?)");
   writeFileSync(p.pid, String(child.pid));
   log(`kafka: started pid ${child.pid}, log in ${p.log}`);
-  await waitUntilAnswers(kafka, child.pid, p, started + timeoutMs, logFrom);
-  log(`kafka: answering on ${kafka.brokers.join(",")} after ${Date.now() - started} ms`);
-  return { reused: false, ms: Date.now() - started };
+  return { pid: child.pid, logFrom };
 }
 
 async function waitUntilAnswers(
@@ -327,4 +350,112 @@ export function apagarInstancia(instance: string): void {
   if (instance === "default")
     throw new Error("kafka: the default broker's folder is not a test's to delete");
   rmSync(paths(instance).dir, { recursive: true, force: true });
+}
+
+/** The nodes of a cluster on one machine: each its own listener and controller port. */
+export interface ClusterSettings {
+  host: string;
+  nodes: { port: number; controllerPort: number }[];
+}
+
+/** The instance (folder) name of node `i` (1-based) of a cluster. */
+export const clusterNode = (name: string, i: number) => `${name}-${i}`;
+
+/** True when every node of the cluster answers and the cluster counts all of them. */
+async function clusterComplete(brokers: string[], size: number): Promise<boolean> {
+  const admin = new Kafka({
+    clientId: "infra-probe",
+    brokers,
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 1000,
+    requestTimeout: 3000,
+    retry: { retries: 0 },
+  }).admin();
+  try {
+    await admin.connect();
+    return (await admin.describeCluster()).brokers.length === size;
+  } catch {
+    return false;
+  } finally {
+    await admin.disconnect().catch(() => {});
+  }
+}
+
+/**
+ * A KRaft cluster of `settings.nodes.length` nodes on this machine, from the same jars:
+ * node ids 1..n, one cluster id, a controller quorum of all of them, each node in its own
+ * folder (`.work/<name>-<i>/`). Replication factor 3 and min.insync.replicas 2 for a
+ * cluster of three. Idempotent: a cluster that already answers complete is reused.
+ */
+export async function startKafkaCluster(
+  settings: ClusterSettings,
+  log: Log,
+  { name = "cluster", timeoutMs = 120_000 } = {},
+): Promise<StartResult & { brokers: string[] }> {
+  const started = Date.now();
+  const { host, nodes } = settings;
+  const brokers = nodes.map((n) => `${host}:${n.port}`);
+  if (await clusterComplete(brokers, nodes.length)) {
+    log(`kafka: reusing the cluster that answers on ${brokers.join(",")}`);
+    return { reused: true, ms: Date.now() - started, brokers };
+  }
+  ensureJars(log);
+  const voters = nodes.map((n, i) => `${i + 1}@${host}:${n.controllerPort}`).join(",");
+  const idFile = join(WORK, `${name}.cluster-id`);
+  mkdirSync(WORK, { recursive: true });
+  if (!existsSync(idFile)) writeFileSync(idFile, newClusterId());
+  const clusterId = readFileSync(idFile, "utf8").trim();
+  const running: { pid: number; p: Paths; logFrom: number }[] = [];
+  for (const [i, n] of nodes.entries()) {
+    const p = paths(clusterNode(name, i + 1));
+    const pid = readPid(p);
+    if (pid !== null && isOurBroker(pid, p)) {
+      running.push({ pid, p, logFrom: 0 });
+      continue;
+    }
+    mkdirSync(p.data, { recursive: true });
+    const node = { brokers: [`${host}:${n.port}`], host, ...n };
+    writeFileSync(
+      p.conf,
+      serverProperties(node, p, { nodeId: i + 1, voters, replicas: nodes.length }),
+    );
+    formatStorageOnce(p, log, clusterId);
+    running.push({ ...spawnBroker(p, log), p });
+  }
+  const deadline = started + timeoutMs;
+  while (Date.now() < deadline) {
+    const gone = running.find((r) => !isOurBroker(r.pid, r.p));
+    if (gone)
+      throw new Error(
+        `kafka: a cluster node exited during start-up (log: ${gone.p.log}):\n${kafkaLogTail(gone.p, gone.logFrom)}`,
+      );
+    if (await clusterComplete(brokers, nodes.length)) {
+      log(
+        `kafka: cluster of ${nodes.length} answering on ${brokers.join(",")} after ${Date.now() - started} ms`,
+      );
+      return { reused: false, ms: Date.now() - started, brokers };
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`kafka: the cluster on ${brokers.join(",")} did not come up complete in time`);
+}
+
+/** Stops (or, with SIGKILL, kills) every node of a cluster this script started. */
+export async function stopKafkaCluster(
+  log: Log,
+  { name = "cluster", size = 3, signal = "SIGTERM" as "SIGTERM" | "SIGKILL" } = {},
+) {
+  await Promise.all(
+    Array.from({ length: size }, (_, i) =>
+      stopKafka(log, { instance: clusterNode(name, i + 1), signal }),
+    ),
+  );
+}
+
+/** Deletes a stopped cluster's folders and its cluster id: a test's own cluster. */
+export function deleteCluster(name: string, size = 3): void {
+  if (name === "cluster") throw new Error("kafka: the default cluster is not a test's to delete");
+  for (let i = 1; i <= size; i++)
+    rmSync(paths(clusterNode(name, i)).dir, { recursive: true, force: true });
+  rmSync(join(WORK, `${name}.cluster-id`), { force: true });
 }

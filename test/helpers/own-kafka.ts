@@ -1,7 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { apagarInstancia, startKafka, stopKafka } from "../../infra/kafka/kafka.ts";
+import {
+  apagarInstancia,
+  clusterNode,
+  deleteCluster,
+  startKafka,
+  startKafkaCluster,
+  stopKafka,
+  stopKafkaCluster,
+} from "../../infra/kafka/kafka.ts";
 import { TcpProxy } from "./broker.ts";
 
 /**
@@ -88,6 +96,51 @@ export function ownKafka(name: string, { proxied = false } = {}) {
       await stopKafka(log, { instance });
       await proxy?.close();
       apagarInstancia(instance);
+    },
+  };
+}
+
+/**
+ * A KRaft cluster of three of the test's own (ports chosen free at run time, folders of its
+ * own): the test may kill and restart any node. `dispose()` stops it and deletes its folders.
+ */
+export function ownKafkaCluster(name: string) {
+  const cluster = `${name}-${randomBytes(3).toString("hex")}`;
+  let settings: { host: string; nodes: { port: number; controllerPort: number }[] } | null = null;
+  const log = (line: string) => {
+    if (process.env.SHOP_TEST_LOGS) console.log(`[${cluster}] ${line}`);
+  };
+  const known = () => {
+    if (!settings) throw new Error(`ownKafkaCluster ${cluster}: start it first`);
+    return settings;
+  };
+  return {
+    /** Every node's address, for KAFKA_BROKERS. */
+    get brokers(): string {
+      const s = known();
+      return s.nodes.map((n) => `${s.host}:${n.port}`).join(",");
+    },
+    /** The address of node `id` (1..3). */
+    address(id: number): string {
+      const s = known();
+      return `${s.host}:${s.nodes[id - 1]?.port}`;
+    },
+    async start() {
+      if (!settings) {
+        const nodes = [];
+        for (let i = 0; i < 3; i++) {
+          const port = await duasPortasLivres();
+          nodes.push({ port, controllerPort: port + 1 });
+        }
+        settings = { host: "127.0.0.1", nodes };
+      }
+      return startKafkaCluster(settings, log, { name: cluster });
+    },
+    /** kill -9 of node `id` (1..3). */
+    kill: (id: number) => stopKafka(log, { instance: clusterNode(cluster, id), signal: "SIGKILL" }),
+    async dispose() {
+      await stopKafkaCluster(log, { name: cluster });
+      deleteCluster(cluster);
     },
   };
 }

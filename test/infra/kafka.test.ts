@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT } from "../../infra/config.ts";
+import { kafkaSettings, ROOT, readInfraConfig } from "../../infra/config.ts";
 import { testConfig } from "../helpers/env.ts";
 import {
   createTopic,
@@ -95,4 +95,31 @@ describe("Kafka's Java tools for the benchmarks (issue 14)", () => {
     expect(readdirSync(jars).some((f) => /^kafka-tools-.*\.jar$/.test(f))).toBe(true);
     rmSync(jars, { recursive: true, force: true });
   }, 240_000);
+});
+
+describe("Kafka cluster mode settings (KAFKA_NODES)", () => {
+  it("When KAFKA_NODES is 3 and KAFKA_BROKERS names one address, then the cluster's nodes are on p, p+2, p+4 with controllers on p+1, p+3, p+5, and the services get all three", () => {
+    const k = kafkaSettings("127.0.0.1:9092", 9093, 3);
+    expect(k.brokers).toEqual(["127.0.0.1:9092", "127.0.0.1:9094", "127.0.0.1:9096"]);
+    expect(k.cluster?.nodes).toEqual([
+      { port: 9092, controllerPort: 9093 },
+      { port: 9094, controllerPort: 9095 },
+      { port: 9096, controllerPort: 9097 },
+    ]);
+  });
+
+  it("When KAFKA_BROKERS lists three addresses, then those are the nodes; with KAFKA_NODES=1 there is no cluster, and any other count is refused", () => {
+    const k = kafkaSettings("127.0.0.1:19092,127.0.0.1:19192,127.0.0.1:19292", 9093, 3);
+    expect(k.cluster?.nodes.map((n) => n.port)).toEqual([19092, 19192, 19292]);
+    expect(kafkaSettings("127.0.0.1:9092", 9093, 1).cluster).toBeNull();
+    expect(() =>
+      readInfraConfig({
+        KAFKA_NODES: "2",
+        BROKER_USER: "u",
+        BROKER_PASSWORD: "p",
+        BROKER_ADMIN_USER: "a",
+        BROKER_ADMIN_PASSWORD: "b",
+      }),
+    ).toThrow(/KAFKA_NODES/);
+  });
 });

@@ -1,3 +1,4 @@
+import { CLUSTER_REPLICATION } from "@shop/contracts";
 import type { Logger } from "@shop/service";
 import { Kafka, type LogEntry, logLevel } from "kafkajs";
 
@@ -73,7 +74,11 @@ export async function withRetries<T>(fn: () => Promise<T>, ms = 30_000): Promise
   }
 }
 
-/** Creates the topics when absent; does nothing for those that exist. */
+/**
+ * Creates the topics when absent; does nothing for those that exist. On a cluster of three
+ * or more brokers they get CLUSTER_REPLICATION (3 replicas, min.insync.replicas 2) whatever
+ * `replicationFactor` says; on fewer, `replicationFactor`.
+ */
 export function ensureTopics(
   kafka: Kafka,
   topics: TopicSpec[],
@@ -93,9 +98,21 @@ async function createMissing(
     const existing = new Set(await admin.listTopics());
     const missing = topics.filter((t) => !existing.has(t.topic));
     if (missing.length > 0) {
+      const cluster = (await admin.describeCluster()).brokers.length >= 3;
+      const replication = cluster
+        ? {
+            replicationFactor: CLUSTER_REPLICATION.replicationFactor,
+            configEntries: [
+              {
+                name: "min.insync.replicas",
+                value: String(CLUSTER_REPLICATION.minInsyncReplicas),
+              },
+            ],
+          }
+        : { replicationFactor };
       await admin.createTopics({
         waitForLeaders: true,
-        topics: missing.map((t) => ({ ...t, replicationFactor })),
+        topics: missing.map((t) => ({ ...t, ...replication })),
       });
     }
     return missing.map((t) => t.topic);
