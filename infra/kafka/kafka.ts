@@ -413,6 +413,10 @@ export async function startKafkaCluster(
       running.push({ pid, p, logFrom: 0 });
       continue;
     }
+    if (await portOpen(host, n.port))
+      throw new Error(
+        `kafka: ${host}:${n.port}, node ${i + 1} of the cluster, is taken (a single broker? npm run infra -- kafka stop)`,
+      );
     mkdirSync(p.data, { recursive: true });
     const node = { brokers: [`${host}:${n.port}`], host, ...n };
     writeFileSync(
