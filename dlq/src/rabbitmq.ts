@@ -1,4 +1,4 @@
-import { AmqpClient, amqpUrl, type BrokerAddress } from "@shop/amqp";
+import { AmqpClient, amqpUrl, amqpUrls, type BrokerAddress } from "@shop/amqp";
 import { ERROR_QUEUES } from "@shop/contracts";
 import type { Logger } from "@shop/service";
 import amqp, { type Channel, type GetMessage } from "amqplib";
@@ -92,7 +92,7 @@ export function rabbitDlq(r: BrokerAddress, log: Logger) {
   }
 
   async function redrive(filter: (c: DeadLetter) => boolean): Promise<DeadLetter[]> {
-    const client = new AmqpClient({ url: amqpUrl(r), log, topology: async () => {} });
+    const client = new AmqpClient({ url: amqpUrls(r), log, topology: async () => {} });
     const done: DeadLetter[] = [];
     try {
       await walkQueue(async (ch, queue, position, m) => {

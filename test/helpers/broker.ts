@@ -130,6 +130,11 @@ export class TcpProxy {
     return proxy;
   }
 
+  /** Connections open through the proxy now. */
+  get open(): number {
+    return this.links.size;
+  }
+
   /** Drops every open connection and refuses new ones: the broker is unreachable. */
   cutConnections(): void {
     this.cut = true;

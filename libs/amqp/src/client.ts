@@ -8,7 +8,10 @@ import amqp, {
   type ConsumeMessage,
 } from "amqplib";
 import { declareTopology } from "./topology.ts";
-import { amqpUrl, type BrokerAddress } from "./url.ts";
+import { amqpUrls, type BrokerAddress } from "./url.ts";
+
+/** host:port of an AMQP URL, for the log (never its credentials). */
+const nodeOf = (url: string) => new URL(url).host;
 
 /** Why a publication was not taken over by the broker. */
 export type PublishFailureReason = "sem-rota" | "nack" | "sem-confirmacao" | "broker-inacessivel";
@@ -33,7 +36,8 @@ export interface ChannelConsumer {
 }
 
 export interface AmqpClientOptions {
-  url: string;
+  /** A node's URL, or a cluster's: each connection attempt takes the next in turn. */
+  url: string | string[];
   log: Logger;
   /** Declares exchanges, queues and bindings on every (re)connection. */
   topology: (ch: Channel) => Promise<void>;
@@ -57,6 +61,8 @@ export class AmqpClient {
   private readonly tags = new Map<ChannelConsumer, { ch: Channel; tags: string[] }>();
   private reconnectTimer: NodeJS.Timeout | null = null;
   private closing = false;
+  /** The node the next connection attempt goes to: after a connection is lost, the next one. */
+  private nextNode = 0;
 
   constructor(private readonly opts: AmqpClientOptions) {}
 
@@ -75,7 +81,9 @@ export class AmqpClient {
 
   private async connect(): Promise<ConfirmChannel> {
     const { log } = this.opts;
-    const conn = await amqp.connect(this.opts.url, { timeout: this.opts.connectTimeoutMs ?? 3000 });
+    const urls = Array.isArray(this.opts.url) ? this.opts.url : [this.opts.url];
+    const url = urls[this.nextNode++ % urls.length] as string;
+    const conn = await amqp.connect(url, { timeout: this.opts.connectTimeoutMs ?? 3000 });
     conn.on("error", (error: Error) => log.warn("AMQP connection error", { error: error.message }));
     conn.on("close", () => {
       if (this.conn === conn) this.dropped();
@@ -94,7 +102,7 @@ export class AmqpClient {
       for (const c of this.consumers) await this.startChannelConsumer(conn, c);
       this.conn = conn;
       this.pub = pub;
-      log.info("connected to RabbitMQ");
+      log.info("connected to RabbitMQ", urls.length > 1 ? { node: nodeOf(url) } : {});
       return pub;
     } catch (error) {
       await conn.close().catch(() => {});
@@ -266,7 +274,7 @@ export class AmqpClient {
 /** The shop's client: it declares the spec's topology (TOPOLOGIA) on every (re)connection. */
 export function shopClient(broker: BrokerAddress, log: Logger): AmqpClient {
   return new AmqpClient({
-    url: amqpUrl(broker),
+    url: amqpUrls(broker),
     log,
     topology: (ch) => declareTopology(ch, TOPOLOGY),
   });

@@ -15,6 +15,14 @@ export const brokerAddressShape = {
   BROKER_HOST: z.string().default("127.0.0.1"),
   BROKER_PORT: z.coerce.number().int().min(1).max(65535).default(5672),
   BROKER_VHOST: z.string().default("/"),
+  /**
+   * A cluster's nodes, host:port[,host:port...]: the services connect to one and, when it
+   * goes away, to the next. Without it, BROKER_HOST:BROKER_PORT alone.
+   */
+  BROKER_NODES: z
+    .string()
+    .regex(/^[^:,\s]+:\d+(,[^:,\s]+:\d+)*$/, { error: "must be host:port[,host:port...]" })
+    .optional(),
 };
 
 /** The broker settings both services of the broker edition read. Secrets have no default. */
@@ -40,13 +48,19 @@ export function brokerAddress(e: {
   BROKER_VHOST: string;
   BROKER_USER: string;
   BROKER_PASSWORD: string;
+  BROKER_NODES?: string | undefined;
 }) {
+  const nodes = e.BROKER_NODES?.split(",").map((n) => {
+    const [host, port] = n.split(":") as [string, string];
+    return { host, port: Number(port) };
+  });
   return {
     host: e.BROKER_HOST,
     port: e.BROKER_PORT,
     vhost: e.BROKER_VHOST,
     user: e.BROKER_USER,
     password: e.BROKER_PASSWORD,
+    ...(nodes ? { nodes } : {}),
   };
 }
 
