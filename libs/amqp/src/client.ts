@@ -271,11 +271,14 @@ export class AmqpClient {
   }
 }
 
-/** The shop's client: it declares the spec's topology (TOPOLOGIA) on every (re)connection. */
+/**
+ * The shop's client: it declares the spec's topology (TOPOLOGY) on every (re)connection,
+ * with the error queues replicated too when it is given a cluster's nodes.
+ */
 export function shopClient(broker: BrokerAddress, log: Logger): AmqpClient {
   return new AmqpClient({
     url: amqpUrls(broker),
     log,
-    topology: (ch) => declareTopology(ch, TOPOLOGY),
+    topology: (ch) => declareTopology(ch, TOPOLOGY, { cluster: (broker.nodes?.length ?? 0) > 1 }),
   });
 }

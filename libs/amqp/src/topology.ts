@@ -11,10 +11,21 @@ export const ATTEMPTS = 3;
  * target is the default exchange with `<queue>.erros`, and x-delivery-limit bounds even a
  * message that crashes its consumer every time.
  */
-export async function declareTopology(ch: Channel, bindings: readonly Binding[]): Promise<void> {
+export async function declareTopology(
+  ch: Channel,
+  bindings: readonly Binding[],
+  { cluster = false } = {},
+): Promise<void> {
   for (const l of bindings) {
     await ch.assertExchange(l.exchange, l.exchangeType, { durable: true });
-    await ch.assertQueue(l.deadLetterQueue, { durable: true });
+    // On a cluster the error queues are quorum queues too: a classic queue lives on one
+    // node, and while that node is down it can be neither declared nor read, which would
+    // keep the services from connecting at all. On one node they stay classic, as every
+    // existing installation declared them (a queue's type cannot change).
+    await ch.assertQueue(l.deadLetterQueue, {
+      durable: true,
+      ...(cluster ? { arguments: { "x-queue-type": "quorum" } } : {}),
+    });
     await ch.assertQueue(l.queue, {
       durable: true,
       arguments: {
