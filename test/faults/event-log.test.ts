@@ -20,6 +20,7 @@ import {
   type EventLogState,
   finishEventLogScenario,
   type Proof,
+  publishedAfter,
   type Stream,
   streamOfOrders,
   uncommittedRecords,
@@ -222,13 +223,7 @@ describe("Fault injection: event-log edition", () => {
       api,
       stream,
       { scenario: "Kafka killed (event-log)", fault: "kill -9 the Kafka broker, restart it" },
-      (state) => {
-        const published = during.filter((id) => state.criadosPerPedido.has(id));
-        return {
-          hit: during.length > 0 && published.length === during.length,
-          text: `${during.length} orders answered 500 while Kafka was down; ${published.length} of them published by the outbox after`,
-        };
-      },
+      publishedAfter(during, "Kafka was down"),
       backAt,
     );
   }, 240_000);
@@ -551,13 +546,7 @@ describe("Fault injection: event-log edition", () => {
           scenario: "Kafka traffic black-holed (event-log)",
           fault: "TCP proxy holds every byte to and from Kafka for about 7 s, then lets it through",
         },
-        (state) => {
-          const published = unconfirmed.filter((id) => state.criadosPerPedido.has(id));
-          return {
-            hit: unconfirmed.length > 0 && published.length === unconfirmed.length,
-            text: `${unconfirmed.length} orders answered 500 while nothing moved; ${published.length} of them published after`,
-          };
-        },
+        publishedAfter(unconfirmed, "nothing moved"),
         backAt,
       );
     }, 240_000);

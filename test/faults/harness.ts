@@ -139,6 +139,20 @@ export const decidedBy = (state: EventLogState, instancia: string) =>
       .map((r) => Number(r.value.pedidoId)),
   );
 
+/**
+ * The proof of a fault that kept Kafka from confirming: orders answered 500 while it held
+ * (`unconfirmed`, saved with their events in the outbox), every one published after.
+ */
+export const publishedAfter =
+  (unconfirmed: number[], while_: string): Proof =>
+  (state) => {
+    const published = unconfirmed.filter((id) => state.criadosPerPedido.has(id));
+    return {
+      hit: unconfirmed.length > 0 && published.length === unconfirmed.length,
+      text: `${unconfirmed.length} orders answered 500 while ${while_}; ${published.length} of them published by the outbox after`,
+    };
+  };
+
 /** What a scenario says about its fault once the state is read; a miss fails it. */
 export type Proof = (
   state: EventLogState,
