@@ -389,7 +389,10 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
             else if (interval && Date.now() - lastCommit >= interval) await commitTransaction(tx);
             await heartbeat();
           }
-          if (tx) await commitTransaction(tx);
+          // A stale batch (its partition revoked) is the rebalance case of the catch below:
+          // aborted, never committed, for the same reason.
+          if (tx && isStale()) await tx.abort();
+          else if (tx) await commitTransaction(tx);
           for (const p of inFlight) {
             await p.pending;
             resolve(p.offset);
