@@ -54,6 +54,8 @@ export default defineConfig({
           include: ["test/faults/**/*.test.ts"],
           // The second prints this run's table of fault scenarios (test/faults/report.ts).
           globalSetup: ["./test/global-setup.ts", "./test/faults/report.ts"],
+          // Each service's output, kept per process for a run that failed or hung.
+          env: { SHOP_TEST_LOG_DIR: "test-artifacts/logs" },
           testTimeout: 240_000,
           hookTimeout: 120_000,
           maxWorkers: 1,

@@ -1,8 +1,14 @@
 import { randomUUID } from "node:crypto";
+import { QUEUES } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { brokerEnv, TcpProxy } from "../helpers/broker.ts";
 import { testConfig } from "../helpers/env.ts";
-import { type OwnRabbit, ownRabbit } from "../helpers/own-rabbit.ts";
+import {
+  type OwnRabbit,
+  type OwnRabbitCluster,
+  ownRabbit,
+  ownRabbitCluster,
+} from "../helpers/own-rabbit.ts";
 import { createTestVhost, type TestVhost } from "../helpers/rabbit.ts";
 import { http, queryRows, ServiceProcess } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -524,6 +530,95 @@ describe("Fault injection: broker edition", () => {
         });
       } finally {
         await stop();
+      }
+    }, 240_000);
+  });
+
+  describe("on a RabbitMQ cluster of three", () => {
+    let cluster: OwnRabbitCluster;
+    beforeAll(async () => {
+      cluster = await ownRabbitCluster("faults-rc");
+    }, 180_000);
+    afterAll(async () => {
+      await cluster?.dispose();
+    }, 120_000);
+
+    const onCluster = (service: string) => ({ ...brokerEnv(vhost, service), ...cluster.env() });
+    const firstDecision = (paymentsDb: string) =>
+      waitFor(() => queryRows(paymentsDb, "SELECT 1 FROM decisoes LIMIT 1").length > 0, {
+        what: "a first decision before the fault",
+      });
+
+    it("When the node leading the quorum queues is killed -9 under load, then the services reconnect to another node and nothing acknowledged is lost", async () => {
+      const shop = await startShop("f-rc-leader", onCluster);
+      try {
+        const flowing = streamOfPayments(() => shop.orders.url(), 30);
+        await firstDecision(shop.paymentsDb);
+        const before = cluster.queues().find((q) => q.name === QUEUES.solicitacoes);
+        const leader = cluster.nodes.find((n) => n.node === before?.leader);
+        if (!before || !leader) throw new Error(`no leader for ${QUEUES.solicitacoes}`);
+        const killedAt = Date.now();
+        await leader.kill();
+        const after = await waitFor(
+          () => {
+            const q = cluster.queues().find((x) => x.name === QUEUES.solicitacoes);
+            return q && q.leader !== before.leader && q;
+          },
+          { timeoutMs: 30_000, intervalMs: 500, what: "a new leader" },
+        );
+        const requests = await flowing;
+        const movedAt = Date.now();
+        await leader.restart();
+        const during = unavailableBetween(requests, killedAt, movedAt);
+        await finishBrokerScenario({
+          shop,
+          requests,
+          row: {
+            scenario: "quorum queue leader killed (broker, cluster)",
+            fault: "kill -9 the RabbitMQ node leading pagamentos.solicitacoes, of three",
+          },
+          proof: () => ({
+            hit: before.members.length === 3 && after.leader !== before.leader,
+            text: `leader ${before.leader.split("-")[2] ?? before.leader} of ${before.members.length} members killed, ${after.leader.split("-")[2] ?? after.leader} leads now; ${during.length} answers 503 meanwhile`,
+          }),
+          healedAt: killedAt,
+        });
+      } finally {
+        await shop.stop();
+      }
+    }, 240_000);
+
+    it("When two of three RabbitMQ nodes are stopped, then the queues lose their majority, payment requests answer 503 within 5 s, and everything resumes when a node returns", async () => {
+      const shop = await startShop("f-rc-majority", onCluster);
+      const [, second, third] = cluster.nodes;
+      if (!second || !third) throw new Error("the cluster has three nodes");
+      try {
+        const flowing = streamOfPayments(() => shop.orders.url(), 20, 250);
+        await firstDecision(shop.paymentsDb);
+        const stoppedAt = Date.now();
+        await Promise.all([second.stopApp(), third.stopApp()]);
+        await new Promise((res) => setTimeout(res, 7000)); // longer than a confirmation
+        await second.startApp();
+        const backAt = Date.now();
+        const requests = await flowing;
+        await third.startApp();
+        const during = unavailableBetween(requests, stoppedAt, backAt);
+        await finishBrokerScenario({
+          shop,
+          requests,
+          row: {
+            scenario: "two of three RabbitMQ nodes stopped (broker, cluster)",
+            fault: "`stop_app` on two of three nodes for 7 s, then one back",
+          },
+          proof: () => ({
+            hit: during.length > 0,
+            text: `${during.length} answers 503 without a majority (slowest ${slowest(during)} ms)`,
+          }),
+          healedAt: backAt,
+        });
+        expect(slowest(during), "the slowest 503 without a majority").toBeLessThanOrEqual(6500);
+      } finally {
+        await shop.stop();
       }
     }, 240_000);
   });

@@ -622,5 +622,83 @@ describe("Fault injection: event-log edition", () => {
         expect(m.minInsync).toBe("2");
       }
     }, 120_000);
+
+    it("When two of three brokers are killed -9 under load, then POST /pedidos answers 500 within the 5 s wait with the order kept, and once they return nothing acknowledged is lost", async () => {
+      const s = shop("f-cluster-two-down", { broker: cluster });
+      const api = await s.start("orders-api", "orders-api");
+      await s.payments("caixa-1");
+      const stream = streamOfOrders(() => api.url(), 60, 2, 150);
+      await waitFor(() => stream.created.length >= 10);
+      await Promise.all([cluster.kill(2), cluster.kill(3)]);
+      const downAt = Date.now();
+      await waitFor(() => stream.unconfirmed.length >= 2, {
+        timeoutMs: 30_000,
+        what: "orders answered 500 with two brokers down",
+      });
+      await cluster.start(); // brings back the two that are down
+      const backAt = Date.now();
+      const during = [...stream.unconfirmed];
+      await stream.done;
+      await s.finish(
+        api,
+        stream,
+        {
+          scenario: "two of three Kafka brokers killed (event-log, cluster)",
+          fault:
+            "kill -9 two of three brokers (replication 3, min.insync.replicas 2), restart both",
+        },
+        (state) => {
+          const published = during.filter((id) => state.criadosPerPedido.has(id));
+          return {
+            hit: during.length > 0 && published.length === during.length,
+            text: `${during.length} orders answered 500 in the ${Math.round((backAt - downAt) / 1000)} s without a majority (slowest ${Math.max(...stream.unconfirmedMs)} ms); ${published.length} of them published after`,
+          };
+        },
+        backAt,
+      );
+      // The spec's 5 s wait for the confirmation, plus the request's own time.
+      expect(Math.max(...stream.unconfirmedMs)).toBeLessThanOrEqual(6500);
+    }, 240_000);
+
+    it("When the broker leading the partitions being written is killed -9 under load, then leadership moves, nothing is lost, and after a restart it is back in sync", async () => {
+      const s = shop("f-cluster-leader", { broker: cluster });
+      const api = await s.start("orders-api", "orders-api");
+      await s.payments("caixa-1");
+      const stream = streamOfOrders(() => api.url(), 60, 2, 100);
+      await waitFor(() => stream.created.length >= 10);
+      const before = await metadata(s.names.topics.pedidosCriados);
+      const leader = before.partitions[0]?.leader as number;
+      await cluster.kill(leader);
+      const moved = await waitFor(
+        async () => {
+          const now = await metadata(s.names.topics.pedidosCriados);
+          return now.partitions.every((p) => p.leader !== leader && p.leader >= 0) && now;
+        },
+        { timeoutMs: 30_000, what: "every partition led by another broker" },
+      );
+      await cluster.start();
+      const backAt = Date.now();
+      await waitFor(
+        async () =>
+          (await metadata(s.names.topics.pedidosCriados)).partitions.every(
+            (p) => p.isr.length === 3,
+          ),
+        { timeoutMs: 60_000, intervalMs: 500, what: "the restarted broker back in every ISR" },
+      );
+      await stream.done;
+      await s.finish(
+        api,
+        stream,
+        {
+          scenario: "partition leader killed (event-log, cluster)",
+          fault: "kill -9 the broker leading pedidos-criados[0], restart it",
+        },
+        () => ({
+          hit: before.partitions.some((p) => p.leader === leader),
+          text: `broker ${leader} led ${before.partitions.filter((p) => p.leader === leader).length} of 3 partitions; leaders after the kill: ${moved.partitions.map((p) => p.leader).join(", ")}; back in every ISR after the restart`,
+        }),
+        backAt,
+      );
+    }, 240_000);
   });
 });

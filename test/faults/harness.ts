@@ -12,6 +12,8 @@ export interface Stream {
   created: number[];
   /** 500: saved, event not confirmed in time. */
   unconfirmed: number[];
+  /** How long each 500 took to come (the spec's 5 s confirmation wait, plus the request). */
+  unconfirmedMs: number[];
   /** No answer (the API was down or killed): may or may not be saved. */
   unanswered: number;
   /** 503: refused, nothing saved (the database full); the error each carried. */
@@ -33,6 +35,7 @@ export function streamOfOrders(
   const s: Stream = {
     created: [],
     unconfirmed: [],
+    unconfirmedMs: [],
     unanswered: 0,
     refused: [],
     done: Promise.resolve(),
@@ -48,6 +51,7 @@ export function streamOfOrders(
         precoUnitario: n % 2 === 0 ? 20 : 60,
       };
       let res: Awaited<ReturnType<typeof http<{ id: number; erro?: string }>>> | null = null;
+      const at = Date.now();
       try {
         res = await http<{ id: number; erro?: string }>("POST", `${baseUrl()}/pedidos`, body);
       } catch {
@@ -56,6 +60,7 @@ export function streamOfOrders(
       if (res?.status === 201) s.created.push(res.body.id);
       else if (res?.status === 500) {
         s.unconfirmed.push(Number(res.body.erro?.match(/order (\d+)/)?.[1]));
+        s.unconfirmedMs.push(Date.now() - at);
       } else if (res?.status === 503) s.refused.push(res.body.erro ?? "");
       // Anything else fails at once, not as a time-out.
       else if (res)

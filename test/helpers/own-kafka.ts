@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import {
   apagarInstancia,
+  clusterNode,
   deleteCluster,
   startKafka,
   startKafkaCluster,
@@ -101,7 +102,7 @@ export function ownKafka(name: string, { proxied = false } = {}) {
 
 /**
  * A KRaft cluster of three of the test's own (ports chosen free at run time, folders of its
- * own). `dispose()` stops it and deletes its folders.
+ * own): the test may kill and restart any node. `dispose()` stops it and deletes its folders.
  */
 export function ownKafkaCluster(name: string) {
   const cluster = `${name}-${randomBytes(3).toString("hex")}`;
@@ -119,6 +120,11 @@ export function ownKafkaCluster(name: string) {
       const s = known();
       return s.nodes.map((n) => `${s.host}:${n.port}`).join(",");
     },
+    /** The address of node `id` (1..3). */
+    address(id: number): string {
+      const s = known();
+      return `${s.host}:${s.nodes[id - 1]?.port}`;
+    },
     async start() {
       if (!settings) {
         const nodes = [];
@@ -130,6 +136,8 @@ export function ownKafkaCluster(name: string) {
       }
       return startKafkaCluster(settings, log, { name: cluster });
     },
+    /** kill -9 of node `id` (1..3). */
+    kill: (id: number) => stopKafka(log, { instance: clusterNode(cluster, id), signal: "SIGKILL" }),
     async dispose() {
       await stopKafkaCluster(log, { name: cluster });
       deleteCluster(cluster);

@@ -84,6 +84,8 @@ export async function ownRabbit(name: string) {
     env(): Record<string, string> {
       return { BROKER_HOST: "127.0.0.1", BROKER_PORT: String(porta), BROKER_VHOST: "/" };
     },
+    /** rabbitmqctl against this node; throws with its output when it fails. */
+    ctl,
     /** AMQP URL of the administrator, to `/` on this node. */
     urlAdmin: amqpUrl({ host: "127.0.0.1", port: porta, ...rabbit.admin, vhost: "/" }),
     atende,
@@ -137,3 +139,48 @@ export async function ownRabbit(name: string) {
 }
 
 export type OwnRabbit = Awaited<ReturnType<typeof ownRabbit>>;
+
+/**
+ * A RabbitMQ cluster of three nodes of the test's own (each as ownRabbit: node name, ports
+ * and folders of its own), the second and third joined to the first. Their Erlang cookie is
+ * the rabbitmq user's, the same for all. The shop's users are the cluster's, so they are
+ * made again on the first node after the joins.
+ */
+export async function ownRabbitCluster(name: string) {
+  const nodes = await Promise.all([1, 2, 3].map((i) => ownRabbit(`${name}-${i}`)));
+  const [first, ...others] = nodes as [OwnRabbit, OwnRabbit, OwnRabbit];
+  for (const n of others) {
+    n.ctl("stop_app");
+    n.ctl("join_cluster", first.node);
+    n.ctl("start_app");
+    await waitFor(n.atende, { timeoutMs: 60_000, what: `${n.node} to answer in the cluster` });
+  }
+  return {
+    nodes,
+    /** The services' settings: every node, tried in turn (BROKER_NODES), vhost `/`. */
+    env(): Record<string, string> {
+      return {
+        ...first.env(),
+        BROKER_NODES: nodes.map((n) => `127.0.0.1:${n.porta}`).join(","),
+      };
+    },
+    /** Each quorum queue's leader and members, as the first node that answers sees them. */
+    queues(): { name: string; leader: string; members: string[] }[] {
+      for (const n of nodes) {
+        try {
+          return JSON.parse(
+            n.ctl("-q", "list_queues", "name", "leader", "members", "--formatter", "json"),
+          ) as { name: string; leader: string; members: string[] }[];
+        } catch {
+          // that node is down: ask the next
+        }
+      }
+      throw new Error("no node of the cluster answers");
+    },
+    async dispose() {
+      await Promise.all(nodes.map((n) => n.dispose()));
+    },
+  };
+}
+
+export type OwnRabbitCluster = Awaited<ReturnType<typeof ownRabbitCluster>>;

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync } from "node:fs";
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ConsumerEventMap, createLogger, type Logger } from "@shop/service";
@@ -117,6 +117,16 @@ export class ServiceProcess {
     readonly name: string,
     readonly child: ChildProcess,
   ) {
+    // SHOP_TEST_LOG_DIR (the fault suite sets it): every line also goes to a file of its own
+    // there, so that a run that failed or hung on CI leaves the services' side of the story.
+    const dir = process.env.SHOP_TEST_LOG_DIR;
+    if (dir) mkdirSync(dir, { recursive: true });
+    const file = dir
+      ? createWriteStream(
+          join(dir, `${new Date().toISOString().slice(11, 19)}-${name}-${child.pid}.log`),
+        )
+      : null;
+    if (file) child.once("exit", () => file.end());
     for (const stream of [child.stdout, child.stderr]) {
       stream?.setEncoding("utf8");
       let partial = "";
@@ -125,6 +135,7 @@ export class ServiceProcess {
         partial = parts.pop() ?? "";
         for (const line of parts) {
           this.lines.push(line);
+          file?.write(`${line}\n`);
           if (process.env.SHOP_TEST_LOGS) console.log(`[${name}] ${line}`);
         }
       });

@@ -1,3 +1,5 @@
+import { appendFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
 import type { ConsumerEventMap, ConsumerEvents } from "@shop/service";
 
 type Truthy<T> = Exclude<T, false | null | undefined | 0 | "">;
@@ -11,7 +13,18 @@ export async function waitFor<T>(
   let lastError: unknown;
   while (Date.now() < deadline) {
     try {
-      const value = await check();
+      // A check that never settles (a client waiting on a dead broker) must not outlive the
+      // deadline: it is raced against the time left, so the wait fails instead of hanging.
+      let timer: NodeJS.Timeout | undefined;
+      const value = await Promise.race([
+        Promise.resolve().then(check),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error("the check itself did not answer in time")),
+            Math.max(deadline - Date.now(), 1),
+          );
+        }),
+      ]).finally(() => clearTimeout(timer));
       if (value) return value as Truthy<T>;
     } catch (error) {
       lastError = error;
@@ -34,4 +47,16 @@ export function collect<K extends keyof ConsumerEventMap>(
   // biome-ignore lint/suspicious/noExplicitAny: node's typed EventEmitter needs the listener's exact tuple
   eventos.on(nome, ((e: ConsumerEventMap[K][0]) => vistos.push(e)) as any);
   return vistos;
+}
+
+/**
+ * Marks a step of a scenario in SHOP_TEST_LOG_DIR/steps.log (the fault suite sets it) with
+ * its time: where a run that failed or hung on CI stopped, beside the services' and the
+ * brokers' logs of the same directory.
+ */
+export function step(scenario: string, what: string): void {
+  const dir = process.env.SHOP_TEST_LOG_DIR;
+  if (!dir) return;
+  mkdirSync(dir, { recursive: true });
+  appendFileSync(join(dir, "steps.log"), `${new Date().toISOString()} ${scenario}: ${what}\n`);
 }
