@@ -29,7 +29,8 @@ export const KAFKA_LIB = process.env.KAFKA_JARS_DIR ?? join(WORK, "lib");
  * Where one broker keeps its data, config, log and pid. The default broker lives in
  * .work/; a named one (a test's own broker that it may stop and kill) in .work/<name>/.
  */
-function paths(instance: string) {
+/** The files of a named broker (`default` is the one `npm run infra` starts). */
+export function paths(instance: string) {
   const dir = instance === "default" ? WORK : join(WORK, instance);
   return {
     dir,
@@ -60,10 +61,41 @@ export function ferramentaKafka(classe: string, args: string[], log: Log = () =>
 }
 
 /**
- * `advertisedPort`: the port clients are told to connect to, when it is not the one the
- * broker listens on (a test's TCP proxy in front of the broker).
+ * A SASL_SSL listener beside the plaintext one, as a managed cluster offers: TLS with the
+ * PKCS#12 keystore given, and SASL PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 for each user
+ * (the SCRAM credentials are written into the storage when it is formatted).
  */
-type KafkaSettings = Omit<InfraConfig["kafka"], "cluster"> & { advertisedPort?: number };
+export interface SecureListener {
+  port: number;
+  keystoreFile: string;
+  keystorePassword: string;
+  users: { name: string; password: string }[];
+}
+
+/**
+ * `advertisedPort`: the port clients are told to connect to, when it is not the one the
+ * broker listens on (a test's TCP proxy in front of the broker). `secure`: a SASL_SSL
+ * listener too.
+ */
+type KafkaSettings = Omit<InfraConfig["kafka"], "cluster"> & {
+  advertisedPort?: number;
+  secure?: SecureListener;
+};
+
+/** The properties of a SASL_SSL listener named SASL_SSL. */
+function secureProperties(s: SecureListener): string {
+  const plainUsers = s.users.map((u) => `user_${u.name}="${u.password}"`).join(" ");
+  const scram = "org.apache.kafka.common.security.scram.ScramLoginModule required;";
+  return `sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
+listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required ${plainUsers};
+listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=${scram}
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=${scram}
+listener.name.sasl_ssl.ssl.keystore.type=PKCS12
+listener.name.sasl_ssl.ssl.keystore.location=${s.keystoreFile}
+listener.name.sasl_ssl.ssl.keystore.password=${s.keystorePassword}
+listener.name.sasl_ssl.ssl.key.password=${s.keystorePassword}
+`;
+}
 
 export async function kafkaAnswers(kafka: KafkaSettings, timeoutMs = 3000): Promise<boolean> {
   const admin = new Kafka({
@@ -142,15 +174,17 @@ function serverProperties(kafka: KafkaSettings, p: Paths, role?: ClusterRole): s
   const voters = role?.voters ?? `1@${kafka.host}:${kafka.controllerPort}`;
   const replicas = role?.replicas ?? 1;
   const minInsync = replicas >= 3 ? 2 : 1;
+  const { secure } = kafka;
   return `# Written by infra/kafka/kafka.ts at every start; edit that file, not this one.
 process.roles=broker,controller
 node.id=${role?.nodeId ?? 1}
 controller.quorum.voters=${voters}
-listeners=PLAINTEXT://${kafka.host}:${kafka.port},CONTROLLER://${kafka.host}:${kafka.controllerPort}
-advertised.listeners=PLAINTEXT://${kafka.host}:${kafka.advertisedPort ?? kafka.port}
+listeners=PLAINTEXT://${kafka.host}:${kafka.port},CONTROLLER://${kafka.host}:${kafka.controllerPort}${secure ? `,SASL_SSL://${kafka.host}:${secure.port}` : ""}
+advertised.listeners=PLAINTEXT://${kafka.host}:${kafka.advertisedPort ?? kafka.port}${secure ? `,SASL_SSL://${kafka.host}:${secure.port}` : ""}
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT${secure ? ",SASL_SSL:SASL_SSL" : ""}
+${secure ? secureProperties(secure) : ""}
 log.dirs=${p.data}
 num.partitions=3
 default.replication.factor=${replicas}
@@ -204,12 +238,34 @@ function newClusterId(): string {
   return clusterId;
 }
 
-function formatStorageOnce(p: Paths, log: Log, clusterId = newClusterId()): void {
+function formatStorageOnce(
+  p: Paths,
+  log: Log,
+  clusterId = newClusterId(),
+  secure?: SecureListener,
+): void {
   if (existsSync(join(p.data, "meta.properties"))) return;
   log(`kafka: formatting storage in ${p.data} (cluster ${clusterId})`);
+  // SCRAM credentials live in the cluster's metadata: written at format time (KIP-900).
+  const scram = (secure?.users ?? []).flatMap((u) =>
+    ["SCRAM-SHA-256", "SCRAM-SHA-512"].flatMap((m) => [
+      "--add-scram",
+      `${m}=[name=${u.name},password=${u.password}]`,
+    ]),
+  );
   const result = spawnSync(
     "java",
-    ["-cp", KAFKA_CLASSPATH, "kafka.tools.StorageTool", "format", "-t", clusterId, "-c", p.conf],
+    [
+      "-cp",
+      KAFKA_CLASSPATH,
+      "kafka.tools.StorageTool",
+      "format",
+      "-t",
+      clusterId,
+      "-c",
+      p.conf,
+      ...scram,
+    ],
     { encoding: "utf8", env: { ...process.env, KAFKA_LOG4J_OPTS: "" } },
   );
   if (result.status !== 0) {
@@ -259,7 +315,7 @@ export async function startKafka(
   ensureJars(log);
   mkdirSync(p.data, { recursive: true });
   writeFileSync(p.conf, serverProperties(kafka, p));
-  formatStorageOnce(p, log);
+  formatStorageOnce(p, log, undefined, kafka.secure);
   const { pid, logFrom } = spawnBroker(p, log);
   await waitUntilAnswers(kafka, pid, p, started + timeoutMs, logFrom);
   log(`kafka: answering on ${kafka.brokers.join(",")} after ${Date.now() - started} ms`);
@@ -361,8 +417,17 @@ export interface ClusterSettings {
 /** The instance (folder) name of node `i` (1-based) of a cluster. */
 export const clusterNode = (name: string, i: number) => `${name}-${i}`;
 
-/** True when every node of the cluster answers and the cluster counts all of them. */
+/**
+ * True when every node of the cluster listens and the cluster counts all of them. Each
+ * node is asked itself first: the cluster's metadata still lists a node killed a moment
+ * ago (until its session times out), and lists it for good while the controller quorum
+ * has lost its majority, so a count alone would call a cluster with two dead nodes complete.
+ */
 async function clusterComplete(brokers: string[], size: number): Promise<boolean> {
+  for (const b of brokers) {
+    const [host, port] = b.split(":") as [string, string];
+    if (!(await portOpen(host, Number(port)))) return false;
+  }
   const admin = new Kafka({
     clientId: "infra-probe",
     brokers,

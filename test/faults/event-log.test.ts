@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { kafkaNames } from "@shop/contracts";
+import { kafkaNames, type Plataforma } from "@shop/contracts";
 import { STORAGE_FULL_MESSAGE } from "@shop/service";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientOf, committedOffsets, endOffsets, readTopic } from "../helpers/kafka.ts";
@@ -14,7 +14,7 @@ import {
   testPrefix,
 } from "../helpers/shop.ts";
 import { smallDisk } from "../helpers/small-disk.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { step, waitFor } from "../helpers/wait.ts";
 import {
   decidedBy,
   type EventLogState,
@@ -96,8 +96,10 @@ function shop(name: string, { dbPath = tempDb(name), broker = kafka as { brokers
     row: { scenario: string; fault: string },
     proof: Proof,
     healedAt: number,
+    faultAt?: number,
   ) =>
     finishEventLogScenario({
+      ...(faultAt === undefined ? {} : { faultAt }),
       apiUrl: api.url(),
       stream,
       ordersDb: dbPath,
@@ -623,22 +625,32 @@ describe("Fault injection: event-log edition", () => {
       }
     }, 120_000);
 
+    /** The platform panel of the orders API now (GET /plataforma): leaders, replicas, ISR. */
+    const panel = async (api: ServiceProcess) =>
+      (await http<Plataforma>("GET", `${api.url()}/plataforma`)).body;
+
     it("When two of three brokers are killed -9 under load, then POST /pedidos answers 500 within the 5 s wait with the order kept, and once they return nothing acknowledged is lost", async () => {
       const s = shop("f-cluster-two-down", { broker: cluster });
       const api = await s.start("orders-api", "orders-api");
       await s.payments("caixa-1");
       const stream = streamOfOrders(() => api.url(), 60, 2, 150);
+      const mark = (what: string) => step("two-down", what);
       await waitFor(() => stream.created.length >= 10);
-      await Promise.all([cluster.kill(2), cluster.kill(3)]);
+      mark("10 created; killing 2 and 3");
       const downAt = Date.now();
+      await Promise.all([cluster.kill(2), cluster.kill(3)]);
+      mark("killed");
       await waitFor(() => stream.unconfirmed.length >= 2, {
         timeoutMs: 30_000,
         what: "orders answered 500 with two brokers down",
       });
+      mark("2 answered 500; restarting");
       await cluster.start(); // brings back the two that are down
+      mark("restarted");
       const backAt = Date.now();
       const during = [...stream.unconfirmed];
       await stream.done;
+      mark("stream done");
       await s.finish(
         api,
         stream,
@@ -655,12 +667,13 @@ describe("Fault injection: event-log edition", () => {
           };
         },
         backAt,
+        downAt,
       );
       // The spec's 5 s wait for the confirmation, plus the request's own time.
       expect(Math.max(...stream.unconfirmedMs)).toBeLessThanOrEqual(6500);
     }, 240_000);
 
-    it("When the broker leading the partitions being written is killed -9 under load, then leadership moves, nothing is lost, and after a restart it is back in sync", async () => {
+    it("When the broker leading the partitions being written is killed -9 under load, then leadership moves, the panel shows it and flags the partitions under-replicated, nothing is lost, and after a restart it is back in sync", async () => {
       const s = shop("f-cluster-leader", { broker: cluster });
       const api = await s.start("orders-api", "orders-api");
       await s.payments("caixa-1");
@@ -668,6 +681,7 @@ describe("Fault injection: event-log edition", () => {
       await waitFor(() => stream.created.length >= 10);
       const before = await metadata(s.names.topics.pedidosCriados);
       const leader = before.partitions[0]?.leader as number;
+      const killedAt = Date.now();
       await cluster.kill(leader);
       const moved = await waitFor(
         async () => {
@@ -676,6 +690,20 @@ describe("Fault injection: event-log edition", () => {
         },
         { timeoutMs: 30_000, what: "every partition led by another broker" },
       );
+      // What a learner sees meanwhile: the killed broker missing, its partitions under-replicated.
+      const seen = await waitFor(
+        async () => {
+          const p = await panel(api);
+          const topic = p.topicos.find((t) => t.topic === s.names.topics.pedidosCriados);
+          return (
+            topic?.particoes.every((x) => x.leader !== leader && !x.isr.includes(leader)) &&
+            !p.cluster?.brokers.some((b) => b.nodeId === leader) &&
+            topic
+          );
+        },
+        { timeoutMs: 30_000, intervalMs: 500, what: "the panel to show the broker gone" },
+      );
+      expect(seen.particoes.every((x) => x.isr.length < x.replicas.length)).toBe(true);
       await cluster.start();
       const backAt = Date.now();
       await waitFor(
@@ -695,9 +723,52 @@ describe("Fault injection: event-log edition", () => {
         },
         () => ({
           hit: before.partitions.some((p) => p.leader === leader),
-          text: `broker ${leader} led ${before.partitions.filter((p) => p.leader === leader).length} of 3 partitions; leaders after the kill: ${moved.partitions.map((p) => p.leader).join(", ")}; back in every ISR after the restart`,
+          text: `broker ${leader} led ${before.partitions.filter((p) => p.leader === leader).length} of 3 partitions; leaders after the kill: ${moved.partitions.map((p) => p.leader).join(", ")}; the panel flagged all 3 under-replicated; back in every ISR after the restart`,
         }),
         backAt,
+        killedAt,
+      );
+    }, 240_000);
+
+    it("When the active controller is killed -9 under load, then another node becomes controller, nothing is lost, and it rejoins after a restart", async () => {
+      const s = shop("f-cluster-controller", { broker: cluster });
+      const api = await s.start("orders-api", "orders-api");
+      await s.payments("caixa-1");
+      const stream = streamOfOrders(() => api.url(), 60, 2, 100);
+      await waitFor(() => stream.created.length >= 10);
+      const controller = await cluster.controller();
+      const killedAt = Date.now();
+      await cluster.kill(controller);
+      const next = await waitFor(
+        async () => {
+          const c = await cluster.controller();
+          return c !== controller && c > 0 && c;
+        },
+        { timeoutMs: 30_000, intervalMs: 500, what: "another node elected controller" },
+      );
+      await cluster.start();
+      const backAt = Date.now();
+      await waitFor(
+        async () =>
+          (await metadata(s.names.topics.pedidosCriados)).partitions.every(
+            (p) => p.isr.length === 3,
+          ),
+        { timeoutMs: 60_000, intervalMs: 500, what: "the restarted node back in every ISR" },
+      );
+      await stream.done;
+      await s.finish(
+        api,
+        stream,
+        {
+          scenario: "active controller killed (event-log, cluster)",
+          fault: "kill -9 the KRaft active controller of three, restart it",
+        },
+        () => ({
+          hit: next !== controller,
+          text: `node ${controller} was the active controller; node ${next} took over; back in every ISR after the restart`,
+        }),
+        backAt,
+        killedAt,
       );
     }, 240_000);
   });

@@ -5,7 +5,14 @@ import { expect } from "vitest";
 import { type KafkaRecord, readTopic } from "../helpers/kafka.ts";
 import { analyticsCli, http } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
-import { beyondFirst, type FaultRow, recordRow, tally } from "./report.ts";
+import {
+  type Answer,
+  beyondFirst,
+  type FaultRow,
+  faultTiming,
+  recordRow,
+  tally,
+} from "./report.ts";
 
 /** What a client saw for each order it tried to place. */
 export interface Stream {
@@ -18,6 +25,8 @@ export interface Stream {
   unanswered: number;
   /** 503: refused, nothing saved (the database full); the error each carried. */
   refused: string[];
+  /** Every answer in order: when asked, how long it took, whether it was a 201. */
+  answers: Answer[];
   done: Promise<void>;
 }
 
@@ -38,6 +47,7 @@ export function streamOfOrders(
     unconfirmedMs: [],
     unanswered: 0,
     refused: [],
+    answers: [],
     done: Promise.resolve(),
   };
   let next = 0;
@@ -57,6 +67,7 @@ export function streamOfOrders(
       } catch {
         s.unanswered++;
       }
+      s.answers.push({ at, ms: Date.now() - at, ok: res?.status === 201 });
       if (res?.status === 201) s.created.push(res.body.id);
       else if (res?.status === 500) {
         s.unconfirmed.push(Number(res.body.erro?.match(/order (\d+)/)?.[1]));
@@ -180,6 +191,8 @@ export async function finishEventLogScenario(opts: {
   proof: Proof;
   /** When the fault ended (broker back, service restarted, the kill). */
   healedAt: number;
+  /** When it began: given, the row reports the client's timing in between (faultTiming). */
+  faultAt?: number;
 }): Promise<EventLogState> {
   const { stream } = opts;
   const acknowledged = [...stream.created, ...stream.unconfirmed];
@@ -225,6 +238,9 @@ export async function finishEventLogScenario(opts: {
     redeliveriesAbsorbed,
     doubled,
     recoverMs,
+    ...(opts.faultAt === undefined
+      ? {}
+      : { timing: faultTiming(stream.answers, opts.faultAt, opts.healedAt) }),
   });
 
   expect(proof.hit, `the fault did not hit: ${proof.text}`).toBe(true);

@@ -24,6 +24,48 @@ export interface FaultRow {
   doubled: Record<string, number>;
   /** From the fault's end (broker back, service restarted, kill) to every request final. */
   recoverMs: number;
+  /** For the failover scenarios: what a client felt while the fault lasted. */
+  timing?: FaultTiming;
+}
+
+/** One answer a client got: when it asked, how long the answer took, whether it was a yes. */
+export interface Answer {
+  at: number;
+  ms: number;
+  ok: boolean;
+}
+
+export interface FaultTiming {
+  /** The longest span, from the fault on, with no request acknowledged. */
+  longestWithoutAckMs: number;
+  /** The 99th percentile of the answers' latency, over requests made during the fault. */
+  p99Ms: number;
+  /** How many answers that percentile is over. */
+  answers: number;
+}
+
+/**
+ * What the client felt between `from` (the fault) and `to` (its end): the longest gap
+ * between acknowledgements, counted from the fault to the first acknowledgement after
+ * its end, and the p99 latency of the requests made in between.
+ */
+export function faultTiming(answers: Answer[], from: number, to: number): FaultTiming {
+  const acks = answers
+    .filter((a) => a.ok)
+    .map((a) => a.at + a.ms)
+    .filter((t) => t > from)
+    .sort((a, b) => a - b);
+  const firstAfter = acks.findIndex((t) => t >= to);
+  const points = [from, ...(firstAfter >= 0 ? acks.slice(0, firstAfter + 1) : [...acks, to])];
+  let longest = 0;
+  for (let i = 1; i < points.length; i++)
+    longest = Math.max(longest, (points[i] as number) - (points[i - 1] as number));
+  const during = answers
+    .filter((a) => a.at >= from && a.at <= to)
+    .map((a) => a.ms)
+    .sort((a, b) => a - b);
+  const p99 = during.length === 0 ? 0 : (during[Math.ceil(0.99 * during.length) - 1] as number);
+  return { longestWithoutAckMs: longest, p99Ms: p99, answers: during.length };
 }
 
 /** How many times each value occurs. */
@@ -61,11 +103,15 @@ const doubledText = (d: Record<string, number>) =>
 /** The rows as the Markdown table of docs/RELIABILITY.md. */
 export function markdownTable(rows: FaultRow[]): string {
   const head =
-    "| Scenario | Fault injected | Proof it hit | Requests | Lost | Re-deliveries absorbed | Doubled effects | Time to recover |\n" +
-    "|---|---|---|---|---|---|---|---|";
+    "| Scenario | Fault injected | Proof it hit | Requests | Lost | Re-deliveries absorbed | Doubled effects | Time to recover | Longest without ack / p99 during the fault |\n" +
+    "|---|---|---|---|---|---|---|---|---|";
+  const timing = (t?: FaultTiming) =>
+    t
+      ? `${(t.longestWithoutAckMs / 1000).toFixed(1)} s / ${(t.p99Ms / 1000).toFixed(1)} s (${t.answers} answers)`
+      : "—";
   const lines = rows.map(
     (r) =>
-      `| ${r.scenario} | ${r.fault} | ${r.proof} | ${r.requests}${r.requestsNote ? ` (${r.requestsNote})` : ""} | ${r.lost} | ${r.redeliveriesAbsorbed} | ${doubledText(r.doubled)} | ${(r.recoverMs / 1000).toFixed(1)} s |`,
+      `| ${r.scenario} | ${r.fault} | ${r.proof} | ${r.requests}${r.requestsNote ? ` (${r.requestsNote})` : ""} | ${r.lost} | ${r.redeliveriesAbsorbed} | ${doubledText(r.doubled)} | ${(r.recoverMs / 1000).toFixed(1)} s | ${timing(r.timing)} |`,
   );
   return [head, ...lines].join("\n");
 }

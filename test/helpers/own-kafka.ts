@@ -1,16 +1,38 @@
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import {
   apagarInstancia,
   clusterNode,
   deleteCluster,
+  KAFKA_CLASSPATH,
+  KAFKA_LOG4J,
+  paths,
+  type SecureListener,
   startKafka,
   startKafkaCluster,
   stopKafka,
   stopKafkaCluster,
 } from "../../infra/kafka/kafka.ts";
 import { TcpProxy } from "./broker.ts";
+import { step } from "./wait.ts";
+
+const run = promisify(execFile);
+
+/**
+ * With SHOP_TEST_LOG_DIR (the fault suite), a broker's log is copied there before its folder
+ * is deleted: the brokers' side of a run that failed or hung.
+ */
+function keepLog(instance: string): void {
+  const dir = process.env.SHOP_TEST_LOG_DIR;
+  const log = paths(instance).log;
+  if (!dir || !existsSync(log)) return;
+  mkdirSync(dir, { recursive: true });
+  copyFileSync(log, join(dir, `kafka-${instance}.log`));
+}
 
 /**
  * Linux hands out ports in this range as the local end of outgoing connections; a broker
@@ -48,7 +70,17 @@ async function duasPortasLivres(): Promise<number> {
  * its own, that the test may stop, kill and restart without touching the broker every
  * other test uses. `dispose()` stops it and deletes its folder.
  */
-export function ownKafka(name: string, { proxied = false } = {}) {
+export function ownKafka(
+  name: string,
+  {
+    proxied = false,
+    secure,
+  }: {
+    proxied?: boolean;
+    /** A SASL_SSL listener too, with this keystore and these users (PLAIN and SCRAM). */
+    secure?: Omit<SecureListener, "port">;
+  } = {},
+) {
   const instance = `${name}-${randomBytes(3).toString("hex")}`;
   let settings: {
     brokers: string[];
@@ -56,9 +88,11 @@ export function ownKafka(name: string, { proxied = false } = {}) {
     port: number;
     controllerPort: number;
     advertisedPort?: number;
+    secure?: SecureListener;
   } | null = null;
   let proxy: TcpProxy | null = null;
   const log = (line: string) => {
+    step(instance, line);
     if (process.env.SHOP_TEST_LOGS) console.log(`[${instance}] ${line}`);
   };
   return {
@@ -66,6 +100,11 @@ export function ownKafka(name: string, { proxied = false } = {}) {
     get brokers(): string {
       if (!settings) throw new Error(`ownKafka ${instance}: start it before reading its address`);
       return settings.brokers.join(",");
+    },
+    /** With `secure`, the SASL_SSL listener's address; known once started. */
+    get secureBrokers(): string {
+      if (!settings?.secure) throw new Error(`ownKafka ${instance}: not secure, or not started`);
+      return `127.0.0.1:${settings.secure.port}`;
     },
     /**
      * With `proxied`, the TCP proxy every client goes through (the broker advertises the
@@ -86,6 +125,7 @@ export function ownKafka(name: string, { proxied = false } = {}) {
           port,
           controllerPort: port + 1,
           ...(proxy ? { advertisedPort: proxy.port } : {}),
+          ...(secure ? { secure: { ...secure, port: await duasPortasLivres() } } : {}),
         };
       }
       return startKafka(settings, log, { instance });
@@ -95,6 +135,7 @@ export function ownKafka(name: string, { proxied = false } = {}) {
     async dispose() {
       await stopKafka(log, { instance });
       await proxy?.close();
+      keepLog(instance);
       apagarInstancia(instance);
     },
   };
@@ -108,6 +149,7 @@ export function ownKafkaCluster(name: string) {
   const cluster = `${name}-${randomBytes(3).toString("hex")}`;
   let settings: { host: string; nodes: { port: number; controllerPort: number }[] } | null = null;
   const log = (line: string) => {
+    step(cluster, line);
     if (process.env.SHOP_TEST_LOGS) console.log(`[${cluster}] ${line}`);
   };
   const known = () => {
@@ -138,8 +180,42 @@ export function ownKafkaCluster(name: string) {
     },
     /** kill -9 of node `id` (1..3). */
     kill: (id: number) => stopKafka(log, { instance: clusterNode(cluster, id), signal: "SIGKILL" }),
+    /** The JVMs' pids, of the nodes running now. */
+    pids(): number[] {
+      return [1, 2, 3].flatMap((i) => {
+        const file = paths(clusterNode(cluster, i)).pid;
+        return existsSync(file) ? [Number(readFileSync(file, "utf8").trim())] : [];
+      });
+    },
+    /**
+     * The KRaft active controller's node id, from the quorum itself (kafka-metadata-quorum's
+     * LeaderId): in KRaft, a client's metadata names a random broker as "controller". Run
+     * without blocking, so that the test's clients go on being answered meanwhile.
+     */
+    async controller(): Promise<number> {
+      const s = known();
+      const { stdout } = await run(
+        "java",
+        [
+          "-Xmx256m",
+          KAFKA_LOG4J,
+          "-cp",
+          KAFKA_CLASSPATH,
+          "org.apache.kafka.tools.MetadataQuorumCommand",
+          "--bootstrap-server",
+          s.nodes.map((n) => `${s.host}:${n.port}`).join(","),
+          "describe",
+          "--status",
+        ],
+        { encoding: "utf8", timeout: 60_000 },
+      );
+      const id = Number(stdout.match(/LeaderId:\s+(\d+)/)?.[1]);
+      if (!Number.isInteger(id)) throw new Error(`no LeaderId in:\n${stdout}`);
+      return id;
+    },
     async dispose() {
       await stopKafkaCluster(log, { name: cluster });
+      for (const i of [1, 2, 3]) keepLog(clusterNode(cluster, i));
       deleteCluster(cluster);
     },
   };
