@@ -140,6 +140,11 @@ export function pedidoKey(pedidoId: number): string {
 export const TopicPartitionSchema = z.object({
   partition: z.number().int(),
   endOffset: z.number().int(),
+  /** The broker (node id) leading the partition; -1: none (no replica in sync is up). */
+  leader: z.number().int(),
+  /** The brokers holding a replica, and those of them in sync with the leader. */
+  replicas: z.array(z.number().int()),
+  isr: z.array(z.number().int()),
   /** Each reading group's committed offset (null: none yet) and lag on this partition. */
   grupos: z.array(
     z.object({
@@ -174,6 +179,13 @@ export const OutboxStateSchema = z.object({
 export type OutboxState = z.output<typeof OutboxStateSchema>;
 
 export const PlataformaSchema = z.object({
+  /** The brokers that answer now (node id and address) and the active controller's id. */
+  cluster: z
+    .object({
+      brokers: z.array(z.object({ nodeId: z.number().int(), host: z.string(), port: z.number() })),
+      controller: z.number().int().nullable(),
+    })
+    .optional(),
   topicos: z.array(z.object({ topic: z.string(), particoes: z.array(TopicPartitionSchema) })),
   grupos: z.array(
     z.object({ grupo: z.string(), estado: z.string(), membros: z.array(GroupMemberSchema) }),

@@ -2,7 +2,7 @@ import type { Plataforma } from "@shop/contracts";
 import { type Admin, AssignerProtocol } from "kafkajs";
 
 /**
- * Per topic and partition: the end offset and, for each group that reads the topic, its
+ * Per topic and partition: its leader, replicas and in-sync replicas, the end offset and, for each group that reads the topic, its
  * committed offset (null: none yet) and lag (from the partition's start when none).
  */
 export async function groupsLag(
@@ -12,6 +12,17 @@ export async function groupsLag(
   const topics = Object.keys(readersByTopic);
   const groups = [...new Set(Object.values(readersByTopic).flat())];
   const ends = new Map<string, { partition: number; high: number; low: number }[]>();
+  const placement = new Map<string, { leader: number; replicas: number[]; isr: number[] }>();
+  for (const t of (await admin.fetchTopicMetadata({ topics })).topics) {
+    for (const p of t.partitions) {
+      const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
+      placement.set(`${t.name}|${p.partitionId}`, {
+        leader: p.leader,
+        replicas: sorted(p.replicas),
+        isr: sorted(p.isr),
+      });
+    }
+  }
   for (const topic of topics) {
     const offsets = await admin.fetchTopicOffsets(topic);
     ends.set(
@@ -37,6 +48,7 @@ export async function groupsLag(
     particoes: (ends.get(topic) ?? []).map(({ partition, high, low }) => ({
       partition,
       endOffset: high,
+      ...(placement.get(`${topic}|${partition}`) ?? { leader: -1, replicas: [], isr: [] }),
       grupos: (readersByTopic[topic] ?? []).map((grupo) => {
         const c = committed.get(`${grupo}|${topic}|${partition}`) ?? null;
         return { grupo, committedOffset: c, lag: high - (c ?? low) };
@@ -57,7 +69,14 @@ export async function describePlatform(
   const groups = [...new Set(Object.values(readersByTopic).flat())];
   const topics = await groupsLag(admin, readersByTopic);
   const described = await admin.describeGroups(groups);
+  const cluster = await admin.describeCluster();
   return {
+    cluster: {
+      brokers: cluster.brokers
+        .map((b) => ({ nodeId: b.nodeId, host: b.host, port: b.port }))
+        .sort((a, b) => a.nodeId - b.nodeId),
+      controller: cluster.controller,
+    },
     topicos: topics,
     grupos: described.groups.map((g) => ({
       grupo: g.groupId,

@@ -37,6 +37,17 @@ export function PlataformaPanel({
           </ul>
         </div>
       )}
+      {plataforma?.cluster && (
+        <p data-testid="brokers">
+          Brokers up:{" "}
+          {plataforma.cluster.brokers.map((b) => (
+            <span key={b.nodeId} className="broker">
+              {b.nodeId}
+              {b.nodeId === plataforma.cluster?.controller ? " (controller)" : ""}{" "}
+            </span>
+          ))}
+        </p>
+      )}
       {plataforma?.topicos.map((t) => {
         const grupos = t.particoes[0]?.grupos.map((g) => g.grupo) ?? [];
         return (
@@ -46,6 +57,8 @@ export function PlataformaPanel({
               <thead>
                 <tr>
                   <th scope="col">Partição</th>
+                  <th scope="col">Líder</th>
+                  <th scope="col">Réplicas / em sincronia (ISR)</th>
                   <th scope="col">Fim (end offset)</th>
                   {grupos.map((g) => (
                     <th scope="col" key={g}>
@@ -58,6 +71,19 @@ export function PlataformaPanel({
                 {t.particoes.map((p) => (
                   <tr key={p.partition}>
                     <td className="num">{p.partition}</td>
+                    <td className="num" data-testid={`lider-${t.topic}-${p.partition}`}>
+                      {p.leader >= 0 ? (
+                        p.leader
+                      ) : (
+                        <span className="alerta">no leader: partition offline</span>
+                      )}
+                    </td>
+                    <td data-testid={`isr-${t.topic}-${p.partition}`}>
+                      [{p.replicas.join(", ")}] / [{p.isr.join(", ")}]
+                      {p.isr.length < p.replicas.length && (
+                        <span className="lag"> under-replicated</span>
+                      )}
+                    </td>
                     <td className="num">{p.endOffset}</td>
                     {p.grupos.map((g) => (
                       <td className="num" key={g.grupo}>

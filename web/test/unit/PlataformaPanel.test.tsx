@@ -1,0 +1,63 @@
+import type { Plataforma } from "@shop/contracts";
+import { cleanup, render, screen } from "@testing-library/react";
+import { afterEach, describe, expect, it } from "vitest";
+import { PlataformaPanel } from "../../src/components/PlataformaPanel.tsx";
+
+afterEach(cleanup);
+
+const partition = (
+  n: number,
+  leader: number,
+  isr: number[],
+): Plataforma["topicos"][0]["particoes"][0] => ({
+  partition: n,
+  endOffset: 10,
+  leader,
+  replicas: [1, 2, 3],
+  isr,
+  grupos: [{ grupo: "pagamentos", committedOffset: 10, lag: 0 }],
+});
+
+const plataforma = (particoes: Plataforma["topicos"][0]["particoes"]): Plataforma => ({
+  cluster: {
+    brokers: [
+      { nodeId: 1, host: "127.0.0.1", port: 9092 },
+      { nodeId: 3, host: "127.0.0.1", port: 9096 },
+    ],
+    controller: 3,
+  },
+  topicos: [{ topic: "pedidos-criados", particoes }],
+  grupos: [],
+  outbox: null,
+  lidoEm: "2026-11-23T10:00:00.000Z",
+});
+
+describe("The platform panel on a cluster", () => {
+  it("When every partition has its leader and all replicas in sync, then it shows them and flags nothing", () => {
+    render(
+      <PlataformaPanel
+        plataforma={plataforma([partition(0, 1, [1, 2, 3]), partition(1, 2, [1, 2, 3])])}
+        error={null}
+      />,
+    );
+    expect(screen.getByTestId("lider-pedidos-criados-0").textContent).toBe("1");
+    expect(screen.getByTestId("isr-pedidos-criados-1").textContent).toBe("[1, 2, 3] / [1, 2, 3]");
+    expect(screen.queryByText(/under-replicated/)).toBeNull();
+    expect(screen.queryByText(/no leader/)).toBeNull();
+    expect(screen.getByTestId("brokers").textContent).toContain("3 (controller)");
+  });
+
+  it("When a broker is down, then its partitions are flagged under-replicated, and one with no replica in sync up is flagged without a leader", () => {
+    render(
+      <PlataformaPanel
+        plataforma={plataforma([partition(0, 1, [1, 3]), partition(1, -1, [2])])}
+        error={null}
+      />,
+    );
+    expect(screen.getByTestId("isr-pedidos-criados-0").textContent).toContain("under-replicated");
+    expect(screen.getByTestId("lider-pedidos-criados-1").textContent).toContain(
+      "no leader: partition offline",
+    );
+    expect(screen.getByTestId("brokers").textContent).not.toMatch(/\b2\b/);
+  });
+});
