@@ -10,6 +10,7 @@ import {
   stopKafka,
   stopKafkaCluster,
 } from "./kafka/kafka.ts";
+import { clusterAddresses, startUserCluster, userCluster } from "./rabbitmq/node.ts";
 import { amqpAnswers, panelUrl, startRabbit, stopRabbit } from "./rabbitmq/rabbitmq.ts";
 import { runServices, SHOPS } from "./services.ts";
 
@@ -19,7 +20,8 @@ import { runServices, SHOPS } from "./services.ts";
  *   up | down                   both brokers
  *   kafka start|stop|status     the Kafka broker alone; `kafka start --nodes 3` (or
  *                               KAFKA_NODES=3) a KRaft cluster of three instead
- *   rabbitmq start|stop|status  RabbitMQ alone
+ *   rabbitmq start|stop|status  RabbitMQ alone; `rabbitmq start --nodes 3` (or
+ *                               BROKER_CLUSTER_SIZE=3) a cluster of three beside it
  *   start | start:broker        brokers, then the services of one edition (npm start)
  */
 const log = (line: string) => console.log(line);
@@ -27,7 +29,9 @@ const log = (line: string) => console.log(line);
 async function main(argv: string[]): Promise<number> {
   const nodesFlag = argv.indexOf("--nodes");
   if (nodesFlag >= 0) {
-    process.env.KAFKA_NODES = argv[nodesFlag + 1] ?? "";
+    // `kafka start --nodes 3` is KAFKA_NODES=3, `rabbitmq start --nodes 3` BROKER_CLUSTER_SIZE=3.
+    const setting = argv[0] === "rabbitmq" ? "BROKER_CLUSTER_SIZE" : "KAFKA_NODES";
+    process.env[setting] = argv[nodesFlag + 1] ?? "";
     argv.splice(nodesFlag, 2);
   }
   const [command, sub] = argv;
@@ -40,6 +44,15 @@ async function main(argv: string[]): Promise<number> {
   if (cluster) process.env.KAFKA_BROKERS = config.kafka.brokers.join(",");
   const startKafkaNow = () =>
     cluster ? startKafkaCluster(cluster, log) : startKafka(config.kafka, log);
+  const rabbitCluster = config.rabbit.clusterSize > 1;
+  // The broker edition's services started here get every node of the cluster.
+  if (rabbitCluster)
+    Object.assign(process.env, clusterAddresses(userCluster(config.rabbit.clusterSize)));
+  const startRabbitNow = async () => {
+    if (!rabbitCluster) return startRabbit(config.rabbit, log);
+    const { ms, reused } = await startUserCluster(config.rabbit, log);
+    return { ms, reused };
+  };
 
   switch (`${command ?? ""} ${sub ?? ""}`.trim()) {
     case "setup": {
@@ -57,7 +70,7 @@ async function main(argv: string[]): Promise<number> {
         log(`kafka: ready in ${k.ms} ms (${k.reused ? "reused" : "started"})`);
       }
       if (command !== "kafka") {
-        const r = await startRabbit(config.rabbit, log);
+        const r = await startRabbitNow();
         log(`rabbitmq: ready in ${r.ms} ms (${r.reused ? "reused" : "started"})`);
       }
       return 0;
@@ -69,7 +82,10 @@ async function main(argv: string[]): Promise<number> {
         await stopKafka(log);
         await stopKafkaCluster(log);
       }
-      if (command !== "kafka") stopRabbit(log);
+      if (command !== "kafka") {
+        stopRabbit(log);
+        for (const n of userCluster()) n.stop(log);
+      }
       return 0;
     }
     case "kafka status": {
@@ -91,7 +107,7 @@ async function main(argv: string[]): Promise<number> {
     case "start:broker": {
       const shop = command === "start" ? SHOPS.eventLog : SHOPS.broker;
       if (shop.needsKafka) await startKafkaNow();
-      await startRabbit(config.rabbit, log);
+      await startRabbitNow();
       return runServices(shop, config, log);
     }
     default:

@@ -19,6 +19,9 @@ const GERADOS: Record<string, () => string> = {
   "<broker-password>": () => randomBytes(18).toString("base64url"),
   "<broker-admin-user>": () => "shop-admin",
   "<broker-admin-password>": () => randomBytes(18).toString("base64url"),
+  "<broker-monitor-user>": () => "shop-monitor",
+  "<broker-monitor-password>": () => randomBytes(18).toString("base64url"),
+  "<broker-erlang-cookie>": () => randomBytes(24).toString("hex"),
   "<grafana-password>": () => randomBytes(18).toString("base64url"),
 };
 
@@ -57,11 +60,15 @@ const InfraEnv = z.object({
   /** 1: one broker (the default); 3: a KRaft cluster of three on this machine. */
   KAFKA_NODES: z.enum(["1", "3"], { error: "must be 1 or 3" }).default("1"),
   ...brokerAddressShape,
+  /** 1: the machine's RabbitMQ (the default); 3: a cluster of three nodes beside it. */
+  BROKER_CLUSTER_SIZE: z.enum(["1", "3"], { error: "must be 1 or 3" }).default("1"),
   BROKER_PANEL_PORT: z.coerce.number().int().min(1).max(65535).default(15672),
   BROKER_USER: secret("BROKER_USER"),
   BROKER_PASSWORD: secret("BROKER_PASSWORD"),
   BROKER_ADMIN_USER: secret("BROKER_ADMIN_USER"),
   BROKER_ADMIN_PASSWORD: secret("BROKER_ADMIN_PASSWORD"),
+  BROKER_MONITOR_USER: secret("BROKER_MONITOR_USER"),
+  BROKER_MONITOR_PASSWORD: secret("BROKER_MONITOR_PASSWORD"),
 });
 
 export interface InfraConfig {
@@ -83,6 +90,10 @@ export interface InfraConfig {
     password: string;
     /** The administrator: infra, tests and benchmarks (vhosts, panel, management API). */
     admin: { user: string; password: string };
+    /** The broker panel's reader: tag monitoring, no right to any message. */
+    monitor: { user: string; password: string };
+    /** With BROKER_CLUSTER_SIZE=3: how many nodes infra runs beside the machine's RabbitMQ. */
+    clusterSize: number;
   };
 }
 
@@ -98,6 +109,8 @@ export function readInfraConfig(env: NodeJS.ProcessEnv = process.env): InfraConf
       user: e.BROKER_USER,
       password: e.BROKER_PASSWORD,
       admin: { user: e.BROKER_ADMIN_USER, password: e.BROKER_ADMIN_PASSWORD },
+      monitor: { user: e.BROKER_MONITOR_USER, password: e.BROKER_MONITOR_PASSWORD },
+      clusterSize: Number(e.BROKER_CLUSTER_SIZE),
     },
   };
 }

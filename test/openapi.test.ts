@@ -45,7 +45,7 @@ const apps: [ApiInfo, () => Express][] = [
         log,
       }),
   ],
-  [API_PEDIDOS_BROKER, () => brokerOrdersApp({ pedidos: nada, log })],
+  [API_PEDIDOS_BROKER, () => brokerOrdersApp({ pedidos: nada, log, plataforma: nada })],
   [
     API_PAGAMENTOS_BROKER,
     () => brokerPaymentsApp({ pagamentos: nada, connected: () => true, log }),

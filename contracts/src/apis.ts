@@ -7,6 +7,7 @@ import {
   PagamentoConcluidoSchema,
   PagamentoRequestSchema,
   PedidoBrokerSchema,
+  PlataformaBrokerSchema,
   SaudeBrokerSchema,
 } from "./broker.ts";
 import {
@@ -203,6 +204,20 @@ export const API_PEDIDOS_BROKER: ApiInfo = {
       summary: "Create an order with items",
       body: NovoPedidoBrokerSchema,
       responses: { 201: { description: "the order, ABERTO", schema: PedidoBrokerSchema } },
+    },
+    {
+      method: "get",
+      path: "/plataforma",
+      summary:
+        "The RabbitMQ cluster from its management API: nodes running, each queue's leader, members and members online",
+      responses: {
+        200: { description: "the broker now", schema: PlataformaBrokerSchema },
+        503: {
+          description:
+            "no management API answered, or the monitoring user (BROKER_MONITOR_USER) is not set",
+          schema: ErrorSchema,
+        },
+      },
     },
     {
       method: "get",

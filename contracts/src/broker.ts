@@ -128,3 +128,27 @@ export type PagamentoProcessado = z.output<typeof PagamentoProcessadoV1>;
 export const PagamentoProcessado = defineMessage("PagamentoProcessado", {
   1: PagamentoProcessadoV1,
 });
+
+/**
+ * The RabbitMQ side of the platform panel (GET /plataforma of the broker edition's orders
+ * service), read from the management API: the cluster's nodes and whether each runs, and
+ * per queue of the shop its type, leader, members and the members online.
+ */
+export const PlataformaBrokerSchema = z.object({
+  nos: z.array(z.object({ nome: z.string(), ativo: z.boolean() })),
+  filas: z.array(
+    z.object({
+      nome: z.string(),
+      tipo: z.string(),
+      /** The node leading a quorum queue (a classic queue's node); null: no leader now. */
+      lider: z.string().nullable(),
+      membros: z.array(z.string()),
+      emLinha: z.array(z.string()),
+      mensagens: z.number().int().nullable(),
+    }),
+  ),
+  /** The management API that answered (the first of BROKER_PANEL_URL that did). */
+  lidoDe: z.string(),
+  lidoEm: z.string(),
+});
+export type PlataformaBroker = z.output<typeof PlataformaBrokerSchema>;

@@ -140,7 +140,8 @@ function ensureUser(user: string, password: string, log: Log): void {
 }
 
 /**
- * Two users. The administrator (BROKER_ADMIN_USER, tag administrator) is infra's, the
+ * Three users. The monitoring one (BROKER_MONITOR_USER) reads the management API for the
+ * broker panel and may touch no message. The administrator (BROKER_ADMIN_USER, tag administrator) is infra's, the
  * tests' and the benchmarks'. The services' user (BROKER_USER) has no tag and, in
  * BROKER_VHOST only, the shop's own exchanges and queues (shopPermissions).
  */
@@ -152,7 +153,17 @@ function ensureUsers(r: RabbitSettings, log: Log): void {
   run("rabbitmqctl", ["set_user_tags", r.user], log);
   const p = shopPermissions();
   run("rabbitmqctl", ["set_permissions", "-p", r.vhost, r.user, p.configure, p.write, p.read], log);
+  ensureUser(r.monitor.user, r.monitor.password, log);
+  run("rabbitmqctl", ["set_user_tags", r.monitor.user, "monitoring"], log);
+  const none = MONITOR_PERMISSION;
+  run("rabbitmqctl", ["set_permissions", "-p", r.vhost, r.monitor.user, none, none, none], log);
 }
+
+/**
+ * The monitoring user's permission on the vhost: nothing ("^$" matches no name). The entry
+ * itself is what lets the management API show it the vhost's queues.
+ */
+export const MONITOR_PERMISSION = "^$";
 
 async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;

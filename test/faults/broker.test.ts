@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { QUEUES } from "@shop/contracts";
+import { type PlataformaBroker, QUEUES } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { brokerEnv, TcpProxy } from "../helpers/broker.ts";
 import { testConfig } from "../helpers/env.ts";
@@ -12,7 +12,7 @@ import {
 import { createTestVhost, type TestVhost } from "../helpers/rabbit.ts";
 import { http, queryRows, ServiceProcess } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
-import { beyondFirst, type FaultRow, recordRow, tally } from "./report.ts";
+import { beyondFirst, type FaultRow, faultTiming, recordRow, tally } from "./report.ts";
 
 /**
  * Fault injection on the broker edition: real processes, real RabbitMQ. A broker the test
@@ -177,6 +177,8 @@ async function finishBrokerScenario(opts: {
   row: Pick<FaultRow, "scenario" | "fault">;
   proof: (state: BrokerState) => { hit: boolean; text: string };
   healedAt: number;
+  /** When the fault began: given, the row reports the client's timing in between. */
+  faultAt?: number;
 }) {
   const { shop, requests } = opts;
   const concluded = () =>
@@ -217,6 +219,21 @@ async function finishBrokerScenario(opts: {
       state.solicitacoes.reduce((sum, s) => sum + s.resultados_repetidos, 0),
     doubled,
     recoverMs,
+    ...(opts.faultAt === undefined
+      ? {}
+      : {
+          timing: faultTiming(
+            requests.flatMap((r) =>
+              r.answers.map((a) => ({
+                at: a.at,
+                ms: a.ms,
+                ok: a.status === 202 || a.status === 200,
+              })),
+            ),
+            opts.faultAt,
+            opts.healedAt,
+          ),
+        }),
   });
 
   expect(proof.hit, `the fault did not hit: ${proof.text}`).toBe(true);
@@ -549,39 +566,63 @@ describe("Fault injection: broker edition", () => {
         what: "a first decision before the fault",
       });
 
-    it("When the node leading the quorum queues is killed -9 under load, then the services reconnect to another node and nothing acknowledged is lost", async () => {
+    /** The broker panel of the orders service (GET /plataforma): nodes, leaders, members. */
+    const panel = async (ordersUrl: string) =>
+      (await http<PlataformaBroker>("GET", `${ordersUrl}/plataforma`)).body;
+    const queueIn = (p: PlataformaBroker) => p.filas.find((f) => f.nome === QUEUES.solicitacoes);
+
+    it("When the node leading the quorum queues is killed -9 under load, then the panel shows a new leader and the node down, the services reconnect to another node, and nothing acknowledged is lost", async () => {
       const shop = await startShop("f-rc-leader", onCluster);
       try {
         const flowing = streamOfPayments(() => shop.orders.url(), 30);
         await firstDecision(shop.paymentsDb);
-        const before = cluster.queues().find((q) => q.name === QUEUES.solicitacoes);
-        const leader = cluster.nodes.find((n) => n.node === before?.leader);
-        if (!before || !leader) throw new Error(`no leader for ${QUEUES.solicitacoes}`);
+        const before = queueIn(await panel(shop.orders.url()));
+        const leader = cluster.nodes.find((n) => n.node === before?.lider);
+        if (!before || !leader)
+          throw new Error(`the panel shows no leader for ${QUEUES.solicitacoes}`);
+        expect(before.tipo).toBe("quorum");
+        expect(before.membros).toHaveLength(3);
         const killedAt = Date.now();
         await leader.kill();
-        const after = await waitFor(
-          () => {
-            const q = cluster.queues().find((x) => x.name === QUEUES.solicitacoes);
-            return q && q.leader !== before.leader && q;
+        const seen = await waitFor(
+          async () => {
+            const p = await panel(shop.orders.url());
+            const q = queueIn(p);
+            const down = p.nos.find((n) => n.nome === leader.node)?.ativo === false;
+            return (
+              q?.lider && q.lider !== before.lider && !q.emLinha.includes(leader.node) && down && q
+            );
           },
-          { timeoutMs: 30_000, intervalMs: 500, what: "a new leader" },
+          {
+            timeoutMs: 30_000,
+            intervalMs: 500,
+            what: "the panel to show a new leader and the node down",
+          },
         );
-        const requests = await flowing;
         const movedAt = Date.now();
-        await leader.restart();
+        await leader.start();
+        const backAt = Date.now();
+        await waitFor(async () => queueIn(await panel(shop.orders.url()))?.emLinha.length === 3, {
+          timeoutMs: 60_000,
+          intervalMs: 500,
+          what: "the restarted node online again as a member",
+        });
+        const requests = await flowing;
         const during = unavailableBetween(requests, killedAt, movedAt);
         await finishBrokerScenario({
           shop,
           requests,
           row: {
             scenario: "quorum queue leader killed (broker, cluster)",
-            fault: "kill -9 the RabbitMQ node leading pagamentos.solicitacoes, of three",
+            fault:
+              "kill -9 the RabbitMQ node leading pagamentos.solicitacoes, of three; restart it",
           },
           proof: () => ({
-            hit: before.members.length === 3 && after.leader !== before.leader,
-            text: `leader ${before.leader.split("-")[2] ?? before.leader} of ${before.members.length} members killed, ${after.leader.split("-")[2] ?? after.leader} leads now; ${during.length} answers 503 meanwhile`,
+            hit: before.membros.length === 3 && seen.lider !== before.lider,
+            text: `leader ${before.lider} of ${before.membros.length} members killed; the panel showed ${seen.lider} leading and the node down ${((movedAt - killedAt) / 1000).toFixed(1)} s later; ${during.length} answers 503 meanwhile`,
           }),
-          healedAt: killedAt,
+          healedAt: backAt,
+          faultAt: killedAt,
         });
       } finally {
         await shop.stop();
@@ -615,6 +656,7 @@ describe("Fault injection: broker edition", () => {
             text: `${during.length} answers 503 without a majority (slowest ${slowest(during)} ms)`,
           }),
           healedAt: backAt,
+          faultAt: stoppedAt,
         });
         expect(slowest(during), "the slowest 503 without a majority").toBeLessThanOrEqual(6500);
       } finally {

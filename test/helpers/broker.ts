@@ -1,5 +1,6 @@
 import { createServer, type Server, type Socket, connect as tcpConnect } from "node:net";
 import amqp from "amqplib";
+import { panelUrl } from "../../infra/rabbitmq/rabbitmq.ts";
 import { testConfig } from "./env.ts";
 import { createTestVhost, type TestVhost } from "./rabbit.ts";
 import { http, ServiceProcess, tempDb } from "./shop.ts";
@@ -20,6 +21,9 @@ export function brokerEnv(
     BROKER_USER: r.user,
     BROKER_PASSWORD: r.password,
     BROKER_VHOST: vhost.vhost,
+    BROKER_PANEL_URL: panelUrl(r),
+    BROKER_MONITOR_USER: r.monitor.user,
+    BROKER_MONITOR_PASSWORD: r.monitor.password,
     ...extra,
   };
 }

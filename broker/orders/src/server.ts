@@ -2,6 +2,7 @@ import { type AmqpService, startAmqpService } from "@shop/amqp";
 import { createLogger, type Logger } from "@shop/service";
 import type { Config } from "./config.ts";
 import { createApp } from "./http/app.ts";
+import { platformReader } from "./messaging/platform.ts";
 import { startResultadosConsumer } from "./messaging/resultados-consumer.ts";
 import { solicitacaoPublisher } from "./messaging/solicitacao-publisher.ts";
 import { pedidoUseCases } from "./pedidos.ts";
@@ -29,7 +30,8 @@ export function startOrders(
         consumers: config.consumers,
         pauseBeforeAckMs: config.pauseBeforeAckMs,
       });
-      return { consumer, app: createApp({ pedidos, log }) };
+      const plataforma = platformReader(config.panel, config.broker.vhost);
+      return { consumer, app: createApp({ pedidos, log, plataforma: plataforma.read }) };
     },
   });
 }

@@ -5,6 +5,7 @@ import {
   NovoPedidoBrokerSchema,
   OUT_OF_RANGE,
   PagamentoRequestSchema,
+  type PlataformaBroker,
 } from "@shop/contracts";
 import { AppError, createHttpApp, finishApp, type Logger, notFound, validate } from "@shop/service";
 import type { Express } from "express";
@@ -65,8 +66,21 @@ function paymentAnswer(id: string, o: PaymentOutcome): { status: number; body: u
 }
 
 /** The broker edition's orders API. The old endpoint that took an approval from the client does not exist. */
-export function createApp({ pedidos, log }: { pedidos: PedidoUseCases; log: Logger }): Express {
+export function createApp({
+  pedidos,
+  log,
+  plataforma,
+}: {
+  pedidos: PedidoUseCases;
+  log: Logger;
+  /** The RabbitMQ side of the platform panel (messaging/platform.ts). */
+  plataforma: () => Promise<PlataformaBroker>;
+}): Express {
   const app = createHttpApp();
+
+  app.get("/plataforma", async (_req, res) => {
+    res.json(await plataforma());
+  });
   const found = <T>(id: string, value: T | null): T => {
     if (value === null) throw notFound(`order ${id}`);
     return value;

@@ -1,0 +1,98 @@
+import { ERROR_QUEUES, type PlataformaBroker, QUEUES } from "@shop/contracts";
+import { AppError } from "@shop/service";
+
+interface ManagementQueue {
+  name: string;
+  type?: string;
+  node?: string;
+  leader?: string;
+  members?: string[];
+  online?: string[];
+  messages?: number;
+}
+
+const SHOP_QUEUES = new Set<string>([...Object.values(QUEUES), ...Object.values(ERROR_QUEUES)]);
+
+/**
+ * The RabbitMQ side of the platform panel, read from the management API as a user with the
+ * monitoring tag: the nodes and whether each runs, and each of the shop's queues with its
+ * leader, members and members online. Any node's API shows the whole cluster, so the URLs
+ * are tried in turn until one answers. Kept for a second, like the Kafka panel, so that
+ * browsers polling every 2 s cost the broker one round of requests a second.
+ */
+export function platformReader(
+  panel: { urls: string[]; monitor: { user: string; password: string } | null },
+  vhost: string,
+) {
+  let cached: { at: number; value: Promise<PlataformaBroker> } | null = null;
+
+  async function readFrom(base: string, auth: string): Promise<PlataformaBroker> {
+    const get = async <T>(path: string): Promise<T> => {
+      const res = await fetch(`${base}/api${path}`, {
+        headers: { authorization: auth },
+        signal: AbortSignal.timeout(3000),
+      });
+      if (!res.ok) throw new Error(`${base}/api${path} answered ${res.status}`);
+      return (await res.json()) as T;
+    };
+    const [nodes, queues] = await Promise.all([
+      get<{ name: string; running: boolean }[]>("/nodes?columns=name,running"),
+      get<ManagementQueue[]>(
+        `/queues/${encodeURIComponent(vhost)}?columns=name,type,node,leader,members,online,messages`,
+      ),
+    ]);
+    return {
+      nos: nodes
+        .map((n) => ({ nome: n.name, ativo: n.running }))
+        .sort((a, b) => a.nome.localeCompare(b.nome)),
+      filas: queues
+        .filter((q) => SHOP_QUEUES.has(q.name))
+        .map((q) => ({
+          nome: q.name,
+          tipo: q.type ?? "classic",
+          lider: q.leader ?? q.node ?? null,
+          membros: [...(q.members ?? (q.node ? [q.node] : []))].sort(),
+          emLinha: [...(q.online ?? (q.node ? [q.node] : []))].sort(),
+          mensagens: q.messages ?? null,
+        }))
+        .sort((a, b) => a.nome.localeCompare(b.nome)),
+      lidoDe: base,
+      lidoEm: new Date().toISOString(),
+    };
+  }
+
+  async function readAny(): Promise<PlataformaBroker> {
+    if (!panel.monitor)
+      throw new AppError(
+        "painel-indisponivel",
+        "the broker panel needs a monitoring user: set BROKER_MONITOR_USER and BROKER_MONITOR_PASSWORD (npm run setup writes them)",
+        503,
+      );
+    const auth = `Basic ${Buffer.from(`${panel.monitor.user}:${panel.monitor.password}`).toString("base64")}`;
+    const failures: string[] = [];
+    for (const base of panel.urls) {
+      try {
+        return await readFrom(base, auth);
+      } catch (error) {
+        failures.push(error instanceof Error ? error.message : String(error));
+      }
+    }
+    throw new AppError(
+      "painel-indisponivel",
+      `no management API answered (BROKER_PANEL_URL): ${failures.join("; ")}`,
+      503,
+    );
+  }
+
+  return {
+    read(): Promise<PlataformaBroker> {
+      if (cached && Date.now() - cached.at < 1000) return cached.value;
+      const value = readAny();
+      value.catch(() => {
+        cached = null;
+      });
+      cached = { at: Date.now(), value };
+      return value;
+    },
+  };
+}

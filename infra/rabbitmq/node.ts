@@ -1,0 +1,281 @@
+import { spawnSync } from "node:child_process";
+import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { shopPermissions } from "@shop/contracts";
+import { type InfraConfig, type Log, ROOT } from "../config.ts";
+import { amqpAnswers, MONITOR_PERMISSION } from "./rabbitmq.ts";
+
+/** Where a node listens: AMQP, Erlang distribution and (optional) management panel. */
+export interface NodePorts {
+  amqp: number;
+  distribution: number;
+  panel?: number;
+  /** An amqps:// listener, with `tls` files given to rabbitNode. */
+  tls?: number;
+}
+
+/** A TLS listener's files (PEM): the CA, the server's certificate and its key. */
+export interface TlsFiles {
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+}
+
+/** The shop's two users on `/`: the administrator, and the services' one with the topology's rights only. */
+export interface NodeUsers {
+  admin: { user: string; password: string };
+  monitor: { user: string; password: string };
+  user: string;
+  password: string;
+}
+
+async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error(`rabbitmq: ${what} did not happen within ${timeoutMs / 1000} s`);
+}
+
+/**
+ * One RabbitMQ node of Debian's rabbitmq-server beside the machine-wide one: its own node
+ * name (`<name>@localhost`), ports, data and log folders under `dir`, and plugins (only the
+ * management panel, when given a panel port). It never touches the server on 5672.
+ * Started by root, the server runs as the rabbitmq user, so `dir` becomes that user's.
+ */
+export function rabbitNode(name: string, dir: string, ports: NodePorts, tls?: TlsFiles) {
+  const node = `${name.replace(/[^a-z0-9-]/gi, "")}@localhost`;
+  const env = {
+    ...process.env,
+    RABBITMQ_NODENAME: node,
+    RABBITMQ_NODE_PORT: String(ports.amqp),
+    RABBITMQ_DIST_PORT: String(ports.distribution),
+    RABBITMQ_MNESIA_BASE: join(dir, "mnesia"),
+    RABBITMQ_LOG_BASE: join(dir, "log"),
+    RABBITMQ_PID_FILE: join(dir, "rabbit.pid"),
+    RABBITMQ_ENABLED_PLUGINS_FILE: join(dir, "enabled_plugins"),
+    RABBITMQ_CONFIG_FILE: join(dir, "rabbitmq"),
+  };
+
+  function prepare() {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "enabled_plugins"), ports.panel ? "[rabbitmq_management].\n" : "[].\n");
+    writeFileSync(
+      join(dir, "rabbitmq.conf"),
+      [
+        `listeners.tcp.default = 127.0.0.1:${ports.amqp}`,
+        "loopback_users = none",
+        ...(ports.panel
+          ? [`management.tcp.ip = 127.0.0.1`, `management.tcp.port = ${ports.panel}`]
+          : []),
+        ...(ports.tls && tls
+          ? [
+              `listeners.ssl.default = 127.0.0.1:${ports.tls}`,
+              `ssl_options.cacertfile = ${tls.caFile}`,
+              `ssl_options.certfile = ${tls.certFile}`,
+              `ssl_options.keyfile = ${tls.keyFile}`,
+              "ssl_options.verify = verify_none",
+              "ssl_options.fail_if_no_peer_cert = false",
+            ]
+          : []),
+        "",
+      ].join("\n"),
+    );
+    if (process.getuid?.() === 0) {
+      const uid = spawnSync("id", ["-u", "rabbitmq"], { encoding: "utf8" }).stdout.trim();
+      const gid = spawnSync("id", ["-g", "rabbitmq"], { encoding: "utf8" }).stdout.trim();
+      if (uid) chownSync(dir, Number(uid), Number(gid));
+    }
+  }
+
+  /** rabbitmqctl against this node; bounded, so that a node gone away fails instead of hanging. */
+  const ctl = (...args: string[]) => {
+    const r = spawnSync("rabbitmqctl", ["-n", node, ...args], {
+      env,
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    if (r.status !== 0)
+      throw new Error(
+        `rabbitmqctl -n ${node} ${args.join(" ")}: ${r.error?.message ?? ""}${r.stderr || r.stdout}`,
+      );
+    return r.stdout;
+  };
+  const answers = () => amqpAnswers("127.0.0.1", ports.amqp);
+
+  return {
+    node,
+    ports,
+    env,
+    dir,
+    ctl,
+    answers,
+    /** Starts the node in the background (its folder written first) and waits for AMQP. */
+    async start() {
+      if (await answers()) return;
+      prepare();
+      const r = spawnSync("rabbitmq-server", ["-detached"], { env, encoding: "utf8" });
+      if (r.status !== 0) throw new Error(`rabbitmq-server -detached (${node}): ${r.stderr}`);
+      await waitUntil(`node ${node} answering AMQP`, answers, 90_000);
+    },
+    /** The shop's users on `/`, made (again) on this node. */
+    addUsers(users: NodeUsers) {
+      const shop = shopPermissions();
+      const has = ctl("-q", "list_users")
+        .split("\n")
+        .map((l) => l.split(/\s+/)[0]);
+      for (const [u, p] of [
+        [users.admin.user, users.admin.password],
+        [users.monitor.user, users.monitor.password],
+        [users.user, users.password],
+      ] as const) {
+        if (has.includes(u)) ctl("change_password", u, p);
+        else ctl("add_user", u, p);
+      }
+      ctl("set_user_tags", users.admin.user, "administrator");
+      ctl("set_permissions", "-p", "/", users.admin.user, ".*", ".*", ".*");
+      ctl("set_permissions", "-p", "/", users.user, shop.configure, shop.write, shop.read);
+      ctl("set_user_tags", users.monitor.user, "monitoring");
+      const none = MONITOR_PERMISSION;
+      ctl("set_permissions", "-p", "/", users.monitor.user, none, none, none);
+    },
+    /** Joins the cluster of `other` (this node's data is reset first). */
+    async join(other: string) {
+      ctl("stop_app");
+      ctl("reset");
+      ctl("join_cluster", other);
+      ctl("start_app");
+      await waitUntil(`node ${node} answering in the cluster`, answers, 60_000);
+    },
+    /** A graceful stop of the application (the Erlang node stays up), as `rabbitmqctl stop_app`. */
+    async stopApp() {
+      ctl("stop_app");
+      await waitUntil(`node ${node} to stop answering`, async () => !(await answers()), 15_000);
+    },
+    async startApp() {
+      ctl("start_app");
+      await waitUntil(`node ${node} to answer again`, answers, 60_000);
+    },
+    /** kill -9 of the node's Erlang VM, as a crash would: no goodbye to any client. */
+    async kill() {
+      const pid = Number(readFileSync(env.RABBITMQ_PID_FILE, "utf8").trim());
+      process.kill(pid, "SIGKILL");
+      await waitUntil(`node ${node} to stop answering`, async () => !(await answers()), 15_000);
+    },
+    /** Stops the whole node (VM included); quiet when it is already down. */
+    stop(log: Log = () => {}) {
+      if (!existsSync(env.RABBITMQ_PID_FILE)) return;
+      try {
+        ctl("stop");
+        log(`rabbitmq: stopped ${node}`);
+      } catch {
+        // already down
+      }
+    },
+    /** Deletes the node's folder (data and logs); it must be stopped. */
+    remove() {
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export type RabbitNode = ReturnType<typeof rabbitNode>;
+
+/** Each quorum queue's leader and members, as the first node of `nodes` that answers sees them. */
+export function quorumQueues(
+  nodes: RabbitNode[],
+): { name: string; leader: string; members: string[]; online: string[] }[] {
+  for (const n of nodes) {
+    try {
+      const rows = JSON.parse(
+        n.ctl(
+          "-q",
+          "list_queues",
+          "--timeout",
+          "15",
+          "name",
+          "type",
+          "leader",
+          "members",
+          "online",
+          "--formatter",
+          "json",
+        ),
+      ) as { name: string; type: string; leader: string; members: string[]; online: string[] }[];
+      return rows
+        .filter((r) => r.type === "quorum")
+        .map(({ name, leader, members, online }) => ({ name, leader, members, online }));
+    } catch {
+      // that node is down: ask the next
+    }
+  }
+  throw new Error("no node of the cluster answers");
+}
+
+/**
+ * Three nodes joined into one cluster (the second and third join the first), the shop's
+ * users made on it. The Erlang cookie is the rabbitmq user's, the same for every node.
+ */
+export async function startRabbitCluster(nodes: RabbitNode[], users: NodeUsers, log: Log) {
+  const answered = await Promise.all(nodes.map((n) => n.answers()));
+  await Promise.all(nodes.map((n) => n.start()));
+  const [first, ...others] = nodes as [RabbitNode, ...RabbitNode[]];
+  const running = () => {
+    try {
+      return (
+        JSON.parse(first.ctl("-q", "cluster_status", "--formatter", "json")) as {
+          running_nodes: string[];
+        }
+      ).running_nodes;
+    } catch {
+      return [];
+    }
+  };
+  for (const n of others) {
+    if (running().includes(n.node)) continue;
+    log(`rabbitmq: ${n.node} joins ${first.node}`);
+    await n.join(first.node);
+  }
+  first.addUsers(users);
+  return { running: running(), reused: answered.every(Boolean) };
+}
+
+/**
+ * The cluster `npm run infra -- rabbitmq start --nodes 3` runs beside the machine's
+ * RabbitMQ: nodes shop-1..3@localhost, AMQP on 5682..5684, panels on 15682..15684,
+ * distribution on 25682..25684, folders in infra/rabbitmq/.work/.
+ */
+export function userCluster(size = 3): RabbitNode[] {
+  return Array.from({ length: size }, (_, i) =>
+    rabbitNode(`shop-${i + 1}`, join(ROOT, "infra", "rabbitmq", ".work", `shop-${i + 1}`), {
+      amqp: 5682 + i,
+      distribution: 25682 + i,
+      panel: 15682 + i,
+    }),
+  );
+}
+
+/** The services' settings for the user's cluster: every node, tried in turn. */
+export function clusterAddresses(nodes: RabbitNode[]) {
+  return {
+    BROKER_NODES: nodes.map((n) => `127.0.0.1:${n.ports.amqp}`).join(","),
+    BROKER_PORT: String(nodes[0]?.ports.amqp),
+    BROKER_PANEL_URL: nodes.map((n) => `http://127.0.0.1:${n.ports.panel}`).join(","),
+  };
+}
+
+/** Starts (or reuses) the user's cluster with the shop's users, and says where it is. */
+export async function startUserCluster(r: InfraConfig["rabbit"], log: Log) {
+  const started = Date.now();
+  const nodes = userCluster(r.clusterSize);
+  const { running, reused } = await startRabbitCluster(
+    nodes,
+    { admin: r.admin, monitor: r.monitor, user: r.user, password: r.password },
+    log,
+  );
+  log(
+    `rabbitmq: cluster of ${running.length} (${running.join(", ")}) on ${clusterAddresses(nodes).BROKER_NODES}, panels ${nodes.map((n) => `http://127.0.0.1:${n.ports.panel}`).join(" ")}`,
+  );
+  return { nodes, reused, ms: Date.now() - started };
+}
