@@ -182,6 +182,66 @@ describe("compose.yaml, for users who have Docker", () => {
       ).toBe(true);
   });
 
+  it("Issue 17: when parsed, then the cluster profile has three KRaft brokers of one cluster and one quorum of three, with 3 replicas and min.insync.replicas 2, each on its own 127.0.0.1 port", () => {
+    const kafkas = ["kafka-1", "kafka-2", "kafka-3"].map((n) => services[n] as ComposeService);
+    const ids = new Set<string>();
+    const hostPorts = new Set<string>();
+    for (const [i, k] of kafkas.entries()) {
+      expect(k.profiles).toEqual(["cluster"]);
+      expect(k.image).toBe(services.kafka?.image);
+      const env = k.environment ?? {};
+      expect(env.KAFKA_NODE_ID).toBe(String(i + 1));
+      expect(env.KAFKA_CONTROLLER_QUORUM_VOTERS).toBe(
+        "1@kafka-1:9093,2@kafka-2:9093,3@kafka-3:9093",
+      );
+      expect(env.KAFKA_DEFAULT_REPLICATION_FACTOR).toBe("3");
+      expect(env.KAFKA_MIN_INSYNC_REPLICAS).toBe("2");
+      expect(env.KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR).toBe("3");
+      expect(env.KAFKA_TRANSACTION_STATE_LOG_MIN_ISR).toBe("2");
+      // Base64url of 16 bytes: what KRaft's storage format accepts as a cluster id.
+      expect(Buffer.from(env.CLUSTER_ID ?? "", "base64url")).toHaveLength(16);
+      ids.add(env.CLUSTER_ID ?? "");
+      const [port] = k.ports ?? [];
+      const host = (port as string).split(":")[1] as string;
+      expect(env.KAFKA_ADVERTISED_LISTENERS).toContain(`localhost:${host}`);
+      expect(env.KAFKA_ADVERTISED_LISTENERS).toContain(`kafka-${i + 1}:19092`);
+      hostPorts.add(host);
+    }
+    expect(ids.size).toBe(1);
+    expect(hostPorts.size).toBe(3);
+    expect(hostPorts.has("9092")).toBe(false); // beside the single broker, not on its port
+  });
+
+  it("Issue 17: when parsed, then the cluster profile has three RabbitMQ nodes that discover each other, share a cookie from .env, and get the shop's users once all are healthy", () => {
+    const config = (compose as unknown as { configs: Record<string, { content: string }> }).configs[
+      "rabbitmq-cluster-conf"
+    ]?.content;
+    for (const i of [1, 2, 3]) {
+      const r = services[`rabbitmq-${i}`] as ComposeService & { hostname?: string };
+      expect(r.profiles).toEqual(["cluster"]);
+      expect(r.hostname).toBe(`rabbitmq-${i}`);
+      expect(r.ports).toEqual([`127.0.0.1:${5681 + i}:5672`, `127.0.0.1:${15681 + i}:15672`]);
+      expect(r.environment?.RABBITMQ_ERLANG_COOKIE).toMatch(/^\$\{BROKER_ERLANG_COOKIE:\?/);
+      expect(config).toContain(
+        `cluster_formation.classic_config.nodes.${i} = rabbit@rabbitmq-${i}`,
+      );
+    }
+    const users = services["rabbitmq-cluster-users"] as ComposeService & {
+      depends_on?: Record<string, { condition: string }>;
+    };
+    expect(users.profiles).toEqual(["cluster"]);
+    expect(users.command).toEqual(services["rabbitmq-users"]?.command);
+    expect(users.environment?.API).toBe("http://rabbitmq-1:15672/api");
+    expect(Object.keys(users.depends_on ?? {}).sort()).toEqual([
+      "rabbitmq-1",
+      "rabbitmq-2",
+      "rabbitmq-3",
+    ]);
+    expect(readFileSync(join(ROOT, ".env.example"), "utf8")).toMatch(
+      /^BROKER_ERLANG_COOKIE=<broker-erlang-cookie>$/m,
+    );
+  });
+
   it("When parsed, then no literal password is committed in it", () => {
     const text = readFileSync(join(ROOT, "compose.yaml"), "utf8");
     expect(text).not.toMatch(/^\s*[A-Z_]*PASS(WORD)?:\s*(?!\$\{)\S/m);
