@@ -1,5 +1,5 @@
 import { kafkaNames, PedidoCriado, ResultadoPagamento } from "@shop/contracts";
-import { createKafka, groupsLag, withRetries } from "@shop/kafka";
+import { createKafka, groupsLag, type KafkaSecurity, withRetries } from "@shop/kafka";
 import { escapeControls, type Logger } from "@shop/service";
 import type { Admin, Kafka } from "kafkajs";
 import {
@@ -13,6 +13,8 @@ import { type AnalyticsOutput, dashboardText, type PartitionLag, type Summary } 
 
 export interface AnalyticsOptions {
   brokers: string[];
+  /** TLS and SASL (KAFKA_SSL, KAFKA_SASL_*); none when absent. */
+  security?: KafkaSecurity;
   prefix: string;
   grupo: string;
   replay: boolean;
@@ -86,7 +88,7 @@ export async function runAnalytics(opts: AnalyticsOptions): Promise<Summary> {
   const { output, grupo } = opts;
   const names = kafkaNames(opts.prefix);
   const topics = [names.topics.pedidosCriados, names.topics.pagamentosResultados];
-  const kafka: Kafka = createKafka(opts.brokers, `analytics-${grupo}`, opts.log);
+  const kafka: Kafka = createKafka(opts.brokers, `analytics-${grupo}`, opts.log, opts.security);
   const admin = kafka.admin();
   await admin.connect();
   try {

@@ -1,4 +1,4 @@
-import { kafkaEnvShape } from "@shop/kafka";
+import { kafkaEnvShape, kafkaSecurityOf } from "@shop/kafka";
 import { readEnvironment } from "@shop/service";
 import { z } from "zod";
 
@@ -14,6 +14,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
   return {
     kafkaBrokers: e.KAFKA_BROKERS.split(","),
     kafkaPrefix: e.KAFKA_PREFIXO,
+    kafkaSecurity: kafkaSecurityOf(e),
     grupo: `${e.KAFKA_PREFIXO}${e.GRUPO}`,
   };
 }

@@ -42,6 +42,7 @@ async function main(): Promise<number> {
   try {
     await runAnalytics({
       brokers: config.kafkaBrokers,
+      security: config.kafkaSecurity,
       prefix: config.kafkaPrefix,
       grupo: config.grupo,
       replay: Boolean(values.replay),

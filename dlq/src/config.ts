@@ -1,5 +1,5 @@
 import { brokerAddress, brokerAddressShape } from "@shop/amqp";
-import { kafkaEnvShape } from "@shop/kafka";
+import { kafkaEnvShape, kafkaSecurityOf } from "@shop/kafka";
 import { readEnvironment } from "@shop/service";
 import { z } from "zod";
 
@@ -17,6 +17,11 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     e.BROKER_USER && e.BROKER_PASSWORD
       ? brokerAddress({ ...e, BROKER_USER: e.BROKER_USER, BROKER_PASSWORD: e.BROKER_PASSWORD })
       : null;
-  return { kafkaBrokers: e.KAFKA_BROKERS.split(","), kafkaPrefix: e.KAFKA_PREFIXO, rabbit };
+  return {
+    kafkaBrokers: e.KAFKA_BROKERS.split(","),
+    kafkaPrefix: e.KAFKA_PREFIXO,
+    kafkaSecurity: kafkaSecurityOf(e),
+    rabbit,
+  };
 }
 export type Config = ReturnType<typeof readConfig>;

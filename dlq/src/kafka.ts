@@ -1,5 +1,5 @@
 import { kafkaNames } from "@shop/contracts";
-import { createKafka, createPublisher } from "@shop/kafka";
+import { createKafka, createPublisher, type KafkaSecurity, NO_KAFKA_SECURITY } from "@shop/kafka";
 import type { Logger } from "@shop/service";
 import type { Admin, IHeaders, Kafka } from "kafkajs";
 import type { DeadLetter } from "./letters.ts";
@@ -19,11 +19,16 @@ interface RawRecord {
  * letter's id, in the compacted topic `<prefix>dlq-reenvios`. Each letter's state is its
  * own: redriving letter 5 leaves 3 and 4 pending.
  */
-export function kafkaDlq(brokers: string[], prefix: string, log: Logger) {
+export function kafkaDlq(
+  brokers: string[],
+  prefix: string,
+  log: Logger,
+  security: KafkaSecurity = NO_KAFKA_SECURITY,
+) {
   const names = kafkaNames(prefix);
   const dlqTopics = [names.dlq.pedidosCriados, names.dlq.pagamentosResultados];
   const redrives = names.dlqRedrives;
-  const kafka: Kafka = createKafka(brokers, "dlq-cli", log);
+  const kafka: Kafka = createKafka(brokers, "dlq-cli", log, security);
   /** The bytes of each letter read by the last ler(), by id. */
   const raw = new Map<string, RawRecord>();
 

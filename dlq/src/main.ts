@@ -46,7 +46,7 @@ async function main(): Promise<number> {
   const log = createLogger("dlq", "stderr");
   const sources: Source[] = [];
   if (values.edition !== "rabbitmq")
-    sources.push(kafkaDlq(config.kafkaBrokers, config.kafkaPrefix, log));
+    sources.push(kafkaDlq(config.kafkaBrokers, config.kafkaPrefix, log, config.kafkaSecurity));
   if (values.edition !== "kafka") {
     if (config.rabbit) sources.push(rabbitDlq(config.rabbit, log));
     else if (values.edition === "rabbitmq")

@@ -1,4 +1,4 @@
-import { AmqpClient, amqpUrl, amqpUrls, type BrokerAddress } from "@shop/amqp";
+import { AmqpClient, amqpUrl, amqpUrls, type BrokerAddress, tlsSocketOptions } from "@shop/amqp";
 import { ERROR_QUEUES } from "@shop/contracts";
 import type { Logger } from "@shop/service";
 import amqp, { type Channel, type GetMessage } from "amqplib";
@@ -61,7 +61,7 @@ export function rabbitDlq(r: BrokerAddress, log: Logger) {
     visit: (ch: Channel, queue: string, position: number, m: GetMessage) => Promise<void>,
     atQueueEnd: (ch: Channel) => void = () => {},
   ): Promise<void> {
-    const conn = await amqp.connect(amqpUrl(r));
+    const conn = await amqp.connect(amqpUrl(r), tlsSocketOptions(r.tls?.caFile));
     try {
       const ch = await conn.createChannel();
       for (const queue of queues) {
@@ -92,7 +92,12 @@ export function rabbitDlq(r: BrokerAddress, log: Logger) {
   }
 
   async function redrive(filter: (c: DeadLetter) => boolean): Promise<DeadLetter[]> {
-    const client = new AmqpClient({ url: amqpUrls(r), log, topology: async () => {} });
+    const client = new AmqpClient({
+      url: amqpUrls(r),
+      caFile: r.tls?.caFile ?? null,
+      log,
+      topology: async () => {},
+    });
     const done: DeadLetter[] = [];
     try {
       await walkQueue(async (ch, queue, position, m) => {

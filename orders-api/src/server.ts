@@ -35,7 +35,9 @@ export async function startOrdersApi(
   const store = openStore(config.dbPath);
   const names = kafkaNames(config.kafkaPrefix);
   const kafka =
-    config.modo === "eventos" ? createKafka(config.kafkaBrokers, "orders-api", log) : null;
+    config.modo === "eventos"
+      ? createKafka(config.kafkaBrokers, "orders-api", log, config.kafkaSecurity)
+      : null;
   let publisher: Publisher | null = null;
   let relayPublisher: Publisher | null = null;
   let relay: OutboxRelay | null = null;

@@ -20,7 +20,7 @@ export async function startPayments(
   const names = kafkaNames(config.kafkaPrefix);
   const kafka =
     config.modo === "eventos"
-      ? createKafka(config.kafkaBrokers, `payments-${config.instancia}`, log)
+      ? createKafka(config.kafkaBrokers, `payments-${config.instancia}`, log, config.kafkaSecurity)
       : null;
   // Whichever service starts first creates the topics (the same ones, idempotently).
   if (kafka) await ensureTopics(kafka, pedidoTopics(names), REPLICATION_FACTOR);

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { TOPOLOGY } from "@shop/contracts";
 import { currentTraceparent, type Logger, metrics, withTimeLimit } from "@shop/service";
 import amqp, {
@@ -42,6 +43,47 @@ export interface AmqpClientOptions {
   /** Declares exchanges, queues and bindings on every (re)connection. */
   topology: (ch: Channel) => Promise<void>;
   connectTimeoutMs?: number;
+  /** With amqps:// URLs: the CA file to trust (BROKER_CA_FILE); null: the system's CAs. */
+  caFile?: string | null;
+}
+
+/** TLS verification failures, as Node names them: the broker's certificate is not trusted. */
+const UNTRUSTED =
+  /certificate|self[- ]signed|unable to verify|unable to get (local )?issuer|altnames/i;
+
+/**
+ * A connection problem no reconnection can cure, said in terms of the setting to fix:
+ * RabbitMQ refused the user or the vhost, or its certificate is not one the CA file vouches
+ * for. Null for anything else (a node that is down): those are retried.
+ */
+export function securityProblem(error: unknown): Error | null {
+  const e = error as { message?: string; code?: string };
+  const message = e?.message ?? String(error);
+  if (/ACCESS.REFUSED|403/.test(message))
+    return new Error(
+      `RabbitMQ refused the connection (BROKER_USER, BROKER_PASSWORD, BROKER_VHOST): ${message}`,
+      { cause: error },
+    );
+  if (UNTRUSTED.test(message) || (e?.code !== undefined && /CERT|SIGNATURE|ISSUER/.test(e.code)))
+    return new Error(
+      `RabbitMQ's TLS certificate is not trusted (BROKER_CA_FILE names the CA that signed it): ${message}`,
+      { cause: error },
+    );
+  return null;
+}
+
+/** The CA file's contents for the TLS socket; an unreadable file names its setting. */
+function readCa(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (error) {
+    throw new Error(`BROKER_CA_FILE: cannot read ${file} (${(error as Error).message})`);
+  }
+}
+
+/** amqplib's socket options for a broker's TLS settings: the CA to trust, if one is named. */
+export function tlsSocketOptions(caFile: string | null | undefined): { ca?: string[] } {
+  return caFile ? { ca: [readCa(caFile)] } : {};
 }
 
 /**
@@ -83,7 +125,10 @@ export class AmqpClient {
     const { log } = this.opts;
     const urls = Array.isArray(this.opts.url) ? this.opts.url : [this.opts.url];
     const url = urls[this.nextNode++ % urls.length] as string;
-    const conn = await amqp.connect(url, { timeout: this.opts.connectTimeoutMs ?? 3000 });
+    const conn = await amqp.connect(url, {
+      timeout: this.opts.connectTimeoutMs ?? 3000,
+      ...tlsSocketOptions(this.opts.caFile),
+    });
     conn.on("error", (error: Error) => log.warn("AMQP connection error", { error: error.message }));
     conn.on("close", () => {
       if (this.conn === conn) this.dropped();
@@ -182,6 +227,12 @@ export class AmqpClient {
       await this.channel();
       if (this.conn) await this.startChannelConsumer(this.conn, c);
     } catch (error) {
+      // Wrong credentials or an untrusted certificate: a clear start-up error, not a retry loop.
+      const fatal = securityProblem(error);
+      if (fatal) {
+        this.consumers.splice(this.consumers.indexOf(c), 1);
+        throw fatal;
+      }
       this.opts.log.warn("RabbitMQ unreachable; the consumer starts when it is back", {
         queue: c.queue,
         error: (error as Error).message,
@@ -278,6 +329,7 @@ export class AmqpClient {
 export function shopClient(broker: BrokerAddress, log: Logger): AmqpClient {
   return new AmqpClient({
     url: amqpUrls(broker),
+    caFile: broker.tls?.caFile ?? null,
     log,
     topology: (ch) => declareTopology(ch, TOPOLOGY, { cluster: (broker.nodes?.length ?? 0) > 1 }),
   });

@@ -23,6 +23,10 @@ export const brokerAddressShape = {
     .string()
     .regex(/^[^:,\s]+:\d+(,[^:,\s]+:\d+)*$/, { error: "must be host:port[,host:port...]" })
     .optional(),
+  /** true: amqps:// (TLS), as a managed broker needs. */
+  BROKER_TLS: z.enum(["true", "false"], { error: "must be true or false" }).default("false"),
+  /** The CA that signed the broker's certificate (PEM); without it, the system's CAs. */
+  BROKER_CA_FILE: z.string().min(1).optional(),
 };
 
 /** The broker settings both services of the broker edition read. Secrets have no default. */
@@ -49,7 +53,11 @@ export function brokerAddress(e: {
   BROKER_USER: string;
   BROKER_PASSWORD: string;
   BROKER_NODES?: string | undefined;
+  BROKER_TLS?: "true" | "false" | undefined;
+  BROKER_CA_FILE?: string | undefined;
 }) {
+  if (e.BROKER_CA_FILE && e.BROKER_TLS !== "true")
+    throw new Error("Invalid configuration:\n  BROKER_CA_FILE: set BROKER_TLS=true to use it");
   const nodes = e.BROKER_NODES?.split(",").map((n) => {
     const [host, port] = n.split(":") as [string, string];
     return { host, port: Number(port) };
@@ -61,6 +69,7 @@ export function brokerAddress(e: {
     user: e.BROKER_USER,
     password: e.BROKER_PASSWORD,
     ...(nodes ? { nodes } : {}),
+    ...(e.BROKER_TLS === "true" ? { tls: { caFile: e.BROKER_CA_FILE ?? null } } : {}),
   };
 }
 

@@ -6,11 +6,13 @@ export interface BrokerAddress {
   vhost: string;
   /** The nodes of a cluster (BROKER_NODES), tried in turn; without it, host:port alone. */
   nodes?: { host: string; port: number }[];
+  /** amqps:// (BROKER_TLS), trusting the CA in caFile (BROKER_CA_FILE) or the system's. */
+  tls?: { caFile: string | null };
 }
 
-/** amqp://user:password@host:port/vhost, each part encoded (the default vhost "/" is %2F). */
+/** amqp(s)://user:password@host:port/vhost, each part encoded (the default vhost "/" is %2F). */
 export function amqpUrl(b: BrokerAddress): string {
-  return `amqp://${encodeURIComponent(b.user)}:${encodeURIComponent(b.password)}@${b.host}:${b.port}/${encodeURIComponent(b.vhost)}`;
+  return `${b.tls ? "amqps" : "amqp"}://${encodeURIComponent(b.user)}:${encodeURIComponent(b.password)}@${b.host}:${b.port}/${encodeURIComponent(b.vhost)}`;
 }
 
 /** One URL per node to try, in order: the cluster's nodes, or host:port alone. */

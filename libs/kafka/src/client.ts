@@ -1,6 +1,8 @@
+import { readFileSync } from "node:fs";
 import { CLUSTER_REPLICATION } from "@shop/contracts";
 import type { Logger } from "@shop/service";
-import { Kafka, type LogEntry, logLevel } from "kafkajs";
+import { Kafka, type KafkaConfig, type LogEntry, logLevel } from "kafkajs";
+import { type KafkaSecurity, NO_KAFKA_SECURITY } from "./config.ts";
 
 /**
  * What kafkajs logs at error level for conditions that are expected while services start
@@ -26,11 +28,70 @@ export function expectedTransient(message: string, error: string | undefined): b
   return message === "The coordinator is not aware of this member, re-joining the group";
 }
 
+/** kafkajs's TLS and SASL options from the settings; an unreadable CA file names its setting. */
+function securityOptions(security: KafkaSecurity): Pick<KafkaConfig, "ssl" | "sasl"> {
+  let ssl: KafkaConfig["ssl"];
+  if (security.ssl?.caFile) {
+    try {
+      ssl = { ca: [readFileSync(security.ssl.caFile, "utf8")] };
+    } catch (error) {
+      throw new Error(
+        `KAFKA_SSL_CA_FILE: cannot read ${security.ssl.caFile} (${(error as Error).message})`,
+      );
+    }
+  } else if (security.ssl) ssl = true;
+  const { sasl } = security;
+  return {
+    ...(ssl ? { ssl } : {}),
+    ...(sasl
+      ? {
+          sasl:
+            sasl.mechanism === "plain"
+              ? { mechanism: "plain", username: sasl.username, password: sasl.password }
+              : sasl.mechanism === "scram-sha-256"
+                ? { mechanism: "scram-sha-256", username: sasl.username, password: sasl.password }
+                : { mechanism: "scram-sha-512", username: sasl.username, password: sasl.password },
+        }
+      : {}),
+  };
+}
+
+/** TLS verification failures, as Node names them: the broker's certificate is not trusted. */
+const UNTRUSTED =
+  /certificate|self[- ]signed|unable to verify|unable to get (local )?issuer|altnames/i;
+
+/**
+ * A connection problem no retry can cure, said in terms of the setting to fix: Kafka
+ * refused the credentials, or its certificate is not one the CA file vouches for. Null
+ * for anything else (a broker that is down, a leader election): those are retried.
+ */
+export function securityProblem(error: unknown): Error | null {
+  const e = error as { name?: string; message?: string; code?: string };
+  const message = e?.message ?? String(error);
+  if (e?.name === "KafkaJSSASLAuthenticationError" || /SASL .*authentication failed/i.test(message))
+    return new Error(
+      `Kafka refused the credentials (KAFKA_SASL_USER, KAFKA_SASL_PASSWORD, KAFKA_SASL_MECHANISM): ${message}`,
+      { cause: error },
+    );
+  if (UNTRUSTED.test(message) || (e?.code !== undefined && /CERT|SIGNATURE|ISSUER/.test(e.code)))
+    return new Error(
+      `Kafka's TLS certificate is not trusted (KAFKA_SSL_CA_FILE names the CA that signed it): ${message}`,
+      { cause: error },
+    );
+  return null;
+}
+
 /** A kafkajs client whose own log lines go through our logger, warnings and errors only. */
-export function createKafka(brokers: string[], clientId: string, log: Logger): Kafka {
+export function createKafka(
+  brokers: string[],
+  clientId: string,
+  log: Logger,
+  security: KafkaSecurity = NO_KAFKA_SECURITY,
+): Kafka {
   return new Kafka({
     clientId,
     brokers,
+    ...securityOptions(security),
     connectionTimeout: 1000,
     logLevel: logLevel.WARN,
     logCreator:
@@ -67,6 +128,8 @@ export async function withRetries<T>(fn: () => Promise<T>, ms = 30_000): Promise
     try {
       return await fn();
     } catch (error) {
+      const fatal = securityProblem(error);
+      if (fatal) throw fatal;
       const retriable = (error as { retriable?: boolean }).retriable === true;
       if (!retriable || Date.now() > deadline) throw error;
       await new Promise((r) => setTimeout(r, 500));
