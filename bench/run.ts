@@ -9,19 +9,20 @@ import { ensureEnvFile, ROOT, readInfraConfig } from "../infra/config.ts";
 import { startKafka } from "../infra/kafka/kafka.ts";
 import { startRabbit } from "../infra/rabbitmq/rabbitmq.ts";
 import { benchBroker } from "./broker.ts";
+import { benchCluster } from "./cluster.ts";
 import { bareExpress, benchIntake, type Row } from "./intake.ts";
 import { benchPipeline } from "./pipeline.ts";
 import { printProfiles } from "./profile.ts";
 import { benchReplay } from "./replay.ts";
 
 /**
- * npm run bench [-- --quick] [--only=decode,intake,pipeline,replay,broker] [--profile] [--fonte]
+ * npm run bench [-- --quick] [--only=decode,intake,pipeline,replay,broker,cluster] [--profile] [--fonte]
  * Every figure is a ratio to a baseline measured in the same run: absolute numbers on a
  * shared 2-core machine are noise. Results go to bench/results/ (git-ignored) as JSON and
  * an SVG chart of the ratios.
  */
 const quick = process.argv.includes("--quick");
-const BENCHMARKS = ["decode", "intake", "pipeline", "replay", "broker"];
+const BENCHMARKS = ["decode", "intake", "pipeline", "replay", "broker", "cluster"];
 /** --only=intake,broker runs some of them (the bare-Express ceiling always runs). */
 /** --profile: every service writes a CPU profile to bench/results/profiles-<time>/. */
 const profile = process.argv.includes("--profile");
@@ -130,16 +131,48 @@ async function main() {
     intakeRps = (intake[0] as Row).value;
     rows.push(...intake);
   }
-  if (wanted("pipeline"))
+  const pipelineOrders = quick ? 2000 : 20_000;
+  let pipelineRate = 0;
+  if (wanted("pipeline")) {
+    const pipeline = await benchPipeline({
+      orders: pipelineOrders,
+      steadySeconds: quick ? 5 : 15,
+      intakeRps,
+      brokers,
+      log,
+    });
+    pipelineRate = (pipeline[0] as Row).value;
+    rows.push(...pipeline);
+  }
+  if (wanted("cluster")) {
+    // Its baselines are this run's single-broker figures: measured here when not above.
+    if (!wanted("intake"))
+      intakeRps = (
+        (await benchIntake({ seconds, connections: 64, ceiling, brokers, log }))[0] as Row
+      ).value;
+    if (!wanted("pipeline"))
+      pipelineRate = (
+        (
+          await benchPipeline({
+            orders: pipelineOrders,
+            steadySeconds: 0,
+            intakeRps,
+            brokers,
+            log,
+            burstOnly: true,
+          })
+        )[0] as Row
+      ).value;
     rows.push(
-      ...(await benchPipeline({
-        orders: quick ? 2000 : 20_000,
-        steadySeconds: quick ? 5 : 15,
-        intakeRps,
-        brokers,
+      ...(await benchCluster({
+        seconds,
+        orders: pipelineOrders,
+        ceiling,
+        single: { intakeRps, pipelineRate },
         log,
       })),
     );
+  }
   if (wanted("replay"))
     rows.push(...(await benchReplay({ total: quick ? 100_000 : 1_000_000, brokers, log })));
   if (wanted("broker"))

@@ -1,0 +1,111 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { paths } from "../infra/kafka/kafka.ts";
+import { ownKafkaCluster } from "../test/helpers/own-kafka.ts";
+import { ownRabbitCluster } from "../test/helpers/own-rabbit.ts";
+import { benchIntake, type Ceiling, type Row, rssMb } from "./intake.ts";
+import { benchPipeline } from "./pipeline.ts";
+
+/** The machine's own RabbitMQ: the Erlang VM that is none of the cluster's nodes. */
+function machineRabbitPid(clusterPids: number[]): number | null {
+  for (const d of readdirSync("/proc").filter((x) => /^\d+$/.test(x))) {
+    try {
+      if (!readFileSync(`/proc/${d}/cmdline`, "utf8").includes("beam.smp")) continue;
+      if (!clusterPids.includes(Number(d))) return Number(d);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return null;
+}
+
+const total = (pids: number[]) => pids.reduce((sum, p) => sum + rssMb(p), 0);
+
+/**
+ * Benchmark 5: the event-log edition on a Kafka cluster of three (replication 3,
+ * min.insync.replicas 2, acks=all), as a ratio to the single broker's figures of the same
+ * run, and what the six broker processes of the two clusters hold in memory against one
+ * Kafka broker and one RabbitMQ node.
+ */
+export async function benchCluster(opts: {
+  seconds: number;
+  orders: number;
+  ceiling: Ceiling;
+  /** This run's single-broker figures: intake req/s and the pipeline's orders/s. */
+  single: { intakeRps: number; pipelineRate: number };
+  log: (l: string) => void;
+}): Promise<Row[]> {
+  const { log } = opts;
+  log("cluster: starting three Kafka brokers and three RabbitMQ nodes of the benchmark's own...");
+  const kafka = ownKafkaCluster("bench-cluster");
+  const rabbit = await ownRabbitCluster("bench-rc");
+  try {
+    await kafka.start();
+    const intake = await benchIntake({
+      seconds: opts.seconds,
+      connections: 64,
+      ceiling: opts.ceiling,
+      brokers: kafka.brokers,
+      log,
+    });
+    const intakeRps = (intake[0] as Row).value;
+    const [pipeline] = await benchPipeline({
+      orders: opts.orders,
+      steadySeconds: 0,
+      intakeRps,
+      brokers: kafka.brokers,
+      log,
+      burstOnly: true,
+    });
+    const pipelineRate = (pipeline as Row).value;
+    const kafkaMb = total(kafka.pids());
+    const rabbitMb = total(rabbit.pids());
+    const singleKafka = Number(readFileSync(paths("default").pid, "utf8").trim());
+    const singleRabbit = machineRabbitPid(rabbit.pids());
+    const singleMb = rssMb(singleKafka) + (singleRabbit ? rssMb(singleRabbit) : 0);
+    const row = (
+      benchmark: string,
+      measured: string,
+      baseline: string,
+      value: number,
+      baselineValue: number,
+      unit: string,
+    ): Row => ({
+      benchmark,
+      measured,
+      baseline,
+      value,
+      baselineValue,
+      ratio: value / Math.max(0.001, baselineValue),
+      unit,
+    });
+    return [
+      row(
+        "cluster: intake, replication 3 / min ISR 2",
+        `${Math.round(intakeRps)} req/s, p99 ${(intake[0] as Row).extra?.p99} ms`,
+        `one broker ${Math.round(opts.single.intakeRps)} req/s`,
+        intakeRps,
+        opts.single.intakeRps,
+        "req/s",
+      ),
+      row(
+        "cluster: pipeline, replication 3",
+        (pipeline as Row).measured,
+        `one broker ${Math.round(opts.single.pipelineRate)} orders/s`,
+        pipelineRate,
+        opts.single.pipelineRate,
+        "orders/s",
+      ),
+      row(
+        "memory: the six broker processes",
+        `${kafkaMb + rabbitMb} MB (three Kafka ${kafkaMb} MB, three RabbitMQ ${rabbitMb} MB)`,
+        `one Kafka broker and one RabbitMQ node ${singleMb} MB`,
+        kafkaMb + rabbitMb,
+        singleMb,
+        "MB",
+      ),
+    ];
+  } finally {
+    await kafka.dispose();
+    await rabbit.dispose();
+  }
+}
