@@ -2,6 +2,7 @@ import type { MessageContract, StuckPartition } from "@shop/contracts";
 import { dlqTopic } from "@shop/contracts";
 import { ConsumerEvents, continueTrace, type Logger, metrics, withContext } from "@shop/service";
 import type { Consumer, ConsumerConfig, Kafka, KafkaMessage } from "kafkajs";
+import { withRetries } from "./client.ts";
 import { countStuck, measureLag } from "./lag.ts";
 import type { OutgoingRecord, Publisher } from "./publisher.ts";
 import { type PartitionTransaction, partitionTransactions } from "./transactions.ts";
@@ -253,7 +254,9 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
     });
 
     await consumer.connect();
-    await consumer.subscribe({ topics, fromBeginning: true });
+    // Right after its topics were created, a broker of a cluster (one just restarted, say)
+    // may not know them yet: UNKNOWN_TOPIC_OR_PARTITION is retried, not a failed start.
+    await withRetries(() => consumer.subscribe({ topics, fromBeginning: true }));
     await consumer.run({
       // With transactions the offsets are committed in them, never by kafkajs.
       autoCommit: !transactions,
