@@ -3,7 +3,7 @@ import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import { join } from "node:path";
 import { shopPermissions } from "@shop/contracts";
 import { type InfraConfig, type Log, ROOT } from "../config.ts";
-import { amqpAnswers, MONITOR_PERMISSION } from "./rabbitmq.ts";
+import { amqpAnswers, MONITOR_PERMISSION, waitFor } from "./rabbitmq.ts";
 
 /** Where a node listens: AMQP, Erlang distribution and (optional) management panel. */
 export interface NodePorts {
@@ -27,15 +27,6 @@ export interface NodeUsers {
   monitor: { user: string; password: string };
   user: string;
   password: string;
-}
-
-async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 300));
-  }
-  throw new Error(`rabbitmq: ${what} did not happen within ${timeoutMs / 1000} s`);
 }
 
 /**
@@ -117,7 +108,7 @@ export function rabbitNode(name: string, dir: string, ports: NodePorts, tls?: Tl
       prepare();
       const r = spawnSync("rabbitmq-server", ["-detached"], { env, encoding: "utf8" });
       if (r.status !== 0) throw new Error(`rabbitmq-server -detached (${node}): ${r.stderr}`);
-      await waitUntil(`node ${node} answering AMQP`, answers, 90_000);
+      await waitFor(`node ${node} answering AMQP`, answers, 90_000);
     },
     /** The shop's users on `/`, made (again) on this node. */
     addUsers(users: NodeUsers) {
@@ -146,22 +137,22 @@ export function rabbitNode(name: string, dir: string, ports: NodePorts, tls?: Tl
       ctl("reset");
       ctl("join_cluster", other);
       ctl("start_app");
-      await waitUntil(`node ${node} answering in the cluster`, answers, 60_000);
+      await waitFor(`node ${node} answering in the cluster`, answers, 60_000);
     },
     /** A graceful stop of the application (the Erlang node stays up), as `rabbitmqctl stop_app`. */
     async stopApp() {
       ctl("stop_app");
-      await waitUntil(`node ${node} to stop answering`, async () => !(await answers()), 15_000);
+      await waitFor(`node ${node} to stop answering`, async () => !(await answers()), 15_000);
     },
     async startApp() {
       ctl("start_app");
-      await waitUntil(`node ${node} to answer again`, answers, 60_000);
+      await waitFor(`node ${node} to answer again`, answers, 60_000);
     },
     /** kill -9 of the node's Erlang VM, as a crash would: no goodbye to any client. */
     async kill() {
       const pid = Number(readFileSync(env.RABBITMQ_PID_FILE, "utf8").trim());
       process.kill(pid, "SIGKILL");
-      await waitUntil(`node ${node} to stop answering`, async () => !(await answers()), 15_000);
+      await waitFor(`node ${node} to stop answering`, async () => !(await answers()), 15_000);
     },
     /** Stops the whole node (VM included); quiet when it is already down. */
     stop(log: Log = () => {}) {

@@ -165,7 +165,8 @@ function ensureUsers(r: RabbitSettings, log: Log): void {
  */
 export const MONITOR_PERMISSION = "^$";
 
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number) {
+/** Polls `check` every 300 ms until it is true, or fails after `timeoutMs` saying what did not happen. */
+export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return;

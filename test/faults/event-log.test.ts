@@ -625,6 +625,27 @@ describe("Fault injection: event-log edition", () => {
       }
     }, 120_000);
 
+    /** Restarts the nodes that are down and waits until every partition has 3 in sync again. */
+    const restartInSync = async (topic: string) => {
+      await cluster.start();
+      const backAt = Date.now();
+      await waitFor(
+        async () => (await metadata(topic)).partitions.every((p) => p.isr.length === 3),
+        { timeoutMs: 60_000, intervalMs: 500, what: "the restarted nodes back in every ISR" },
+      );
+      return backAt;
+    };
+
+    /** The shop on the cluster, a payments instance, and a stream of orders under way. */
+    const underLoad = async (name: string) => {
+      const s = shop(name, { broker: cluster });
+      const api = await s.start("orders-api", "orders-api");
+      await s.payments("caixa-1");
+      const stream = streamOfOrders(() => api.url(), 60, 2, 100);
+      await waitFor(() => stream.created.length >= 10);
+      return { s, api, stream };
+    };
+
     /** The platform panel of the orders API now (GET /plataforma): leaders, replicas, ISR. */
     const panel = async (api: ServiceProcess) =>
       (await http<Plataforma>("GET", `${api.url()}/plataforma`)).body;
@@ -674,11 +695,7 @@ describe("Fault injection: event-log edition", () => {
     }, 240_000);
 
     it("When the broker leading the partitions being written is killed -9 under load, then leadership moves, the panel shows it and flags the partitions under-replicated, nothing is lost, and after a restart it is back in sync", async () => {
-      const s = shop("f-cluster-leader", { broker: cluster });
-      const api = await s.start("orders-api", "orders-api");
-      await s.payments("caixa-1");
-      const stream = streamOfOrders(() => api.url(), 60, 2, 100);
-      await waitFor(() => stream.created.length >= 10);
+      const { s, api, stream } = await underLoad("f-cluster-leader");
       const before = await metadata(s.names.topics.pedidosCriados);
       const leader = before.partitions[0]?.leader as number;
       const killedAt = Date.now();
@@ -704,15 +721,7 @@ describe("Fault injection: event-log edition", () => {
         { timeoutMs: 30_000, intervalMs: 500, what: "the panel to show the broker gone" },
       );
       expect(seen.particoes.every((x) => x.isr.length < x.replicas.length)).toBe(true);
-      await cluster.start();
-      const backAt = Date.now();
-      await waitFor(
-        async () =>
-          (await metadata(s.names.topics.pedidosCriados)).partitions.every(
-            (p) => p.isr.length === 3,
-          ),
-        { timeoutMs: 60_000, intervalMs: 500, what: "the restarted broker back in every ISR" },
-      );
+      const backAt = await restartInSync(s.names.topics.pedidosCriados);
       await stream.done;
       await s.finish(
         api,
@@ -731,11 +740,7 @@ describe("Fault injection: event-log edition", () => {
     }, 240_000);
 
     it("When the active controller is killed -9 under load, then another node becomes controller, nothing is lost, and it rejoins after a restart", async () => {
-      const s = shop("f-cluster-controller", { broker: cluster });
-      const api = await s.start("orders-api", "orders-api");
-      await s.payments("caixa-1");
-      const stream = streamOfOrders(() => api.url(), 60, 2, 100);
-      await waitFor(() => stream.created.length >= 10);
+      const { s, api, stream } = await underLoad("f-cluster-controller");
       const controller = await cluster.controller();
       const killedAt = Date.now();
       await cluster.kill(controller);
@@ -746,15 +751,7 @@ describe("Fault injection: event-log edition", () => {
         },
         { timeoutMs: 30_000, intervalMs: 500, what: "another node elected controller" },
       );
-      await cluster.start();
-      const backAt = Date.now();
-      await waitFor(
-        async () =>
-          (await metadata(s.names.topics.pedidosCriados)).partitions.every(
-            (p) => p.isr.length === 3,
-          ),
-        { timeoutMs: 60_000, intervalMs: 500, what: "the restarted node back in every ISR" },
-      );
+      const backAt = await restartInSync(s.names.topics.pedidosCriados);
       await stream.done;
       await s.finish(
         api,

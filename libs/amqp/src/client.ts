@@ -1,7 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { TOPOLOGY } from "@shop/contracts";
-import { currentTraceparent, type Logger, metrics, withTimeLimit } from "@shop/service";
+import {
+  currentTraceparent,
+  type Logger,
+  metrics,
+  untrustedCertificate,
+  withTimeLimit,
+} from "@shop/service";
 import amqp, {
   type Channel,
   type ChannelModel,
@@ -47,10 +53,6 @@ export interface AmqpClientOptions {
   caFile?: string | null;
 }
 
-/** TLS verification failures, as Node names them: the broker's certificate is not trusted. */
-const UNTRUSTED =
-  /certificate|self[- ]signed|unable to verify|unable to get (local )?issuer|altnames/i;
-
 /**
  * A connection problem no reconnection can cure, said in terms of the setting to fix:
  * RabbitMQ refused the user or the vhost, or its certificate is not one the CA file vouches
@@ -64,7 +66,7 @@ export function securityProblem(error: unknown): Error | null {
       `RabbitMQ refused the connection (BROKER_USER, BROKER_PASSWORD, BROKER_VHOST): ${message}`,
       { cause: error },
     );
-  if (UNTRUSTED.test(message) || (e?.code !== undefined && /CERT|SIGNATURE|ISSUER/.test(e.code)))
+  if (untrustedCertificate(error))
     return new Error(
       `RabbitMQ's TLS certificate is not trusted (BROKER_CA_FILE names the CA that signed it): ${message}`,
       { cause: error },

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { CLUSTER_REPLICATION } from "@shop/contracts";
-import type { Logger } from "@shop/service";
+import { type Logger, untrustedCertificate } from "@shop/service";
 import { Kafka, type KafkaConfig, type LogEntry, logLevel } from "kafkajs";
 import { type KafkaSecurity, NO_KAFKA_SECURITY } from "./config.ts";
 
@@ -56,10 +56,6 @@ function securityOptions(security: KafkaSecurity): Pick<KafkaConfig, "ssl" | "sa
   };
 }
 
-/** TLS verification failures, as Node names them: the broker's certificate is not trusted. */
-const UNTRUSTED =
-  /certificate|self[- ]signed|unable to verify|unable to get (local )?issuer|altnames/i;
-
 /**
  * A connection problem no retry can cure, said in terms of the setting to fix: Kafka
  * refused the credentials, or its certificate is not one the CA file vouches for. Null
@@ -73,7 +69,7 @@ export function securityProblem(error: unknown): Error | null {
       `Kafka refused the credentials (KAFKA_SASL_USER, KAFKA_SASL_PASSWORD, KAFKA_SASL_MECHANISM): ${message}`,
       { cause: error },
     );
-  if (UNTRUSTED.test(message) || (e?.code !== undefined && /CERT|SIGNATURE|ISSUER/.test(e.code)))
+  if (untrustedCertificate(error))
     return new Error(
       `Kafka's TLS certificate is not trusted (KAFKA_SSL_CA_FILE names the CA that signed it): ${message}`,
       { cause: error },

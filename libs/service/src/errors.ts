@@ -116,3 +116,16 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     res.status(500).json({ erro: "internal error" });
   };
 }
+
+/** TLS verification failures, as Node names them: the peer's certificate is not trusted. */
+const UNTRUSTED =
+  /certificate|self[- ]signed|unable to verify|unable to get (local )?issuer|altnames/i;
+
+/** True when a connection failed because the server's certificate is not trusted. */
+export function untrustedCertificate(error: unknown): boolean {
+  const e = error as { message?: string; code?: string };
+  return (
+    UNTRUSTED.test(e?.message ?? String(error)) ||
+    (typeof e?.code === "string" && /CERT|SIGNATURE|ISSUER/.test(e.code))
+  );
+}
