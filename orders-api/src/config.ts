@@ -1,29 +1,13 @@
 import { MODOS } from "@shop/contracts";
 import { kafkaEnvShape, kafkaServiceSettings } from "@shop/kafka";
-import { httpEnvShape, readEnvironment } from "@shop/service";
+import { frontOriginShape, httpEnvShape, readEnvironment } from "@shop/service";
 import { z } from "zod";
-
-/** True for exactly one http(s) origin, as a browser sends it: scheme://host[:port]. */
-function isOneOrigin(o: string): boolean {
-  try {
-    const u = new URL(o);
-    return ["http:", "https:"].includes(u.protocol) && u.origin === o && !o.includes("*");
-  } catch {
-    return false;
-  }
-}
 
 /** Every setting of the orders API, read once from the environment. */
 export const envSchema = z.object({
   ...httpEnvShape(8080),
   ...kafkaEnvShape,
-  /**
-   * The web front end's origin, the only one CORS allows: one http(s) origin, never `*`
-   * (the API has no authentication, so any page on the web could then mark orders).
-   */
-  FRONT_ORIGIN: z.string().default("http://localhost:5173").refine(isOneOrigin, {
-    error: "must be one origin such as http://localhost:5173 (scheme://host[:port]), never *",
-  }),
+  ...frontOriginShape,
   DB_PATH: z.string().default(".data/pedidos.db"),
   /** eventos: publish PedidoCriado; sincrono: the earlier configuration, HTTP to payments. */
   MODO: z.enum(MODOS).default("eventos"),

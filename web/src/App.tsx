@@ -1,6 +1,7 @@
-import type { Pedido, Plataforma } from "@shop/contracts";
+import type { Pedido, Plataforma, PlataformaBroker } from "@shop/contracts";
 import { useCallback, useState } from "react";
 import { buscarJson } from "./api.ts";
+import { BrokerPanel } from "./components/BrokerPanel.tsx";
 import { PedidoForm } from "./components/PedidoForm.tsx";
 import { PedidoHistorico } from "./components/PedidoHistorico.tsx";
 import { PedidosList } from "./components/PedidosList.tsx";
@@ -9,7 +10,10 @@ import { usePolling } from "./usePolling.ts";
 
 export const INTERVALO_MS = 2000;
 
-export function App({ apiUrl }: { apiUrl: string }) {
+/** The page never asks a service it was not given: the RabbitMQ panel's loader without one. */
+const NO_BROKER = () => Promise.reject(new Error("no broker edition configured"));
+
+export function App({ apiUrl, brokerUrl = null }: { apiUrl: string; brokerUrl?: string | null }) {
   const carregarPedidos = useCallback(() => buscarJson<Pedido[]>(`${apiUrl}/pedidos`), [apiUrl]);
   const carregarPlataforma = useCallback(
     () => buscarJson<Plataforma>(`${apiUrl}/plataforma`),
@@ -17,6 +21,11 @@ export function App({ apiUrl }: { apiUrl: string }) {
   );
   const pedidos = usePolling(carregarPedidos, INTERVALO_MS);
   const plataforma = usePolling(carregarPlataforma, INTERVALO_MS);
+  const carregarBroker = useCallback(
+    () => (brokerUrl ? buscarJson<PlataformaBroker>(`${brokerUrl}/plataforma`) : NO_BROKER()),
+    [brokerUrl],
+  );
+  const broker = usePolling(carregarBroker, brokerUrl ? INTERVALO_MS : 3_600_000);
   const [aberto, setAberto] = useState<number | null>(null);
   return (
     <>
@@ -39,6 +48,7 @@ export function App({ apiUrl }: { apiUrl: string }) {
           <PedidoHistorico apiUrl={apiUrl} pedidoId={aberto} onFechar={() => setAberto(null)} />
         )}
         <PlataformaPanel plataforma={plataforma.data} error={plataforma.error} />
+        {brokerUrl && <BrokerPanel plataforma={broker.data} error={broker.error} />}
       </main>
     </>
   );

@@ -4,6 +4,13 @@ import type { HttpError, Pedido } from "@shop/contracts";
 export const API_URL: string =
   (import.meta.env.VITE_API_URL as string | undefined) ?? "http://localhost:8080";
 
+/**
+ * The broker edition's orders service (VITE_BROKER_API_URL): set, the page also shows its
+ * RabbitMQ panel (nodes, quorum queues' leaders and members). Unset, it does not.
+ */
+export const BROKER_API_URL: string | null =
+  (import.meta.env.VITE_BROKER_API_URL as string | undefined) ?? null;
+
 /** The API's error body: the one the contracts define. */
 export type ApiError = HttpError;
 

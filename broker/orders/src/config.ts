@@ -1,9 +1,11 @@
 import { brokerServiceEnv, readBrokerServiceConfig } from "@shop/amqp";
-import { readEnvironment } from "@shop/service";
+import { frontOriginShape, readEnvironment } from "@shop/service";
 import { z } from "zod";
 
 /** Every setting of the broker edition's orders service, read once from the environment. */
 export const envSchema = brokerServiceEnv({ port: 8080, dbPath: ".data/orders.db" }).extend({
+  /** The web page's origin: it reads GET /plataforma for its RabbitMQ panel (CORS). */
+  ...frontOriginShape,
   /**
    * The management API(s) GET /plataforma reads, tried in turn (any node of a cluster
    * shows the whole cluster). Default: BROKER_HOST's panel on 15672.
@@ -28,6 +30,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
   const e = readEnvironment(envSchema, env);
   return {
     ...readBrokerServiceConfig(envSchema, env),
+    frontOrigin: e.FRONT_ORIGIN,
     panel: {
       urls: (e.BROKER_PANEL_URL ?? `http://${e.BROKER_HOST}:15672`).split(","),
       monitor:

@@ -31,7 +31,15 @@ export function startOrders(
         pauseBeforeAckMs: config.pauseBeforeAckMs,
       });
       const plataforma = platformReader(config.panel, config.broker.vhost);
-      return { consumer, app: createApp({ pedidos, log, plataforma: plataforma.read }) };
+      return {
+        consumer,
+        app: createApp({
+          pedidos,
+          log,
+          plataforma: plataforma.read,
+          frontOrigin: config.frontOrigin,
+        }),
+      };
     },
   });
 }

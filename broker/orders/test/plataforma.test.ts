@@ -51,6 +51,17 @@ describe("The broker panel (GET /plataforma)", () => {
     }
   });
 
+  it("When the web page (FRONT_ORIGIN) asks, then CORS lets it read the panel; a FRONT_ORIGIN of * is refused at start", async () => {
+    const orders = await start({ FRONT_ORIGIN: "http://localhost:5173" });
+    const res = await http("GET", `${orders.url}/plataforma`, undefined, {
+      origin: "http://localhost:5173",
+    });
+    expect(res.headers.get("access-control-allow-origin")).toBe("http://localhost:5173");
+    expect(() => readConfig(brokerEnv(vhost, "orders", { FRONT_ORIGIN: "*" }))).toThrow(
+      /FRONT_ORIGIN/,
+    );
+  });
+
   it("When no monitoring user is set, then it answers 503 naming BROKER_MONITOR_USER", async () => {
     const orders = await start({ BROKER_MONITOR_USER: "", BROKER_MONITOR_PASSWORD: "" });
     const res = await http<{ erro: string }>("GET", `${orders.url}/plataforma`);

@@ -1,6 +1,26 @@
 import { z } from "zod";
 
 /** PORTA and HOST, the HTTP settings every service reads. */
+/** True for exactly one http(s) origin, as a browser sends it: scheme://host[:port]. */
+function isOneOrigin(o: string): boolean {
+  try {
+    const u = new URL(o);
+    return ["http:", "https:"].includes(u.protocol) && u.origin === o && !o.includes("*");
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The web front end's origin, the only one CORS allows: one http(s) origin, never `*`
+ * (the services have no authentication, so any page on the web could then call them).
+ */
+export const frontOriginShape = {
+  FRONT_ORIGIN: z.string().default("http://localhost:5173").refine(isOneOrigin, {
+    error: "must be one origin such as http://localhost:5173 (scheme://host[:port]), never *",
+  }),
+};
+
 export function httpEnvShape(defaultPort: number) {
   return {
     PORTA: z.coerce.number().int().min(0).max(65535).default(defaultPort),

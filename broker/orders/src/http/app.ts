@@ -70,13 +70,16 @@ export function createApp({
   pedidos,
   log,
   plataforma,
+  frontOrigin,
 }: {
   pedidos: PedidoUseCases;
   log: Logger;
   /** The RabbitMQ side of the platform panel (messaging/platform.ts). */
   plataforma: () => Promise<PlataformaBroker>;
+  /** The web page's origin, allowed by CORS (its RabbitMQ panel reads /plataforma). */
+  frontOrigin?: string;
 }): Express {
-  const app = createHttpApp();
+  const app = createHttpApp(frontOrigin ? { corsOrigin: frontOrigin } : {});
 
   app.get("/plataforma", async (_req, res) => {
     res.json(await plataforma());
