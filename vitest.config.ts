@@ -47,7 +47,9 @@ export default defineConfig({
         },
       },
       {
-        // Kills and restarts brokers and services: runs alone, after everything else.
+        // Kills and restarts brokers and services: after everything else. Its two files use
+        // brokers of their own (a Kafka broker and cluster; a RabbitMQ node, cluster and
+        // vhosts), so they run side by side.
         test: {
           name: "faults",
           sequence: { groupOrder: 2 },
@@ -58,8 +60,7 @@ export default defineConfig({
           env: { SHOP_TEST_LOG_DIR: "test-artifacts/logs" },
           testTimeout: 240_000,
           hookTimeout: 120_000,
-          maxWorkers: 1,
-          fileParallelism: false,
+          maxWorkers: 2,
         },
       },
     ],

@@ -3,7 +3,14 @@ import { kafkaNames } from "@shop/contracts";
 import Database from "better-sqlite3";
 import { expect } from "vitest";
 import { type KafkaRecord, readTopic } from "../helpers/kafka.ts";
-import { analyticsCli, http } from "../helpers/shop.ts";
+import {
+  analyticsCli,
+  http,
+  ServiceProcess,
+  serviceEnv,
+  tempDb,
+  testPrefix,
+} from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
 import {
   type Answer,
@@ -289,4 +296,57 @@ export async function finishEventLogScenario(opts: {
   expect(painel.pedidosPagos).toBe(pagos.length);
   expect(painel.receitaCentavos).toBe(pagos.reduce((sum, p) => sum + p.valor_centavos, 0));
   return state;
+}
+
+/**
+ * One scenario's shop on a Kafka broker (or cluster): its own topic prefix and orders
+ * database, services started as real processes (kept in `running`, for the file to stop),
+ * and the end-of-scenario count (finishEventLogScenario) against the API that runs last.
+ */
+export function eventLogShop(
+  running: ServiceProcess[],
+  name: string,
+  { dbPath = tempDb(name), broker }: { dbPath?: string; broker: { brokers: string } },
+) {
+  const prefix = testPrefix(name);
+  const names = kafkaNames(prefix);
+  const env = (extra: Record<string, string> = {}) => ({
+    ...serviceEnv(prefix, extra),
+    KAFKA_BROKERS: broker.brokers,
+  });
+  const start = async (
+    what: "orders-api" | "payments",
+    label: string,
+    extra: Record<string, string> = {},
+  ) => {
+    const p = await ServiceProcess.start(
+      label,
+      what,
+      env(what === "orders-api" ? { DB_PATH: dbPath, ...extra } : extra),
+    );
+    running.push(p);
+    return p;
+  };
+  const payments = (instancia: string, extra: Record<string, string> = {}) =>
+    start("payments", instancia, { INSTANCIA: instancia, TEMPO_DECISAO_MS: "100", ...extra });
+  const finish = (
+    api: ServiceProcess,
+    stream: Stream,
+    row: { scenario: string; fault: string },
+    proof: Proof,
+    healedAt: number,
+    faultAt?: number,
+  ) =>
+    finishEventLogScenario({
+      ...(faultAt === undefined ? {} : { faultAt }),
+      apiUrl: api.url(),
+      stream,
+      ordersDb: dbPath,
+      kafkaBrokers: broker.brokers,
+      prefix,
+      row,
+      proof,
+      healedAt,
+    });
+  return { names, dbPath, start, payments, finish };
 }
