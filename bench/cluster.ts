@@ -1,22 +1,14 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { paths } from "../infra/kafka/kafka.ts";
 import { ownKafkaCluster } from "../test/helpers/own-kafka.ts";
 import { ownRabbitCluster } from "../test/helpers/own-rabbit.ts";
 import { benchIntake, type Ceiling, type Row, rssMb } from "./intake.ts";
 import { benchPipeline } from "./pipeline.ts";
+import { pidsOf, RABBITMQ } from "./stats.ts";
 
 /** The machine's own RabbitMQ: the Erlang VM that is none of the cluster's nodes. */
-function machineRabbitPid(clusterPids: number[]): number | null {
-  for (const d of readdirSync("/proc").filter((x) => /^\d+$/.test(x))) {
-    try {
-      if (!readFileSync(`/proc/${d}/cmdline`, "utf8").includes("beam.smp")) continue;
-      if (!clusterPids.includes(Number(d))) return Number(d);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return null;
-}
+const machineRabbitPid = (clusterPids: number[]) =>
+  pidsOf(RABBITMQ).find((p) => !clusterPids.includes(p)) ?? null;
 
 const total = (pids: number[]) => pids.reduce((sum, p) => sum + rssMb(p), 0);
 

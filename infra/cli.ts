@@ -48,11 +48,8 @@ async function main(argv: string[]): Promise<number> {
   // The broker edition's services started here get every node of the cluster.
   if (rabbitCluster)
     Object.assign(process.env, clusterAddresses(userCluster(config.rabbit.clusterSize)));
-  const startRabbitNow = async () => {
-    if (!rabbitCluster) return startRabbit(config.rabbit, log);
-    const { ms, reused } = await startUserCluster(config.rabbit, log);
-    return { ms, reused };
-  };
+  const startRabbitNow = () =>
+    rabbitCluster ? startUserCluster(config.rabbit, log) : startRabbit(config.rabbit, log);
 
   switch (`${command ?? ""} ${sub ?? ""}`.trim()) {
     case "setup": {

@@ -1,9 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { shopPermissions } from "@shop/contracts";
 import { type InfraConfig, type Log, ROOT } from "../config.ts";
-import { amqpAnswers, MONITOR_PERMISSION, waitFor } from "./rabbitmq.ts";
+import { amqpAnswers, type ShopUsers, shopGrants, waitFor } from "./rabbitmq.ts";
 
 /** Where a node listens: AMQP, Erlang distribution and (optional) management panel. */
 export interface NodePorts {
@@ -19,14 +18,6 @@ export interface TlsFiles {
   caFile: string;
   certFile: string;
   keyFile: string;
-}
-
-/** The shop's two users on `/`: the administrator, and the services' one with the topology's rights only. */
-export interface NodeUsers {
-  admin: { user: string; password: string };
-  monitor: { user: string; password: string };
-  user: string;
-  password: string;
 }
 
 /**
@@ -110,26 +101,18 @@ export function rabbitNode(name: string, dir: string, ports: NodePorts, tls?: Tl
       if (r.status !== 0) throw new Error(`rabbitmq-server -detached (${node}): ${r.stderr}`);
       await waitFor(`node ${node} answering AMQP`, answers, 90_000);
     },
-    /** The shop's users on `/`, made (again) on this node. */
-    addUsers(users: NodeUsers) {
-      const shop = shopPermissions();
+    /** The shop's users on `/`, made (again) on this node, with their grants. */
+    addUsers(users: ShopUsers) {
       const has = ctl("-q", "list_users")
         .split("\n")
         .map((l) => l.split(/\s+/)[0]);
-      for (const [u, p] of [
-        [users.admin.user, users.admin.password],
-        [users.monitor.user, users.monitor.password],
-        [users.user, users.password],
-      ] as const) {
-        if (has.includes(u)) ctl("change_password", u, p);
-        else ctl("add_user", u, p);
+      for (const g of shopGrants(users)) {
+        if (has.includes(g.user)) ctl("change_password", g.user, g.password);
+        else ctl("add_user", g.user, g.password);
+        ctl("set_user_tags", g.user, ...g.tags);
+        const p = g.permissions;
+        ctl("set_permissions", "-p", "/", g.user, p.configure, p.write, p.read);
       }
-      ctl("set_user_tags", users.admin.user, "administrator");
-      ctl("set_permissions", "-p", "/", users.admin.user, ".*", ".*", ".*");
-      ctl("set_permissions", "-p", "/", users.user, shop.configure, shop.write, shop.read);
-      ctl("set_user_tags", users.monitor.user, "monitoring");
-      const none = MONITOR_PERMISSION;
-      ctl("set_permissions", "-p", "/", users.monitor.user, none, none, none);
     },
     /** Joins the cluster of `other` (this node's data is reset first). */
     async join(other: string) {
@@ -173,42 +156,11 @@ export function rabbitNode(name: string, dir: string, ports: NodePorts, tls?: Tl
 
 export type RabbitNode = ReturnType<typeof rabbitNode>;
 
-/** Each quorum queue's leader and members, as the first node of `nodes` that answers sees them. */
-export function quorumQueues(
-  nodes: RabbitNode[],
-): { name: string; leader: string; members: string[]; online: string[] }[] {
-  for (const n of nodes) {
-    try {
-      const rows = JSON.parse(
-        n.ctl(
-          "-q",
-          "list_queues",
-          "--timeout",
-          "15",
-          "name",
-          "type",
-          "leader",
-          "members",
-          "online",
-          "--formatter",
-          "json",
-        ),
-      ) as { name: string; type: string; leader: string; members: string[]; online: string[] }[];
-      return rows
-        .filter((r) => r.type === "quorum")
-        .map(({ name, leader, members, online }) => ({ name, leader, members, online }));
-    } catch {
-      // that node is down: ask the next
-    }
-  }
-  throw new Error("no node of the cluster answers");
-}
-
 /**
  * Three nodes joined into one cluster (the second and third join the first), the shop's
  * users made on it. The Erlang cookie is the rabbitmq user's, the same for every node.
  */
-export async function startRabbitCluster(nodes: RabbitNode[], users: NodeUsers, log: Log) {
+export async function startRabbitCluster(nodes: RabbitNode[], users: ShopUsers, log: Log) {
   const answered = await Promise.all(nodes.map((n) => n.answers()));
   await Promise.all(nodes.map((n) => n.start()));
   const [first, ...others] = nodes as [RabbitNode, ...RabbitNode[]];
@@ -260,11 +212,7 @@ export function clusterAddresses(nodes: RabbitNode[]) {
 export async function startUserCluster(r: InfraConfig["rabbit"], log: Log) {
   const started = Date.now();
   const nodes = userCluster(r.clusterSize);
-  const { running, reused } = await startRabbitCluster(
-    nodes,
-    { admin: r.admin, monitor: r.monitor, user: r.user, password: r.password },
-    log,
-  );
+  const { running, reused } = await startRabbitCluster(nodes, r, log);
   log(
     `rabbitmq: cluster of ${running.length} (${running.join(", ")}) on ${clusterAddresses(nodes).BROKER_NODES}, panels ${nodes.map((n) => `http://127.0.0.1:${n.ports.panel}`).join(" ")}`,
   );

@@ -139,31 +139,52 @@ function ensureUser(user: string, password: string, log: Log): void {
   log(`rabbitmq: ${exists ? "updated the password of" : "created"} user ${user}`);
 }
 
-/**
- * Three users. The monitoring one (BROKER_MONITOR_USER) reads the management API for the
- * broker panel and may touch no message. The administrator (BROKER_ADMIN_USER, tag administrator) is infra's, the
- * tests' and the benchmarks'. The services' user (BROKER_USER) has no tag and, in
- * BROKER_VHOST only, the shop's own exchanges and queues (shopPermissions).
- */
-function ensureUsers(r: RabbitSettings, log: Log): void {
-  ensureUser(r.admin.user, r.admin.password, log);
-  run("rabbitmqctl", ["set_user_tags", r.admin.user, "administrator"], log);
-  run("rabbitmqctl", ["set_permissions", "-p", r.vhost, r.admin.user, ".*", ".*", ".*"], log);
-  ensureUser(r.user, r.password, log);
-  run("rabbitmqctl", ["set_user_tags", r.user], log);
-  const p = shopPermissions();
-  run("rabbitmqctl", ["set_permissions", "-p", r.vhost, r.user, p.configure, p.write, p.read], log);
-  ensureUser(r.monitor.user, r.monitor.password, log);
-  run("rabbitmqctl", ["set_user_tags", r.monitor.user, "monitoring"], log);
-  const none = MONITOR_PERMISSION;
-  run("rabbitmqctl", ["set_permissions", "-p", r.vhost, r.monitor.user, none, none, none], log);
-}
+/** The shop's users and their passwords: what every place that makes them needs. */
+export type ShopUsers = Pick<RabbitSettings, "admin" | "monitor" | "user" | "password">;
 
 /**
  * The monitoring user's permission on the vhost: nothing ("^$" matches no name). The entry
  * itself is what lets the management API show it the vhost's queues.
  */
 export const MONITOR_PERMISSION = "^$";
+
+/**
+ * Who gets what, in one place for infra, the tests' nodes and vhosts. The administrator
+ * (BROKER_ADMIN_USER, tag administrator) is infra's, the tests' and the benchmarks', with
+ * every right on the vhost. The services' user (BROKER_USER) has no tag and only the shop's
+ * own exchanges and queues (shopPermissions). The monitoring user (BROKER_MONITOR_USER) reads
+ * the management API for the broker panel and may touch no message.
+ */
+export function shopGrants(u: ShopUsers) {
+  const none = {
+    configure: MONITOR_PERMISSION,
+    write: MONITOR_PERMISSION,
+    read: MONITOR_PERMISSION,
+  };
+  return [
+    {
+      ...u.admin,
+      tags: ["administrator"],
+      permissions: { configure: ".*", write: ".*", read: ".*" },
+    },
+    { user: u.user, password: u.password, tags: [], permissions: shopPermissions() },
+    { ...u.monitor, tags: ["monitoring"], permissions: none },
+  ];
+}
+
+/** The shop's users on the machine's RabbitMQ, created or updated, with their grants on BROKER_VHOST. */
+function ensureUsers(r: RabbitSettings, log: Log): void {
+  for (const g of shopGrants(r)) {
+    ensureUser(g.user, g.password, log);
+    run("rabbitmqctl", ["set_user_tags", g.user, ...g.tags], log);
+    const p = g.permissions;
+    run(
+      "rabbitmqctl",
+      ["set_permissions", "-p", r.vhost, g.user, p.configure, p.write, p.read],
+      log,
+    );
+  }
+}
 
 /** Polls `check` every 300 ms until it is true, or fails after `timeoutMs` saying what did not happen. */
 export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number) {

@@ -283,7 +283,7 @@ describe("Fault injection: broker edition", () => {
         requests,
         row: {
           scenario: "RabbitMQ stopped (broker)",
-          fault: "`rabbitmqctl stop_app` for 3 s, then `start_app`",
+          fault: "`rabbitmqctl stop_app` on a node of the test's own for 3 s, then `start_app`",
         },
         proof: () => ({
           hit: during.length > 0,
@@ -649,7 +649,7 @@ describe("Fault injection: broker edition", () => {
           requests,
           row: {
             scenario: "two of three RabbitMQ nodes stopped (broker, cluster)",
-            fault: "`stop_app` on two of three nodes for 7 s, then one back",
+            fault: "`stop_app` on two of the test's own three nodes for 7 s, then one back",
           },
           proof: () => ({
             hit: during.length > 0,

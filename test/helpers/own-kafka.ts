@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { copyFileSync, existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -18,7 +18,7 @@ import {
   stopKafkaCluster,
 } from "../../infra/kafka/kafka.ts";
 import { TcpProxy } from "./broker.ts";
-import { step } from "./wait.ts";
+import { step, testLogDir } from "./wait.ts";
 
 const run = promisify(execFile);
 
@@ -27,10 +27,9 @@ const run = promisify(execFile);
  * is deleted: the brokers' side of a run that failed or hung.
  */
 function keepLog(instance: string): void {
-  const dir = process.env.SHOP_TEST_LOG_DIR;
   const log = paths(instance).log;
-  if (!dir || !existsSync(log)) return;
-  mkdirSync(dir, { recursive: true });
+  const dir = existsSync(log) ? testLogDir() : null;
+  if (!dir) return;
   copyFileSync(log, join(dir, `kafka-${instance}.log`));
 }
 
@@ -162,11 +161,6 @@ export function ownKafkaCluster(name: string) {
       const s = known();
       return s.nodes.map((n) => `${s.host}:${n.port}`).join(",");
     },
-    /** The address of node `id` (1..3). */
-    address(id: number): string {
-      const s = known();
-      return `${s.host}:${s.nodes[id - 1]?.port}`;
-    },
     async start() {
       if (!settings) {
         const nodes = [];
@@ -193,7 +187,6 @@ export function ownKafkaCluster(name: string) {
      * without blocking, so that the test's clients go on being answered meanwhile.
      */
     async controller(): Promise<number> {
-      const s = known();
       const { stdout } = await run(
         "java",
         [
@@ -203,7 +196,7 @@ export function ownKafkaCluster(name: string) {
           KAFKA_CLASSPATH,
           "org.apache.kafka.tools.MetadataQuorumCommand",
           "--bootstrap-server",
-          s.nodes.map((n) => `${s.host}:${n.port}`).join(","),
+          this.brokers,
           "describe",
           "--status",
         ],

@@ -1,12 +1,11 @@
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { amqpUrl } from "@shop/amqp";
 import {
   clusterAddresses,
-  quorumQueues,
   type RabbitNode,
   rabbitNode,
   startRabbitCluster,
@@ -14,6 +13,7 @@ import {
 } from "../../infra/rabbitmq/node.ts";
 import { testConfig } from "./env.ts";
 import { uniqueName } from "./kafka.ts";
+import { testLogDir } from "./wait.ts";
 
 /** A TCP port nothing listens on now, chosen by the kernel. */
 export function freePort(): Promise<number> {
@@ -27,16 +27,6 @@ export function freePort(): Promise<number> {
     });
   });
 }
-
-const users = () => {
-  const { rabbit } = testConfig();
-  return {
-    admin: rabbit.admin,
-    monitor: rabbit.monitor,
-    user: rabbit.user,
-    password: rabbit.password,
-  };
-};
 
 /** A node of the test's own: ports chosen free now, a temporary folder. */
 async function testNode(
@@ -55,9 +45,8 @@ async function testNode(
 /** With SHOP_TEST_LOG_DIR (the fault suite), a node's log outlives its folder. */
 function keepLogAndRemove(n: RabbitNode) {
   n.stop();
-  const logs = process.env.SHOP_TEST_LOG_DIR;
+  const logs = testLogDir();
   if (logs) {
-    mkdirSync(logs, { recursive: true });
     cpSync(join(n.dir, "log"), join(logs, `rabbit-${n.node.split("@")[0]}`), { recursive: true });
   }
   n.remove();
@@ -71,7 +60,7 @@ function keepLogAndRemove(n: RabbitNode) {
 export async function ownRabbit(name: string, { tls }: { tls?: TlsFiles } = {}) {
   const n = await testNode(name, tls ? { tls } : {});
   await n.start();
-  n.addUsers(users());
+  n.addUsers(testConfig().rabbit);
   const { rabbit } = testConfig();
   return {
     node: n.node,
@@ -126,7 +115,7 @@ export type OwnRabbit = Awaited<ReturnType<typeof ownRabbit>>;
  */
 export async function ownRabbitCluster(name: string) {
   const nodes = await Promise.all([1, 2, 3].map((i) => testNode(`${name}-${i}`, { panel: true })));
-  await startRabbitCluster(nodes, users(), () => {});
+  await startRabbitCluster(nodes, testConfig().rabbit, () => {});
   return {
     nodes,
     /** The services' settings: every node, tried in turn (BROKER_NODES), vhost `/`. */
@@ -140,8 +129,6 @@ export async function ownRabbitCluster(name: string) {
         BROKER_MONITOR_PASSWORD: monitor.password,
       };
     },
-    /** Each quorum queue's leader and members, as the first node that answers sees them. */
-    queues: () => quorumQueues(nodes),
     /** The Erlang VMs' pids. */
     pids: () => nodes.map((n) => Number(readFileSync(n.env.RABBITMQ_PID_FILE, "utf8").trim())),
     async dispose() {

@@ -1,10 +1,4 @@
-import { shopPermissions } from "@shop/contracts";
-import {
-  amqpUrl,
-  amqpUrlAdmin,
-  MONITOR_PERMISSION,
-  managementApi,
-} from "../../infra/rabbitmq/rabbitmq.ts";
+import { amqpUrl, amqpUrlAdmin, managementApi, shopGrants } from "../../infra/rabbitmq/rabbitmq.ts";
 import { testConfig } from "./env.ts";
 import { uniqueName } from "./kafka.ts";
 
@@ -34,21 +28,15 @@ export async function createTestVhost(prefix = "test"): Promise<TestVhost> {
 
   const created = await api("PUT", "/vhosts/{vhost}");
   if (!created.ok) throw new Error(`could not create vhost ${vhost}: ${created.status}`);
-  // As infra sets up the default vhost: the administrator everything, the services' user
-  // only the shop's exchanges and queues, the monitoring user nothing but the entry.
-  const tudo = { configure: ".*", write: ".*", read: ".*" };
-  const nada = {
-    configure: MONITOR_PERMISSION,
-    write: MONITOR_PERMISSION,
-    read: MONITOR_PERMISSION,
-  };
-  for (const [user, p] of [
-    [rabbit.admin.user, tudo],
-    [rabbit.user, shopPermissions()],
-    [rabbit.monitor.user, nada],
-  ] as const) {
-    const permitted = await api("PUT", `/permissions/{vhost}/${encodeURIComponent(user)}`, p);
-    if (!permitted.ok) throw new Error(`could not grant ${vhost} to ${user}: ${permitted.status}`);
+  // The same grants infra gives on the default vhost (shopGrants).
+  for (const g of shopGrants(rabbit)) {
+    const permitted = await api(
+      "PUT",
+      `/permissions/{vhost}/${encodeURIComponent(g.user)}`,
+      g.permissions,
+    );
+    if (!permitted.ok)
+      throw new Error(`could not grant ${vhost} to ${g.user}: ${permitted.status}`);
   }
 
   return {

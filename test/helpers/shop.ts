@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync } from "node:fs";
+import { createWriteStream, existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ConsumerEventMap, createLogger, type Logger } from "@shop/service";
@@ -9,7 +9,7 @@ import { ROOT } from "../../infra/config.ts";
 import { testConfig } from "./env.ts";
 import { uniqueName } from "./kafka.ts";
 import { validateResponse } from "./openapi.ts";
-import { waitFor } from "./wait.ts";
+import { testLogDir, waitFor } from "./wait.ts";
 
 /** A fresh database path in a temporary folder. */
 export function tempDb(name = "test"): string {
@@ -119,8 +119,7 @@ export class ServiceProcess {
   ) {
     // SHOP_TEST_LOG_DIR (the fault suite sets it): every line also goes to a file of its own
     // there, so that a run that failed or hung on CI leaves the services' side of the story.
-    const dir = process.env.SHOP_TEST_LOG_DIR;
-    if (dir) mkdirSync(dir, { recursive: true });
+    const dir = testLogDir();
     const file = dir
       ? createWriteStream(
           join(dir, `${new Date().toISOString().slice(11, 19)}-${name}-${child.pid}.log`),

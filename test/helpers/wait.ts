@@ -1,6 +1,6 @@
 import { appendFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { ConsumerEventMap, ConsumerEvents } from "@shop/service";
+import { type ConsumerEventMap, type ConsumerEvents, withTimeLimit } from "@shop/service";
 
 type Truthy<T> = Exclude<T, false | null | undefined | 0 | "">;
 
@@ -15,16 +15,11 @@ export async function waitFor<T>(
     try {
       // A check that never settles (a client waiting on a dead broker) must not outlive the
       // deadline: it is raced against the time left, so the wait fails instead of hanging.
-      let timer: NodeJS.Timeout | undefined;
-      const value = await Promise.race([
+      const value = await withTimeLimit(
         Promise.resolve().then(check),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error("the check itself did not answer in time")),
-            Math.max(deadline - Date.now(), 1),
-          );
-        }),
-      ]).finally(() => clearTimeout(timer));
+        Math.max(deadline - Date.now(), 1),
+        () => new Error("the check itself did not answer in time"),
+      );
       if (value) return value as Truthy<T>;
     } catch (error) {
       lastError = error;
@@ -55,8 +50,18 @@ export function collect<K extends keyof ConsumerEventMap>(
  * brokers' logs of the same directory.
  */
 export function step(scenario: string, what: string): void {
-  const dir = process.env.SHOP_TEST_LOG_DIR;
+  const dir = testLogDir();
   if (!dir) return;
-  mkdirSync(dir, { recursive: true });
   appendFileSync(join(dir, "steps.log"), `${new Date().toISOString()} ${scenario}: ${what}\n`);
+}
+
+/**
+ * Where a run keeps its logs (SHOP_TEST_LOG_DIR, which the fault suite sets), created when
+ * needed; null when the run keeps none.
+ */
+export function testLogDir(): string | null {
+  const dir = process.env.SHOP_TEST_LOG_DIR;
+  if (!dir) return null;
+  mkdirSync(dir, { recursive: true });
+  return dir;
 }

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { TOPOLOGY } from "@shop/contracts";
 import {
   currentTraceparent,
   type Logger,
   metrics,
+  readSettingFile,
   untrustedCertificate,
   withTimeLimit,
 } from "@shop/service";
@@ -74,18 +74,9 @@ export function securityProblem(error: unknown): Error | null {
   return null;
 }
 
-/** The CA file's contents for the TLS socket; an unreadable file names its setting. */
-function readCa(file: string): string {
-  try {
-    return readFileSync(file, "utf8");
-  } catch (error) {
-    throw new Error(`BROKER_CA_FILE: cannot read ${file} (${(error as Error).message})`);
-  }
-}
-
 /** amqplib's socket options for a broker's TLS settings: the CA to trust, if one is named. */
 export function tlsSocketOptions(caFile: string | null | undefined): { ca?: string[] } {
-  return caFile ? { ca: [readCa(caFile)] } : {};
+  return caFile ? { ca: [readSettingFile("BROKER_CA_FILE", caFile)] } : {};
 }
 
 /**

@@ -1,7 +1,6 @@
-import { readFileSync } from "node:fs";
 import { CLUSTER_REPLICATION } from "@shop/contracts";
-import { type Logger, untrustedCertificate } from "@shop/service";
-import { Kafka, type KafkaConfig, type LogEntry, logLevel } from "kafkajs";
+import { type Logger, readSettingFile, untrustedCertificate } from "@shop/service";
+import { Kafka, type KafkaConfig, type LogEntry, logLevel, type SASLOptions } from "kafkajs";
 import { type KafkaSecurity, NO_KAFKA_SECURITY } from "./config.ts";
 
 /**
@@ -29,30 +28,15 @@ export function expectedTransient(message: string, error: string | undefined): b
 }
 
 /** kafkajs's TLS and SASL options from the settings; an unreadable CA file names its setting. */
-function securityOptions(security: KafkaSecurity): Pick<KafkaConfig, "ssl" | "sasl"> {
-  let ssl: KafkaConfig["ssl"];
-  if (security.ssl?.caFile) {
-    try {
-      ssl = { ca: [readFileSync(security.ssl.caFile, "utf8")] };
-    } catch (error) {
-      throw new Error(
-        `KAFKA_SSL_CA_FILE: cannot read ${security.ssl.caFile} (${(error as Error).message})`,
-      );
-    }
-  } else if (security.ssl) ssl = true;
-  const { sasl } = security;
+function securityOptions({ ssl, sasl }: KafkaSecurity): Pick<KafkaConfig, "ssl" | "sasl"> {
   return {
-    ...(ssl ? { ssl } : {}),
-    ...(sasl
-      ? {
-          sasl:
-            sasl.mechanism === "plain"
-              ? { mechanism: "plain", username: sasl.username, password: sasl.password }
-              : sasl.mechanism === "scram-sha-256"
-                ? { mechanism: "scram-sha-256", username: sasl.username, password: sasl.password }
-                : { mechanism: "scram-sha-512", username: sasl.username, password: sasl.password },
-        }
-      : {}),
+    ...(ssl?.caFile
+      ? { ssl: { ca: [readSettingFile("KAFKA_SSL_CA_FILE", ssl.caFile)] } }
+      : ssl
+        ? { ssl: true }
+        : {}),
+    // kafkajs types each mechanism apart; the settings allow only the three it knows.
+    ...(sasl ? { sasl: { ...sasl } as SASLOptions } : {}),
   };
 }
 

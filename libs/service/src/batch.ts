@@ -83,3 +83,21 @@ export function groupCommit(
   // caller whose unit happened to start the turn's batch.
   return <T>(work: () => T) => batched(AsyncResource.bind(work)) as Promise<T>;
 }
+
+/**
+ * `load` shared for `ms`: callers within that time get the same promise (a failed one is
+ * forgotten at once, so the next caller tries again). Many browsers polling a panel every
+ * 2 s then cost the broker one round of requests per `ms`.
+ */
+export function cachedFor<T>(ms: number, load: () => Promise<T>): () => Promise<T> {
+  let cached: { at: number; value: Promise<T> } | null = null;
+  return () => {
+    if (cached && Date.now() - cached.at < ms) return cached.value;
+    const value = load();
+    value.catch(() => {
+      cached = null;
+    });
+    cached = { at: Date.now(), value };
+    return value;
+  };
+}

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { type HttpError, validationError } from "@shop/contracts";
 import type { ErrorRequestHandler } from "express";
 import type { z } from "zod";
@@ -128,4 +129,13 @@ export function untrustedCertificate(error: unknown): boolean {
     UNTRUSTED.test(e?.message ?? String(error)) ||
     (typeof e?.code === "string" && /CERT|SIGNATURE|ISSUER/.test(e.code))
   );
+}
+
+/** A file a setting names (a CA file, say), read now; unreadable, the error names the setting. */
+export function readSettingFile(setting: string, file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (error) {
+    throw new Error(`${setting}: cannot read ${file} (${(error as Error).message})`);
+  }
 }

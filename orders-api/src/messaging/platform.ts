@@ -1,5 +1,6 @@
 import type { KafkaNames, Plataforma } from "@shop/contracts";
 import { describePlatform } from "@shop/kafka";
+import { cachedFor } from "@shop/service";
 import type { Kafka } from "kafkajs";
 
 /**
@@ -9,26 +10,19 @@ import type { Kafka } from "kafkajs";
 export function platformReader(kafka: Kafka, names: KafkaNames) {
   const admin = kafka.admin();
   let connected: Promise<void> | null = null;
-  let cached: { at: number; value: Promise<Plataforma> } | null = null;
   // Who reads what, as in the spec's topic table.
   const readers = {
     [names.topics.pedidosCriados]: [names.groups.pagamentos, names.groups.analytics],
     [names.topics.pagamentosResultados]: [names.groups.pedidosApi, names.groups.analytics],
   };
   return {
-    read(): Promise<Plataforma> {
-      if (cached && Date.now() - cached.at < 1000) return cached.value;
+    read: cachedFor(1000, (): Promise<Plataforma> => {
       connected ??= admin.connect().catch((error: unknown) => {
         connected = null;
         throw error;
       });
-      const value = connected.then(() => describePlatform(admin, readers));
-      value.catch(() => {
-        cached = null;
-      });
-      cached = { at: Date.now(), value };
-      return value;
-    },
+      return connected.then(() => describePlatform(admin, readers));
+    }),
     async close() {
       if (connected) await admin.disconnect();
     },

@@ -1,5 +1,5 @@
 import { ERROR_QUEUES, type PlataformaBroker, QUEUES } from "@shop/contracts";
-import { AppError } from "@shop/service";
+import { AppError, cachedFor } from "@shop/service";
 
 interface ManagementQueue {
   name: string;
@@ -24,8 +24,6 @@ export function platformReader(
   panel: { urls: string[]; monitor: { user: string; password: string } | null },
   vhost: string,
 ) {
-  let cached: { at: number; value: Promise<PlataformaBroker> } | null = null;
-
   async function readFrom(base: string, auth: string): Promise<PlataformaBroker> {
     const get = async <T>(path: string): Promise<T> => {
       const res = await fetch(`${base}/api${path}`, {
@@ -84,15 +82,5 @@ export function platformReader(
     );
   }
 
-  return {
-    read(): Promise<PlataformaBroker> {
-      if (cached && Date.now() - cached.at < 1000) return cached.value;
-      const value = readAny();
-      value.catch(() => {
-        cached = null;
-      });
-      cached = { at: Date.now(), value };
-      return value;
-    },
-  };
+  return { read: cachedFor(1000, readAny) };
 }
