@@ -39,6 +39,7 @@ export async function startPayments(
           pagamentos,
           log,
           autoCommitInterval: config.commitIntervalMs,
+          partitionsAtOnce: config.partitionsAtOnce,
           exactlyOnce: config.exactlyOnce,
         })
       : null;

@@ -1,13 +1,26 @@
 import { randomBytes } from "node:crypto";
 import { PedidoCriado, pedidoKey } from "@shop/contracts";
 import type { OutgoingRecord } from "@shop/kafka";
-import { type Consumer, type EachMessagePayload, Kafka, logLevel } from "kafkajs";
+import { type Consumer, type EachMessagePayload, Kafka, logLevel, Partitioners } from "kafkajs";
 import { testConfig } from "./env.ts";
 import { waitFor } from "./wait.ts";
 
 /** A name no other test uses: topics and groups are isolated by name, never faked. */
 export function uniqueName(prefix: string): string {
   return `${prefix}-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}`;
+}
+
+/** The partition kafkajs's default partitioner (murmur2, the Java client's) gives a key. */
+export function kafkajsPartition(key: Buffer | string, numPartitions = 3): number {
+  const partitioner = Partitioners.DefaultPartitioner();
+  const partitionMetadata = Array.from({ length: numPartitions }, (_, partitionId) => ({
+    partitionId,
+    leader: 1,
+    replicas: [1],
+    isr: [1],
+    partitionErrorCode: 0,
+  }));
+  return partitioner({ topic: "t", partitionMetadata, message: { key, value: null } });
 }
 
 export function testKafka(clientId = uniqueName("test")): Kafka {

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { ROOT } from "../../infra/config.ts";
 import { KAFKA_CLASSPATH, KAFKA_LOG4J } from "../../infra/kafka/kafka.ts";
 import { testConfig } from "../helpers/env.ts";
-import { createTopic, testKafka, uniqueName } from "../helpers/kafka.ts";
+import { createTopic, kafkajsPartition, testKafka, uniqueName } from "../helpers/kafka.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 /** At least 500 keys: ASCII, accented UTF-8, emoji, empty and very long. */
@@ -23,18 +23,6 @@ function parityKeys(): string[] {
 }
 
 const PARTITION_COUNTS = [3, 7, 12];
-
-function kafkajsPartition(key: Buffer, numPartitions: number): number {
-  const partitioner = Partitioners.DefaultPartitioner();
-  const partitionMetadata = Array.from({ length: numPartitions }, (_, partitionId) => ({
-    partitionId,
-    leader: 1,
-    replicas: [1],
-    isr: [1],
-    partitionErrorCode: 0,
-  }));
-  return partitioner({ topic: "t", partitionMetadata, message: { key, value: null } });
-}
 
 describe("Rule: writers in different implementations map a key to the same partition (murmur2)", () => {
   it("When kafkajs's default partitioner and the Java client partition the same keys, then they agree", async () => {

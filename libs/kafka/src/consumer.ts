@@ -66,6 +66,12 @@ export interface ConsumerOptions<T> {
    * the two repeats them.
    */
   transactional?: { transactionalId: string; timeoutMs?: number };
+  /**
+   * How many of its partitions this consumer handles at once, one batch each (1 by
+   * default: one record at a time, in the order kafkajs fetched them). Order within a
+   * partition is kept whatever the number.
+   */
+  partitionsAtOnce?: number;
 }
 
 export interface RunningConsumer {
@@ -87,9 +93,6 @@ function dlqHeaders(meta: RecordMeta, reason: string, message: KafkaMessage) {
     "dlq-em": new Date().toISOString(),
   };
 }
-
-/** Each consumer handles this many of its partitions at once (one batch each). */
-const PARALLEL_PARTITIONS = 3;
 
 /**
  * The consumer wrapper of the event-log services (the orders API's results consumer and
@@ -260,9 +263,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
     await consumer.run({
       // With transactions the offsets are committed in them, never by kafkajs.
       autoCommit: !transactions,
-      // Partitions are independent: a slow one must not hold the others back (order within
-      // a partition is kept).
-      partitionsConsumedConcurrently: PARALLEL_PARTITIONS,
+      partitionsConsumedConcurrently: options.partitionsAtOnce ?? 1,
       ...(options.autoCommitInterval && !transactions
         ? { autoCommitInterval: options.autoCommitInterval }
         : {}),

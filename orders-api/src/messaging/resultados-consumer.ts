@@ -26,6 +26,9 @@ export function startResultadosConsumer(deps: {
     keyOf: (r) => pedidoKey(r.pedidoId),
     deadLetters: publisher,
     log,
+    // Applying a result is a short database write: the three partitions' results are
+    // applied side by side, and their writes share group commits.
+    partitionsAtOnce: 3,
     async handle(resultado, meta) {
       const where = { pedido: resultado.pedidoId, partition: meta.partition, offset: meta.offset };
       const applied = pedidos.applyResultado(resultado, {

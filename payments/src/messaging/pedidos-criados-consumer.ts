@@ -19,6 +19,8 @@ export function startPedidosCriadosConsumer(deps: {
   log: Logger;
   /** COMMIT_INTERVAL_MS: offsets are committed at this interval. */
   autoCommitInterval: number;
+  /** PARTICOES_EM_PARALELO: partitions decided side by side (1: the spec's one thread). */
+  partitionsAtOnce: number;
   /** ENTREGA=exatamente-uma-vez: each result and its record's offset in one transaction. */
   exactlyOnce?: boolean;
 }): Promise<RunningConsumer> {
@@ -32,6 +34,7 @@ export function startPedidosCriadosConsumer(deps: {
     deadLetters: publisher,
     log,
     autoCommitInterval: deps.autoCommitInterval,
+    partitionsAtOnce: deps.partitionsAtOnce,
     // One transactional id for the group, not the instance: the next owner of a partition
     // fences the previous one.
     ...(deps.exactlyOnce ? { transactional: { transactionalId: names.groups.pagamentos } } : {}),
