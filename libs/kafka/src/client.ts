@@ -1,6 +1,13 @@
 import { CLUSTER_REPLICATION } from "@shop/contracts";
 import { type Logger, readSettingFile, untrustedCertificate } from "@shop/service";
-import { Kafka, type KafkaConfig, type LogEntry, logLevel, type SASLOptions } from "kafkajs";
+import {
+  Kafka,
+  type KafkaConfig,
+  type LogEntry,
+  logLevel,
+  type RetryOptions,
+  type SASLOptions,
+} from "kafkajs";
 import { type KafkaSecurity, NO_KAFKA_SECURITY } from "./config.ts";
 
 /**
@@ -67,11 +74,17 @@ export function createKafka(
   clientId: string,
   log: Logger,
   security: KafkaSecurity = NO_KAFKA_SECURITY,
+  /**
+   * How long kafkajs keeps reconnecting and refreshing metadata before an operation fails
+   * (its default grows to 30 s between tries, five times).
+   */
+  retry?: RetryOptions,
 ): Kafka {
   return new Kafka({
     clientId,
     brokers,
     ...securityOptions(security),
+    ...(retry ? { retry } : {}),
     connectionTimeout: 1000,
     logLevel: logLevel.WARN,
     logCreator:

@@ -1,4 +1,4 @@
-import { gauge } from "@shop/service";
+import { gauge, withTimeLimit } from "@shop/service";
 import type { Kafka } from "kafkajs";
 import { groupsLag } from "./platform.ts";
 
@@ -10,29 +10,43 @@ interface LagSource {
 
 const sources = new Set<LagSource>();
 
+/** How long one scrape waits for Kafka's lag figures: Prometheus gives up at 10 s. */
+const LAG_READ_LIMIT_MS = 2_000;
+
 gauge(
   "shop_consumer_lag",
   "records not yet committed by the group, per partition (read from Kafka when scraped)",
   ["group", "topic", "partition"],
   async (g) => {
     g.reset();
-    for (const f of sources) {
-      const admin = f.kafka.admin();
-      try {
-        await admin.connect();
-        const readers = Object.fromEntries(f.topics.map((t) => [t, [f.groupId]]));
-        for (const { topic, particoes: partitions } of await groupsLag(admin, readers))
-          for (const p of partitions)
-            g.set(
-              { group: f.groupId, topic, partition: String(p.partition) },
-              Math.max(0, p.grupos[0]?.lag ?? 0),
-            );
-      } catch {
-        // Kafka unreachable: no lag figures this scrape rather than a failed /metrics
-      } finally {
-        await admin.disconnect().catch(() => {});
-      }
-    }
+    // Every group at once, each within the limit: with Kafka down, kafkajs would retry its
+    // connection for half a minute and more, and /metrics would not answer meanwhile.
+    await Promise.all(
+      [...sources].map(async (f) => {
+        const admin = f.kafka.admin();
+        const reading = (async () => {
+          await admin.connect();
+          const readers = Object.fromEntries(f.topics.map((t) => [t, [f.groupId]]));
+          return groupsLag(admin, readers);
+        })();
+        reading.finally(() => admin.disconnect().catch(() => {})).catch(() => {});
+        try {
+          const lags = await withTimeLimit(
+            reading,
+            LAG_READ_LIMIT_MS,
+            () => new Error("lag not read in time"),
+          );
+          for (const { topic, particoes: partitions } of lags)
+            for (const p of partitions)
+              g.set(
+                { group: f.groupId, topic, partition: String(p.partition) },
+                Math.max(0, p.grupos[0]?.lag ?? 0),
+              );
+        } catch {
+          // Kafka unreachable or slow: no lag figures this scrape rather than a failed /metrics
+        }
+      }),
+    );
   },
 );
 

@@ -1,6 +1,7 @@
 import { batchPerTurn, type Logger, metrics, traceHeader, withTimeLimit } from "@shop/service";
 import type { IHeaders, Kafka, PartitionMetadata, Producer } from "kafkajs";
 import { Partitioners } from "kafkajs";
+import { refusedForGood } from "./client.ts";
 
 /** The broker did not acknowledge the record in time, or could not be reached. */
 export class PublishNotConfirmed extends Error {
@@ -55,7 +56,22 @@ export interface Publisher {
   close(): Promise<void>;
 }
 
-export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): Publisher {
+export interface PublisherOptions {
+  /**
+   * A send kafkajs gives up on before the time limit is tried again until the limit (not
+   * one Kafka refused for good). With a client whose retries give up within seconds, the
+   * answer comes at the limit and the record's fate soon after it (the spec's
+   * configuration: 500 after about 5 s, and the orphan order really orphaned).
+   */
+  tryUntilLimit?: boolean;
+}
+
+export function createPublisher(
+  kafka: Kafka,
+  timeoutMs: number,
+  log?: Logger,
+  options: PublisherOptions = {},
+): Publisher {
   const producer: Producer = kafka.producer({
     // The Java client's murmur2 partitioner (checked by the partitioner parity test).
     createPartitioner: Partitioners.DefaultPartitioner,
@@ -78,28 +94,43 @@ export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): 
   async function withinTimeLimit<T>(
     topic: string,
     key: string,
+    destinos: Map<string, number>,
     send: () => Promise<T>,
   ): Promise<T> {
     let timedOut = false;
     const sending = (async () => {
-      await connect();
-      return send();
+      for (;;) {
+        try {
+          await connect();
+          return await send();
+        } catch (error) {
+          if (!options.tryUntilLimit || timedOut || refusedForGood(error)) throw error;
+          await new Promise((r) => setTimeout(r, 200));
+          if (timedOut) throw error;
+        }
+      }
     })();
     // What became of a record after we reported it as not confirmed: people should know.
+    // Counted too (shop_messages_late_written_total, shop_messages_abandoned_total): until
+    // one of them moves, a record reported as not confirmed may still be written.
     sending.then(
-      () =>
-        timedOut &&
+      () => {
+        if (!timedOut) return;
+        for (const [d, n] of destinos) metrics.lateWritten.inc({ destino: d }, n);
         log?.warn(
           "Kafka acknowledged, after the time limit, a record already reported as not confirmed",
           { topic, key },
-        ),
-      (error: unknown) =>
-        timedOut &&
+        );
+      },
+      (error: unknown) => {
+        if (!timedOut) return;
+        for (const [d, n] of destinos) metrics.abandoned.inc({ destino: d }, n);
         log?.warn("kafkajs gave up on a record reported as not confirmed: it was not written", {
           topic,
           key,
           error: String(error),
-        }),
+        });
+      },
     );
     try {
       return await withTimeLimit(sending, timeoutMs, () => {
@@ -132,8 +163,9 @@ export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): 
   }
 
   function publish(topic: string, key: string, value: string, headers?: IHeaders) {
-    return counted(new Map([[topic, 1]]), () =>
-      withinTimeLimit(topic, key, async () => {
+    const destinos = new Map([[topic, 1]]);
+    return counted(destinos, () =>
+      withinTimeLimit(topic, key, destinos, async () => {
         const [meta] = await producer.send({
           topic,
           acks: -1,
@@ -172,8 +204,9 @@ export function createPublisher(kafka: Kafka, timeoutMs: number, log?: Logger): 
   async function publishBatch(records: OutgoingRecord[]): Promise<PublishAck[]> {
     if (records.length === 0) return [];
     const first = records[0] as OutgoingRecord;
-    return counted(countPerTopic(records), () =>
-      withinTimeLimit(first.topic, `${first.key} (+${records.length - 1})`, async () => {
+    const destinos = countPerTopic(records);
+    return counted(destinos, () =>
+      withinTimeLimit(first.topic, `${first.key} (+${records.length - 1})`, destinos, async () => {
         const perTopic = new Map<string, { r: OutgoingRecord; partition: number; pos: number }[]>();
         const seen = new Map<string, number>(); // "topic:partition" -> records so far
         const out: { topic: string; partition: number; pos: number }[] = [];

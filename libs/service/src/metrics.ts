@@ -45,6 +45,14 @@ export const metrics = {
     "shop_messages_dead_lettered_total",
     "messages sent to a dead-letter destination",
   ),
+  lateWritten: messages(
+    "shop_messages_late_written_total",
+    "records reported not confirmed (the time limit passed) that the broker wrote afterwards",
+  ),
+  abandoned: messages(
+    "shop_messages_abandoned_total",
+    "records reported not confirmed that were never written: the client gave up on them",
+  ),
   retried: messages(
     "shop_consumer_retries_total",
     "records tried again after their handling failed (their partition waits meanwhile)",
