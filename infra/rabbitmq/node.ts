@@ -107,8 +107,9 @@ export function rabbitNode(name: string, dir: string, ports: NodePorts, tls?: Tl
         .split("\n")
         .map((l) => l.split(/\s+/)[0]);
       for (const g of shopGrants(users)) {
-        if (has.includes(g.user)) ctl("change_password", g.user, g.password);
-        else ctl("add_user", g.user, g.password);
+        // "--": a password that begins with "-" is not one of rabbitmqctl's flags.
+        if (has.includes(g.user)) ctl("change_password", "--", g.user, g.password);
+        else ctl("add_user", "--", g.user, g.password);
         ctl("set_user_tags", g.user, ...g.tags);
         const p = g.permissions;
         ctl("set_permissions", "-p", "/", g.user, p.configure, p.write, p.read);

@@ -127,14 +127,17 @@ function enableManagement(r: RabbitSettings, log: Log): void {
   log("rabbitmq: enabled the management plugin on 127.0.0.1");
 }
 
-/** A user with this password, created or updated. */
-function ensureUser(user: string, password: string, log: Log): void {
-  if (run("rabbitmqctl", ["authenticate_user", user, password]).status === 0) return;
+/**
+ * A user with this password, created or updated. `--` ends rabbitmqctl's options, so that
+ * a password that begins with "-" (a generated base64url one may) is not read as a flag.
+ */
+export function ensureUser(user: string, password: string, log: Log): void {
+  if (run("rabbitmqctl", ["authenticate_user", "--", user, password]).status === 0) return;
   const users = run("rabbitmqctl", ["list_users", "--quiet", "--no-table-headers"]).stdout;
   const exists = users.split("\n").some((line) => line.split(/\s+/)[0] === user);
   const result = exists
-    ? run("rabbitmqctl", ["change_password", user, password], log)
-    : run("rabbitmqctl", ["add_user", user, password], log);
+    ? run("rabbitmqctl", ["change_password", "--", user, password], log)
+    : run("rabbitmqctl", ["add_user", "--", user, password], log);
   if (result.status !== 0) throw new Error(`rabbitmq: could not set up user ${user}`);
   log(`rabbitmq: ${exists ? "updated the password of" : "created"} user ${user}`);
 }

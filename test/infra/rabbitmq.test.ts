@@ -1,6 +1,9 @@
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { shopClient } from "@shop/amqp";
 import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ensureUser } from "../../infra/rabbitmq/rabbitmq.ts";
 import { testConfig } from "../helpers/env.ts";
 import { createTestVhost, type TestVhost } from "../helpers/rabbit.ts";
 import { capturingLogger } from "../helpers/shop.ts";
@@ -96,6 +99,23 @@ describe("The real RabbitMQ made ready by infra/", () => {
       expect(String(await recusado)).toMatch(/ACCESS_REFUSED/);
     } finally {
       await conn.close().catch(() => {});
+    }
+  });
+
+  it("When a generated password begins with '-', then infra still creates the user with it (rabbitmqctl does not take it for a flag)", () => {
+    const user = `shop-test-${randomBytes(4).toString("hex")}`;
+    const password = `-${randomBytes(12).toString("base64url")}`;
+    const said: string[] = [];
+    try {
+      ensureUser(user, password, (line) => said.push(line));
+      expect(said).toContain(`rabbitmq: created user ${user}`);
+      const check = spawnSync("rabbitmqctl", ["authenticate_user", "--", user, password]);
+      expect(check.status).toBe(0);
+      // Once it authenticates, a second call changes nothing.
+      ensureUser(user, password, (line) => said.push(line));
+      expect(said).toHaveLength(1);
+    } finally {
+      spawnSync("rabbitmqctl", ["delete_user", "--", user]);
     }
   });
 });
