@@ -272,7 +272,13 @@ export const API_PEDIDOS_BROKER: ApiInfo = {
         503: {
           description:
             "not confirmed in time, returned unrouted, or RabbitMQ down: the key stays PENDENTE, repeat the same request",
-          schema: ErrorSchema,
+          schema: z.object({
+            erro: z.string(),
+            mensagem: z.string(),
+            solicitacaoId: z
+              .uuid()
+              .describe("the key that stays PENDENTE, to repeat the request with"),
+          }),
         },
       },
     },

@@ -73,14 +73,18 @@ export const PagamentoAceiteSchema = z.object({
   solicitacaoId: uuid,
   pedidoId: uuid,
   valor: positiveValor,
+  cenario: CenarioSchema,
   estado: z.literal("PENDENTE"),
+  motivo: z.null(),
 });
 
-/** 200: a concluded request repeated; its stored result. */
+/** 200: a concluded request repeated; its stored result (`estado` and `aprovado` agree). */
 export const PagamentoConcluidoSchema = z.object({
   solicitacaoId: uuid,
   pedidoId: uuid,
   valor: positiveValor,
+  cenario: CenarioSchema,
+  estado: z.enum(["APROVADO", "RECUSADO"]),
   aprovado: z.boolean(),
   motivo: z.string().nullable(),
 });

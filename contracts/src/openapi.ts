@@ -10,7 +10,8 @@ import type { HttpError } from "./http.ts";
 
 /** The JSON body of every 4xx/5xx answer (ErroHttp in http.ts), as the documents show it. */
 export const ErrorSchema: z.ZodType<HttpError> = z.object({
-  erro: z.string(),
+  erro: z.string().describe("what went wrong, for a developer (English)"),
+  mensagem: z.string().describe("the same for a person, in Portuguese"),
   campos: z.record(z.string(), z.string()).optional(),
 });
 

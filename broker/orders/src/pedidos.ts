@@ -37,14 +37,14 @@ export interface ResultadoReceived {
 export type AddItemOutcome =
   | { outcome: "added"; pedido: Pedido }
   | { outcome: "unknown-pedido" }
-  | { outcome: "conflict"; reason: string }
+  | { outcome: "conflict"; reason: string; mensagem: string }
   | { outcome: "over-limit" };
 
 export type PaymentOutcome =
   | { outcome: "accepted"; solicitacao: Solicitacao }
   | { outcome: "concluded"; solicitacao: Solicitacao }
   | { outcome: "unknown-pedido" }
-  | { outcome: "conflict"; reason: string }
+  | { outcome: "conflict"; reason: string; mensagem: string }
   | { outcome: "not-published"; solicitacao: Solicitacao; error: unknown };
 
 export type ApplyOutcome =
@@ -83,7 +83,7 @@ export function pedidoUseCases({ store, inTransaction, publisher }: PedidoUseCas
         const pedido = store.findPedido(id);
         if (!pedido) return { outcome: "unknown-pedido" };
         const rule = canAddItem(pedido);
-        if (!rule.ok) return { outcome: "conflict", reason: rule.reason };
+        if (!rule.ok) return { outcome: "conflict", reason: rule.reason, mensagem: rule.mensagem };
         const added = toItem(item);
         if (!inMoneyRange(totalOf([...pedido.itens, added]))) return { outcome: "over-limit" };
         store.insertItem(id, added);
@@ -105,7 +105,8 @@ export function pedidoUseCases({ store, inTransaction, publisher }: PedidoUseCas
           store.findSolicitacao(request.solicitacaoId),
           request,
         );
-        if (d.kind === "conflict") return { outcome: "conflict", reason: d.reason } as const;
+        if (d.kind === "conflict")
+          return { outcome: "conflict", reason: d.reason, mensagem: d.mensagem } as const;
         if (d.kind === "new") {
           store.insertSolicitacao({ ...request, pedidoId, valorCentavos: totalOf(pedido.itens) });
           store.updateStatus(pedidoId, "EM_PAGAMENTO");

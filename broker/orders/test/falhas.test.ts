@@ -45,7 +45,12 @@ afterAll(async () => {
 const novoPedido = () =>
   createBrokerPedido(orders.url, [{ sku: "CHA", quantidade: 1, precoUnitario: 12.5 }]);
 const pedir = (id: string, solicitacaoId: string, cenario = "APROVAR") =>
-  requestPagamento<{ erro?: string; estado?: string }>(orders.url, id, solicitacaoId, cenario);
+  requestPagamento<{ erro?: string; mensagem?: string; estado?: string; solicitacaoId?: string }>(
+    orders.url,
+    id,
+    solicitacaoId,
+    cenario,
+  );
 const estado = (id: string) => getBrokerPedido(orders.url, id);
 
 /** A message in the queue as the management API shows it, without consuming it for good. */
@@ -100,6 +105,9 @@ describe("Broker down", () => {
     expect(down.status).toBe(503);
     expect(Date.now() - started).toBeLessThan(6500);
     expect(down.body.erro).toMatch(/stays PENDENTE/);
+    // Issue 18: the course's client reads the key to repeat and a sentence for a person.
+    expect(down.body.solicitacaoId).toBe(key);
+    expect(down.body.mensagem).toMatch(/PENDENTE/);
     expect((await estado(p.id)).status).toBe("EM_PAGAMENTO");
 
     proxy.restore();

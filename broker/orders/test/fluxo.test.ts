@@ -186,7 +186,9 @@ describe("POST /pedidos/{pedidoId}/pagamentos", () => {
       solicitacaoId: key,
       pedidoId: p.id,
       valor: 37.8,
+      cenario: "APROVAR",
       estado: "PENDENTE",
+      motivo: null,
     });
     await ate(p.id, "PAGO");
   });
@@ -204,6 +206,8 @@ describe("POST /pedidos/{pedidoId}/pagamentos", () => {
         solicitacaoId: key,
         pedidoId: p.id,
         valor: 37.8,
+        cenario: "APROVAR",
+        estado: "APROVADO",
         aprovado: true,
         motivo: expect.stringMatching(/aprovado/),
       });

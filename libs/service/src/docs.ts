@@ -1,6 +1,6 @@
 import { type ApiInfo, openApiDocument } from "@shop/contracts";
 import type { Express } from "express";
-import { errorHandler } from "./errors.ts";
+import { errorBody, errorHandler } from "./errors.ts";
 import type { Logger } from "./logger.ts";
 import { serveMetrics } from "./metrics.ts";
 
@@ -71,7 +71,7 @@ export function operationRoutes(app: Express, api: ApiInfo): void {
 export function finishApp(app: Express, api: ApiInfo, log: Logger): void {
   operationRoutes(app, api);
   app.use((_req, res) => {
-    res.status(404).json({ erro: "no such route" });
+    res.status(404).json(errorBody(404, "no such route", { mensagem: "Rota inexistente." }));
   });
   app.use(errorHandler(log));
 }

@@ -1,23 +1,41 @@
 import { readFileSync } from "node:fs";
-import { type HttpError, validationError } from "@shop/contracts";
+import { type HttpError, mensagemFor, validationError } from "@shop/contracts";
 import type { ErrorRequestHandler } from "express";
 import type { z } from "zod";
 import type { Logger } from "./logger.ts";
 
-/** The one error model: a name for code, a message for people, an HTTP status. */
+/**
+ * The one error model: a name for code, a message for developers, an HTTP status; with
+ * `mensagem`, the sentence a person reads (otherwise the status's own), and `body`,
+ * fields the answer carries beside them.
+ */
 export class AppError extends Error {
+  readonly mensagem: string;
+  readonly body: Record<string, unknown>;
   constructor(
     readonly code: string,
     message: string,
     readonly status: number,
     readonly fields?: Record<string, string>,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; mensagem?: string; body?: Record<string, unknown> },
   ) {
     super(message, options);
+    this.mensagem = options?.mensagem ?? mensagemFor(status);
+    this.body = options?.body ?? {};
   }
 }
 
-export const notFound = (what: string) => new AppError("nao-encontrado", `${what} not found`, 404);
+/** The JSON body of an error answer: `erro` and the person's `mensagem`, and any more. */
+export function errorBody(
+  status: number,
+  erro: string,
+  more: Partial<HttpError> & Record<string, unknown> = {},
+): HttpError {
+  return { erro, mensagem: mensagemFor(status), ...more };
+}
+
+export const notFound = (what: string, mensagem?: string) =>
+  new AppError("nao-encontrado", `${what} not found`, 404, undefined, mensagem ? { mensagem } : {});
 
 /** Parses a request body with its contract; a breach is a 400 naming each failing field. */
 export function validate<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
@@ -65,15 +83,16 @@ function bodyFailure(error: unknown): { status: number; body: HttpError } | null
   if (known) {
     return {
       status: known.status,
-      body: {
-        erro: known.erro,
-        ...(known.field ? { campos: { "(body)": known.field } } : {}),
-      },
+      body: errorBody(
+        known.status,
+        known.erro,
+        known.field ? { campos: { "(body)": known.field } } : {},
+      ),
     };
   }
   // Any other client error the parser raises (a corrupt gzip body, say): its own 4xx.
   if (typeof e.status === "number" && e.status >= 400 && e.status < 500 && e.expose) {
-    return { status: e.status, body: { erro: `unreadable body: ${e.message}` } };
+    return { status: e.status, body: errorBody(e.status, `unreadable body: ${e.message}`) };
   }
   return null;
 }
@@ -96,8 +115,9 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     if (error instanceof AppError) {
       if (error.status >= 500) log.error(error.message, { cause: String(error.cause ?? "") });
       res.status(error.status).json({
-        erro: error.message,
-        ...(error.fields ? { campos: error.fields } : {}),
+        ...error.body,
+        ...errorBody(error.status, error.message, error.fields ? { campos: error.fields } : {}),
+        mensagem: error.mensagem,
       });
       return;
     }
@@ -110,11 +130,15 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
       log.error("the database is full: a request was refused, nothing saved", {
         error: String(error),
       });
-      res.status(503).json({ erro: STORAGE_FULL_MESSAGE });
+      res.status(503).json(
+        errorBody(503, STORAGE_FULL_MESSAGE, {
+          mensagem: "O banco de dados está sem espaço: nada foi salvo; tente mais tarde.",
+        }),
+      );
       return;
     }
     log.error("unexpected error", { error: error instanceof Error ? error.stack : String(error) });
-    res.status(500).json({ erro: "internal error" });
+    res.status(500).json(errorBody(500, "internal error"));
   };
 }
 

@@ -1,6 +1,7 @@
 import cors from "cors";
 import express, { type Express, type RequestHandler } from "express";
 import helmet from "helmet";
+import { errorBody } from "./errors.ts";
 import { measureHttp } from "./metrics.ts";
 import { traceHttp } from "./trace.ts";
 
@@ -13,7 +14,7 @@ export const requireJson: RequestHandler = (req, res, next) => {
     Number(req.headers["content-length"] ?? 0) > 0 ||
     req.headers["transfer-encoding"] !== undefined;
   if (hasBody && !req.is("application/json")) {
-    res.status(415).json({ erro: "the body must be JSON (Content-Type: application/json)" });
+    res.status(415).json(errorBody(415, "the body must be JSON (Content-Type: application/json)"));
     return;
   }
   next();

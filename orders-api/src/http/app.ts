@@ -13,7 +13,15 @@ import {
   type Plataforma,
   type StuckPartition,
 } from "@shop/contracts";
-import { AppError, createHttpApp, finishApp, type Logger, notFound, validate } from "@shop/service";
+import {
+  AppError,
+  createHttpApp,
+  errorBody,
+  finishApp,
+  type Logger,
+  notFound,
+  validate,
+} from "@shop/service";
 import type { Express } from "express";
 import type { Pedido } from "../domain/pedido.ts";
 import type { CreateOutcome, PedidoUseCases } from "../pedidos.ts";
@@ -47,7 +55,8 @@ const failure = (o: Extract<CreateOutcome, { outcome: "not-announced" }>) =>
 /** The one mapping of a creation's outcome to its HTTP answer (kept with an Idempotency-Key). */
 function answerOf(o: CreateOutcome): { status: number; body: unknown } {
   if (o.outcome === "created") return { status: 201, body: toWire(o.pedido) };
-  return { status: 500, body: { erro: failure(o).message } };
+  const e = failure(o);
+  return { status: 500, body: errorBody(500, e.message, { mensagem: e.mensagem }) };
 }
 
 export interface AppDeps {

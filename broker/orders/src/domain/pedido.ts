@@ -19,10 +19,16 @@ export function totalOf(itens: readonly PedidoItem[]): Cents {
 }
 
 /** Items may change only while the order is ABERTO: they are locked while it is being paid. */
-export function canAddItem(pedido: Pedido): { ok: true } | { ok: false; reason: string } {
+export function canAddItem(
+  pedido: Pedido,
+): { ok: true } | { ok: false; reason: string; mensagem: string } {
   return pedido.status === "ABERTO"
     ? { ok: true }
-    : { ok: false, reason: `order is ${pedido.status}: its items are locked` };
+    : {
+        ok: false,
+        reason: `order is ${pedido.status}: its items are locked`,
+        mensagem: `Os itens do pedido estão bloqueados: ele está ${pedido.status}.`,
+      };
 }
 
 /** The payment-request record, keyed by solicitacaoId. */
@@ -43,7 +49,8 @@ export type PagamentoRequestDecision =
   | { kind: "republish"; solicitacao: Solicitacao }
   /** Same key, same content, concluded: 200 with the stored result, nothing published. */
   | { kind: "concluded"; solicitacao: Solicitacao }
-  | { kind: "conflict"; reason: string };
+  /** 409: `reason` for developers, `mensagem` the sentence a person reads (Portuguese). */
+  | { kind: "conflict"; reason: string; mensagem: string };
 
 /** The rules of POST /pedidos/{pedidoId}/pagamentos, given the order and the key's record. */
 export function decidePagamentoRequest(
@@ -60,17 +67,21 @@ export function decidePagamentoRequest(
       return {
         kind: "conflict",
         reason: "this solicitacaoId was already used with different content",
+        mensagem: "Este solicitacaoId já foi usado com outro conteúdo (pedido, cenário ou valor).",
       };
     }
     return existing.estado === "PENDENTE"
       ? { kind: "republish", solicitacao: existing }
       : { kind: "concluded", solicitacao: existing };
   }
-  if (pedido.status === "PAGO") return { kind: "conflict", reason: "order already paid" };
+  if (pedido.status === "PAGO") {
+    return { kind: "conflict", reason: "order already paid", mensagem: "O pedido já está pago." };
+  }
   if (pedido.status === "EM_PAGAMENTO") {
     return {
       kind: "conflict",
       reason: "a payment with another solicitacaoId is pending for this order",
+      mensagem: "Já há um pagamento pendente deste pedido com outro solicitacaoId.",
     };
   }
   return { kind: "new" };

@@ -26,32 +26,40 @@ export function toWire(p: Pedido) {
   };
 }
 
-const conflict = (reason: string) => new AppError("conflito", reason, 409);
+const conflict = (o: { reason: string; mensagem: string }) =>
+  new AppError("conflito", o.reason, 409, undefined, { mensagem: o.mensagem });
+
+const unknownPedido = (id: string) => notFound(`order ${id}`, "Pedido não encontrado.");
 
 const solicitacaoWire = (s: Solicitacao) => ({
   solicitacaoId: s.solicitacaoId,
   pedidoId: s.pedidoId,
   valor: fromCents(s.valorCentavos),
+  cenario: s.cenario,
 });
 
 /** The one mapping of a payment request's outcome to its HTTP answer. */
 function paymentAnswer(id: string, o: PaymentOutcome): { status: number; body: unknown } {
   switch (o.outcome) {
     case "accepted":
-      return { status: 202, body: { ...solicitacaoWire(o.solicitacao), estado: "PENDENTE" } };
+      return {
+        status: 202,
+        body: { ...solicitacaoWire(o.solicitacao), estado: "PENDENTE", motivo: null },
+      };
     case "concluded":
       return {
         status: 200,
         body: {
           ...solicitacaoWire(o.solicitacao),
+          estado: o.solicitacao.aprovado === true ? "APROVADO" : "RECUSADO",
           aprovado: o.solicitacao.aprovado === true,
           motivo: o.solicitacao.motivo,
         },
       };
     case "unknown-pedido":
-      throw notFound(`order ${id}`);
+      throw unknownPedido(id);
     case "conflict":
-      throw conflict(o.reason);
+      throw conflict(o);
     case "not-published": {
       const reason = o.error instanceof Error ? o.error.message : String(o.error);
       throw new AppError(
@@ -59,7 +67,12 @@ function paymentAnswer(id: string, o: PaymentOutcome): { status: number; body: u
         `the payment request was not accepted by the broker (${reason}); it stays PENDENTE: repeat the same request with the same solicitacaoId to recover`,
         503,
         undefined,
-        { cause: o.error },
+        {
+          cause: o.error,
+          mensagem:
+            "O broker não confirmou a solicitação de pagamento; ela continua PENDENTE. Repita a mesma requisição, com o mesmo solicitacaoId.",
+          body: { solicitacaoId: o.solicitacao.solicitacaoId },
+        },
       );
     }
   }
@@ -85,7 +98,7 @@ export function createApp({
     res.json(await plataforma());
   });
   const found = <T>(id: string, value: T | null): T => {
-    if (value === null) throw notFound(`order ${id}`);
+    if (value === null) throw unknownPedido(id);
     return value;
   };
 
@@ -104,8 +117,8 @@ export function createApp({
 
   app.post("/pedidos/:id/itens", async (req, res) => {
     const o = await pedidos.addItem(req.params.id, validate(ItemSchema, req.body));
-    if (o.outcome === "unknown-pedido") throw notFound(`order ${req.params.id}`);
-    if (o.outcome === "conflict") throw conflict(o.reason);
+    if (o.outcome === "unknown-pedido") throw unknownPedido(req.params.id);
+    if (o.outcome === "conflict") throw conflict(o);
     if (o.outcome === "over-limit") {
       throw new AppError("entrada-invalida", "invalid input", 400, {
         precoUnitario: `with this item, the order's total ${OUT_OF_RANGE}`,
