@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { type InfraConfig, type Log, ROOT } from "./config.ts";
 import { panelUrl } from "./rabbitmq/rabbitmq.ts";
 
@@ -15,7 +16,7 @@ interface Service {
   url?: string;
 }
 
-interface Shop {
+export interface Shop {
   title: string;
   needsKafka: boolean;
   services: Service[];
@@ -52,6 +53,27 @@ export const SHOPS = {
   },
 } satisfies Record<string, Shop>;
 
+/**
+ * What `npm start` adds to each service's environment: on a terminal, text logs in colour
+ * (a service's own output is a pipe to us, where it would default to JSON); piped, JSON for
+ * tools. LOG_FORMAT, NO_COLOR or FORCE_COLOR given by the person win.
+ */
+export function outputEnv(terminal: boolean, env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!env.LOG_FORMAT) out.LOG_FORMAT = terminal ? "text" : "json";
+  if (terminal && env.NO_COLOR === undefined && env.FORCE_COLOR === undefined) {
+    out.FORCE_COLOR = "1";
+  }
+  return out;
+}
+
+/** Each service's prefix, in a colour of its own when the output is coloured. */
+const PREFIX_COLOURS = [36, 35, 33, 32, 34];
+export function prefixOf(name: string, index: number, coloured: boolean): string {
+  const colour = PREFIX_COLOURS[index % PREFIX_COLOURS.length];
+  return coloured ? `\u001b[${colour}m[${name}]\u001b[39m ` : `[${name}] `;
+}
+
 const built = (s: Service) =>
   existsSync(join(ROOT, s.dir, s.args ? "package.json" : join("src", "main.ts")));
 const nodeArgs = (s: Service) => s.args ?? ["--import", "tsx", join(ROOT, s.dir, "src", "main.ts")];
@@ -60,19 +82,23 @@ const nodeArgs = (s: Service) => s.args ?? ["--import", "tsx", join(ROOT, s.dir,
 export async function runServices(shop: Shop, config: InfraConfig, log: Log): Promise<number> {
   const ready = shop.services.filter(built);
   const missing = shop.services.filter((s) => !built(s));
-  const children: ChildProcess[] = ready.map((s) => {
+  const terminal = process.stdout.isTTY === true;
+  const output = outputEnv(terminal, process.env);
+  const coloured = terminal && process.env.NO_COLOR === undefined;
+  const children: ChildProcess[] = ready.map((s, index) => {
     const child = spawn(process.execPath, nodeArgs(s), {
       cwd: join(ROOT, s.dir),
-      env: { ...process.env, ...s.env },
+      env: { ...process.env, ...output, ...s.env },
       stdio: ["ignore", "pipe", "pipe"],
       // Its own process group: Ctrl-C reaches only us, and we pass on one SIGTERM.
       detached: true,
     });
-    const prefix = `[${s.name}] `;
+    const prefix = prefixOf(s.name, index, coloured);
+    // Whole lines: a chunk of a pipe may end mid-line, and the prefix must not land there.
     for (const stream of [child.stdout, child.stderr]) {
-      stream?.setEncoding("utf8");
-      stream?.on("data", (chunk: string) => {
-        for (const line of chunk.split("\n")) if (line !== "") log(prefix + line);
+      if (!stream) continue;
+      createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) => {
+        if (line !== "") log(prefix + line);
       });
     }
     return child;
@@ -92,8 +118,9 @@ export async function runServices(shop: Shop, config: InfraConfig, log: Log): Pr
   const stop = () => {
     for (const child of children) child.kill("SIGTERM");
   };
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+  // The services run in process groups of their own, so a closed terminal's SIGHUP reaches
+  // only us: pass it on too, or they would outlive the terminal and keep their ports.
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.once(signal, stop);
   const codes = await Promise.all(
     children.map((c) => new Promise<number>((res) => c.once("exit", (code) => res(code ?? 0)))),
   );

@@ -6,7 +6,8 @@ import { currentContext } from "./trace.ts";
 /**
  * Structured logs (pino): one JSON object per line, with the component, the trace id of
  * the work being done (see trace.ts) and the fields given, such as pedido or solicitacao.
- * On a terminal they are pretty-printed for people; piped, they stay JSON for tools.
+ * On a terminal they are one readable line per event; piped, they stay JSON for tools
+ * (LOG_FORMAT chooses either way).
  */
 export interface Logger {
   info(message: string, fields?: Record<string, unknown>): void;
@@ -56,9 +57,26 @@ export function processOutput(fd: 1 | 2): pino.DestinationStream {
   return output;
 }
 
-/** True when lines go to a terminal, pretty-printed for a person. */
+/** `text`: one readable line per event, for a person; `json`: one JSON object per line. */
+export const LOG_FORMATS = ["text", "json"] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+/**
+ * LOG_FORMAT, the one setting every program's logger reads (before its config, so that
+ * a config error is logged in it): `text` or `json`; unset, text on a terminal and JSON
+ * when the output is piped. `npm start` sets it to text for the services it runs when its
+ * own output is a terminal, with FORCE_COLOR, so that their piped output reads as on one.
+ */
+export function logFormat(fd: 1 | 2, env: NodeJS.ProcessEnv = process.env): LogFormat {
+  const asked = env.LOG_FORMAT;
+  if (asked === undefined || asked === "") return isTerminal(fd) ? "text" : "json";
+  if ((LOG_FORMATS as readonly string[]).includes(asked)) return asked as LogFormat;
+  throw new Error(`LOG_FORMAT: expected ${LOG_FORMATS.join(" or ")}, got ${JSON.stringify(asked)}`);
+}
+
+/** True when lines are written as text for a person. */
 const forPeople = (output: AnalyticsOutput) =>
-  typeof output !== "function" && isTerminal(output === "stderr" ? 2 : 1);
+  typeof output !== "function" && logFormat(output === "stderr" ? 2 : 1) === "text";
 
 /**
  * A log line's message and fields as a terminal may show them: text the service did not
@@ -82,11 +100,16 @@ function destino(output: AnalyticsOutput): pino.DestinationStream {
   if (typeof output === "function") return { write: (s: string) => output(s.trimEnd()) };
   const fd = output === "stderr" ? 2 : 1;
   if (forPeople(output))
+    // One line per event: the time, the level, the message, then its fields as JSON. The
+    // component is left out: a terminal shows one service, and npm start prefixes each
+    // line with its service's name. Colour where the terminal (or FORCE_COLOR) allows it.
     return pretty({
       sync: true,
-      colorize: true,
       destination: fd,
-      ignore: "pid,hostname",
+      singleLine: true,
+      // An `error` field is a string here (a message or a stack): kept on the line too.
+      errorLikeObjectKeys: [],
+      ignore: "pid,hostname,component",
       translateTime: "SYS:HH:MM:ss.l",
     });
   return processOutput(fd);
