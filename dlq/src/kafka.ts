@@ -127,8 +127,13 @@ export function kafkaDlq(
    * records that letter, and only it, as redriven. A record that fails again returns to
    * the dead letters with the count raised. Nothing is lost: the record of the redrive is
    * written after Kafka acknowledged the letter (a crash between the two sends it again).
+   * With `corpo`, a fixed copy goes back instead: that value, the letter's key and headers,
+   * and `dlq-corrigido: sim`.
    */
-  async function redrive(filter: (c: DeadLetter) => boolean): Promise<DeadLetter[]> {
+  async function redrive(
+    filter: (c: DeadLetter) => boolean,
+    corpo?: string,
+  ): Promise<DeadLetter[]> {
     const pendentes = (await read()).filter((c) => c.estado === "pendente" && filter(c));
     if (pendentes.length === 0) return [];
     const publisher = createPublisher(kafka, 10_000, log);
@@ -147,11 +152,12 @@ export function kafkaDlq(
           {
             topic: original,
             key: rawRecord.key,
-            value: rawRecord.value,
+            value: corpo === undefined ? rawRecord.value : Buffer.from(corpo, "utf8"),
             headers: {
               ...headers,
               "dlq-tentativas": String(c.tentativas),
               "dlq-reenviado-de": `${topic}:${partition}:${offset}`,
+              ...(corpo === undefined ? {} : { "dlq-corrigido": "sim" }),
             },
           },
         ]);

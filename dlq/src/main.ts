@@ -10,7 +10,9 @@ Dead letters of both editions: Kafka's <topic>.dlq topics and RabbitMQ's .erros 
 
   list                 every dead letter: id, state, origin, attempts, reason, body
   show <id>            one dead letter, whole (headers and body)
-  redrive <id>         put one back on its original path
+  redrive <id>         put one back on its original path, as it was
+  redrive <id> --corpo '<json>'
+                       put a fixed copy back instead: this body, the letter's key and headers
   redrive --all        put every pending one back
   options: --edition kafka|rabbitmq (default: both), --json`;
 
@@ -26,6 +28,7 @@ async function main(): Promise<number> {
         all: { type: "boolean" },
         json: { type: "boolean" },
         edition: { type: "string" },
+        corpo: { type: "string" },
         help: { type: "boolean" },
       },
     },
@@ -87,10 +90,26 @@ async function main(): Promise<number> {
         console.error(`redrive needs an id or --all\n\n${USAGE}`);
         return 2;
       }
+      const corpo = values.corpo;
+      if (corpo !== undefined) {
+        if (!id || values.all) {
+          console.error("--corpo fixes one letter: give its id, not --all");
+          return 2;
+        }
+        try {
+          JSON.parse(corpo);
+        } catch {
+          console.error("--corpo must be the fixed body as JSON text (quote it for the shell)");
+          return 2;
+        }
+      }
       const done = (
-        await Promise.all(sources.map((f) => f.redrive((c) => values.all === true || c.id === id)))
+        await Promise.all(
+          sources.map((f) => f.redrive((c) => values.all === true || c.id === id, corpo)),
+        )
       ).flat();
-      for (const c of done) console.log(escapeControls(`redriven: ${c.id} -> ${c.origem}`));
+      const how = corpo === undefined ? "" : " (a fixed copy)";
+      for (const c of done) console.log(escapeControls(`redriven${how}: ${c.id} -> ${c.origem}`));
       console.log(`${done.length} dead letter(s) redriven`);
       return done.length === 0 && id ? 1 : 0;
     }

@@ -91,7 +91,11 @@ export function rabbitDlq(r: BrokerAddress, log: Logger) {
     return letters;
   }
 
-  async function redrive(filter: (c: DeadLetter) => boolean): Promise<DeadLetter[]> {
+  /** With `corpo`, a fixed copy goes back instead of the body, marked `x-corrigido`. */
+  async function redrive(
+    filter: (c: DeadLetter) => boolean,
+    corpo?: string,
+  ): Promise<DeadLetter[]> {
     const client = new AmqpClient({
       url: amqpUrls(r),
       caFile: r.tls?.caFile ?? null,
@@ -107,12 +111,13 @@ export function rabbitDlq(r: BrokerAddress, log: Logger) {
         await client.publish(
           morte.exchange,
           morte["routing-keys"]?.[0] ?? "",
-          m.content.toString("utf8"),
+          corpo ?? m.content.toString("utf8"),
           5000,
           {
             // x-death stays: when it fails again, the broker raises its count.
             ...headers,
             "x-reenvios": Number(headers["x-reenvios"] ?? 0) + 1,
+            ...(corpo === undefined ? {} : { "x-corrigido": true }),
           },
         );
         ch.ack(m);

@@ -301,4 +301,61 @@ describe("Dead letters of the broker edition", () => {
     expect(c?.corpo).toBe("{not json");
     expect(c?.cabecalhos["x-reenvios"]).toBe("1");
   }, 60_000);
+
+  it("When a poison message is redriven with --corpo, then a fixed copy goes back instead of the poison and the order is PAGO; --corpo refuses --all and a body that is not JSON", async () => {
+    const key = randomUUID();
+    const pedido = (
+      await http<{ id: string }>("POST", `${orders.url}/pedidos`, {
+        clienteId: "c",
+        itens: [{ sku: "A", quantidade: 2, precoUnitario: 5 }],
+      })
+    ).body;
+    const pedir = { solicitacaoId: key, cenario: "APROVAR" };
+    expect(
+      (await http("POST", `${orders.url}/pedidos/${pedido.id}/pagamentos`, pedir)).status,
+    ).toBe(202);
+    // The letters other tests of this vhost left stay; this one is found by its key.
+    const before = await readyCount(vhost, ERROR_QUEUES.resultados);
+    // A result whose aprovado is a string: it breaks the contract and is dead-lettered.
+    const poison = { versao: 1, solicitacaoId: key, pedidoId: pedido.id, valor: 10 };
+    await publishRaw(
+      vhost,
+      EXCHANGES.events,
+      ROUTING_KEYS.resultado,
+      JSON.stringify({ ...poison, aprovado: "sim", motivo: "ok" }),
+    );
+    await waitFor(async () => (await readyCount(vhost, ERROR_QUEUES.resultados)) === before + 1, {
+      what: "the poison result in .erros",
+    });
+    const letter = (
+      JSON.parse(dlq(env, "list", "--edition", "rabbitmq", "--json").out) as {
+        id: string;
+        corpo: string;
+      }[]
+    ).find((c) => c.corpo.includes(key));
+    const fixed = JSON.stringify({ ...poison, aprovado: true, motivo: "ok" });
+    expect(dlq(env, "redrive", "--all", "--corpo", fixed, "--edition", "rabbitmq").code).toBe(2);
+    expect(
+      dlq(env, "redrive", letter?.id as string, "--corpo", "{x", "--edition", "rabbitmq").code,
+    ).toBe(2);
+    expect(await readyCount(vhost, ERROR_QUEUES.resultados)).toBe(before + 1);
+
+    const redrive = dlq(
+      env,
+      "redrive",
+      letter?.id as string,
+      "--corpo",
+      fixed,
+      "--edition",
+      "rabbitmq",
+    );
+    expect(redrive.out).toContain(`redriven (a fixed copy): ${letter?.id}`);
+    await waitFor(
+      async () =>
+        (await http<{ status: string }>("GET", `${orders.url}/pedidos/${pedido.id}`)).body
+          .status === "PAGO",
+      { what: "the fixed copy applied" },
+    );
+    expect(await readyCount(vhost, ERROR_QUEUES.resultados)).toBe(before);
+  }, 60_000);
 });
