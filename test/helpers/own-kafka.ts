@@ -1,7 +1,6 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { copyFileSync, existsSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import {
@@ -17,6 +16,7 @@ import {
   stopKafka,
   stopKafkaCluster,
 } from "../../infra/kafka/kafka.ts";
+import { twoFreePorts } from "../../infra/ports.ts";
 import { TcpProxy } from "./broker.ts";
 import { step, testLogDir } from "./wait.ts";
 
@@ -31,37 +31,6 @@ function keepLog(instance: string): void {
   const dir = existsSync(log) ? testLogDir() : null;
   if (!dir) return;
   copyFileSync(log, join(dir, `kafka-${instance}.log`));
-}
-
-/**
- * Linux hands out ports in this range as the local end of outgoing connections; a broker
- * told to listen on one of them fails to start whenever some client holds it (CI saw it).
- */
-function ephemeralRange(): [number, number] {
-  const file = "/proc/sys/net/ipv4/ip_local_port_range";
-  if (!existsSync(file)) return [32768, 60999];
-  const [low, high] = readFileSync(file, "utf8").trim().split(/\s+/).map(Number);
-  return [low ?? 32768, high ?? 60999];
-}
-
-const livre = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const server = createServer();
-    server.once("error", () => resolve(false));
-    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
-  });
-
-/**
- * Two consecutive ports free now (the broker's and its controller's), chosen at random
- * below the ephemeral range, so that two runs on one machine do not collide.
- */
-async function duasPortasLivres(): Promise<number> {
-  const [low] = ephemeralRange();
-  for (let tentativa = 0; tentativa < 100; tentativa++) {
-    const port = 20_000 + Math.floor(Math.random() * (low - 20_002));
-    if ((await livre(port)) && (await livre(port + 1))) return port;
-  }
-  throw new Error("ownKafka: no two free ports below the ephemeral range");
 }
 
 /**
@@ -115,7 +84,7 @@ export function ownKafka(
     },
     async start() {
       if (!settings) {
-        const port = await duasPortasLivres();
+        const port = await twoFreePorts();
         proxy = proxied ? await TcpProxy.start("127.0.0.1", port, undefined, "kafka") : null;
         const front = proxy?.port ?? port;
         settings = {
@@ -124,7 +93,7 @@ export function ownKafka(
           port,
           controllerPort: port + 1,
           ...(proxy ? { advertisedPort: proxy.port } : {}),
-          ...(secure ? { secure: { ...secure, port: await duasPortasLivres() } } : {}),
+          ...(secure ? { secure: { ...secure, port: await twoFreePorts() } } : {}),
         };
       }
       return startKafka(settings, log, { instance });
@@ -165,7 +134,7 @@ export function ownKafkaCluster(name: string) {
       if (!settings) {
         const nodes = [];
         for (let i = 0; i < 3; i++) {
-          const port = await duasPortasLivres();
+          const port = await twoFreePorts();
           nodes.push({ port, controllerPort: port + 1 });
         }
         settings = { host: "127.0.0.1", nodes };

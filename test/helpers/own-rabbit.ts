@@ -1,9 +1,9 @@
 import { spawnSync } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { amqpUrl } from "@shop/amqp";
+import { freePort } from "../../infra/ports.ts";
 import {
   clusterAddresses,
   type RabbitNode,
@@ -15,18 +15,7 @@ import { testConfig } from "./env.ts";
 import { uniqueName } from "./kafka.ts";
 import { testLogDir } from "./wait.ts";
 
-/** A TCP port nothing listens on now, chosen by the kernel. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 /** A node of the test's own: ports chosen free now, a temporary folder. */
 async function testNode(

@@ -1,15 +1,19 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { createWriteStream, existsSync, mkdtempSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ConsumerEventMap, createLogger, type Logger } from "@shop/service";
-import Database from "better-sqlite3";
-import { construidoDe, NODE_FLAGS } from "../../infra/build.ts";
-import { ROOT } from "../../infra/config.ts";
+import { createLogger, type Logger } from "@shop/service";
+import { programArgs, ServiceProcess } from "../../lab/src/process.ts";
 import { testConfig } from "./env.ts";
 import { uniqueName } from "./kafka.ts";
 import { validateResponse } from "./openapi.ts";
-import { testLogDir, waitFor } from "./wait.ts";
+import { testLogDir } from "./wait.ts";
+
+export { countRows, logRecords, queryRows } from "../../lab/src/process.ts";
+export { programArgs, ServiceProcess };
+
+ServiceProcess.logDir = testLogDir;
+if (process.env.SHOP_TEST_LOGS)
+  ServiceProcess.echo = (name, line) => console.log(`[${name}] ${line}`);
 
 /** A fresh database path in a temporary folder. */
 export function tempDb(name = "test"): string {
@@ -72,159 +76,10 @@ export async function http<T = unknown>(
   return { status: response.status, body: parsed as T, headers: response.headers };
 }
 
-/**
- * What node runs for a service folder: its source through tsx, or, with SHOP_CONSTRUIDO=1
- * (the benchmarks, after `npm run build`), the bundle in dist/ that production runs.
- */
-export function programArgs(dir: string): string[] {
-  if (process.env.SHOP_CONSTRUIDO === "1") {
-    const file = construidoDe(dir);
-    if (!existsSync(file)) throw new Error(`${file} is missing: run npm run build`);
-    return [...NODE_FLAGS, file];
-  }
-  return ["--import", "tsx", join(ROOT, dir, "src", "main.ts")];
-}
-
 /** The analytics CLI reading to the current end, printing its summary as JSON. */
 export function analyticsCli(brokers: string, prefix: string, grupo: string) {
   return {
     args: [...programArgs("analytics"), "--until-caught-up", "--json", "--quiet"],
     env: { ...process.env, KAFKA_BROKERS: brokers, KAFKA_PREFIXO: prefix, GRUPO: grupo },
   };
-}
-
-/** The structured (JSON) log lines among a process's output lines; other lines are skipped. */
-export function logRecords(lines: string[]): Record<string, unknown>[] {
-  return lines.flatMap((l) => {
-    if (!l.startsWith("{")) return [];
-    try {
-      return [JSON.parse(l) as Record<string, unknown>];
-    } catch {
-      return [];
-    }
-  });
-}
-
-/** The line every service (and the bare-Express baseline) prints once it accepts requests. */
-const ESCUTANDO = /listening on http:\/\//;
-
-/** A service run as a real process (node + tsx), with its output kept for assertions. */
-export class ServiceProcess {
-  readonly lines: string[] = [];
-  private exited: Promise<number | null>;
-
-  private constructor(
-    readonly name: string,
-    readonly child: ChildProcess,
-  ) {
-    // SHOP_TEST_LOG_DIR (the fault suite sets it): every line also goes to a file of its own
-    // there, so that a run that failed or hung on CI leaves the services' side of the story.
-    const dir = testLogDir();
-    const file = dir
-      ? createWriteStream(
-          join(dir, `${new Date().toISOString().slice(11, 19)}-${name}-${child.pid}.log`),
-        )
-      : null;
-    if (file) child.once("exit", () => file.end());
-    for (const stream of [child.stdout, child.stderr]) {
-      stream?.setEncoding("utf8");
-      let partial = "";
-      stream?.on("data", (chunk: string) => {
-        const parts = (partial + chunk).split("\n");
-        partial = parts.pop() ?? "";
-        for (const line of parts) {
-          this.lines.push(line);
-          file?.write(`${line}\n`);
-          if (process.env.SHOP_TEST_LOGS) console.log(`[${name}] ${line}`);
-        }
-      });
-    }
-    this.exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
-  }
-
-  /** Starts the service in `dir` and waits until it prints that it is listening. */
-  static start(name: string, dir: string, env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
-    return ServiceProcess.run(name, programArgs(dir), env, join(ROOT, dir));
-  }
-
-  /** Starts a TypeScript file with tsx and waits until it prints that it is listening. */
-  static startScript(
-    name: string,
-    file: string,
-    env: NodeJS.ProcessEnv,
-    cwd = ROOT,
-  ): Promise<ServiceProcess> {
-    return ServiceProcess.run(name, ["--import", "tsx", file], env, cwd);
-  }
-
-  private static async run(
-    name: string,
-    args: string[],
-    env: NodeJS.ProcessEnv,
-    cwd: string,
-  ): Promise<ServiceProcess> {
-    // SHOP_CPU_PROF=<dir>: each service writes a V8 CPU profile there when it exits
-    // (`npm run bench -- --profile`).
-    const prof = process.env.SHOP_CPU_PROF;
-    // One folder per service: tsx's loader thread writes a profile of its own there too.
-    const profiling = prof ? ["--cpu-prof", `--cpu-prof-dir=${join(prof, name)}`] : [];
-    const child = spawn(process.execPath, [...profiling, ...args], {
-      cwd,
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const service = new ServiceProcess(name, child);
-    await service.waitForLine(ESCUTANDO, 60_000);
-    return service;
-  }
-
-  async waitForLine(pattern: RegExp, timeoutMs = 30_000): Promise<string> {
-    return waitFor(() => this.lines.find((l) => pattern.test(l)), {
-      timeoutMs,
-      what: `${this.name} to print ${pattern}\n--- output so far:\n${this.lines.slice(-20).join("\n")}`,
-    });
-  }
-
-  /**
-   * The consumer wrapper's events of one name this process has printed so far: its log
-   * lines carry the event's name in the field `evento` (a field, not the line's wording).
-   */
-  events(name: keyof ConsumerEventMap): Record<string, unknown>[] {
-    return logRecords(this.lines).filter((r) => r.evento === name);
-  }
-
-  /** The URL the service printed as listening. */
-  url(): string {
-    const line = this.lines.find((l) => ESCUTANDO.test(l)) ?? "";
-    return (line.match(/listening on (http:\/\/[^\s"]+)/) as RegExpMatchArray)[1] as string;
-  }
-
-  async stop(signal: NodeJS.Signals = "SIGTERM"): Promise<number | null> {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
-    return this.exited;
-  }
-
-  kill(): Promise<number | null> {
-    return this.stop("SIGKILL");
-  }
-}
-
-/** Rows an SQL count query (`SELECT COUNT(*) AS n ...`) finds in a service's own database, read beside it. */
-export function countRows(path: string, sql: string, ...params: unknown[]): number {
-  const db = new Database(path, { readonly: true });
-  try {
-    return (db.prepare(sql).get(...params) as { n: number }).n;
-  } finally {
-    db.close();
-  }
-}
-
-/** Rows an SQL query finds in a service's own database, read beside it. */
-export function queryRows<T>(path: string, sql: string, ...params: unknown[]): T[] {
-  const db = new Database(path, { readonly: true });
-  try {
-    return db.prepare(sql).all(...params) as T[];
-  } finally {
-    db.close();
-  }
 }

@@ -11,3 +11,4 @@ export * from "./logger.ts";
 export * from "./metrics.ts";
 export * from "./sqlite.ts";
 export * from "./trace.ts";
+export * from "./wait.ts";

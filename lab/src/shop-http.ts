@@ -1,0 +1,73 @@
+import type { Plataforma } from "@shop/contracts";
+
+/** One HTTP exchange with a service of the shop, as a client sends it: JSON in, JSON out. */
+export async function send<T = Record<string, unknown>>(
+  method: "GET" | "POST",
+  url: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
+  const res = await fetch(url, {
+    method,
+    headers: { "content-type": "application/json", accept: "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {}
+  return { status: res.status, body: parsed as T };
+}
+
+/** An order of the event-log edition as GET /pedidos answers it. */
+export interface PedidoWire {
+  id: number;
+  cliente: string;
+  item: string;
+  quantidade: number;
+  valor: number;
+  status: "AGUARDANDO_PAGAMENTO" | "PAGO" | "RECUSADO";
+  processadoPor: string | null;
+}
+
+/** Places an order on the event-log orders API: under 100.00 when `n` is even, above when odd. */
+export function placeOrder(ordersUrl: string, n: number) {
+  return send<PedidoWire & { erro?: string }>("POST", `${ordersUrl}/pedidos`, {
+    cliente: `lab-${n}`,
+    item: ["caneca", "camiseta", "caderno"][n % 3],
+    quantidade: 1 + (n % 2),
+    precoUnitario: n % 2 === 0 ? 20 : 75,
+  });
+}
+
+export async function listOrders(ordersUrl: string): Promise<PedidoWire[]> {
+  return (await send<PedidoWire[]>("GET", `${ordersUrl}/pedidos?limite=5000`)).body;
+}
+
+/**
+ * Which payments instance holds which partition of pedidos-criados, from Kafka's own
+ * description of the group (the orders API's GET /plataforma, what the web panel shows).
+ */
+export async function paymentsAssignment(
+  ordersUrl: string,
+  group: string,
+  topic: string,
+): Promise<{ state: string; holders: Map<string, number[]> }> {
+  const p = (await send<Plataforma>("GET", `${ordersUrl}/plataforma`)).body;
+  const g = p.grupos.find((x) => x.grupo === group);
+  const holders = new Map<string, number[]>();
+  for (const m of g?.membros ?? []) {
+    holders.set(m.clientId.replace(/^payments-/, ""), m.particoes[topic] ?? []);
+  }
+  return { state: g?.estado ?? "Empty", holders };
+}
+
+export const describeHolders = (holders: Map<string, number[]>) =>
+  [...holders]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(
+      ([who, ps]) =>
+        `${who} holds ${ps.length ? `partition${ps.length > 1 ? "s" : ""} ${ps.join(", ")}` : "nothing"}`,
+    )
+    .join("; ");

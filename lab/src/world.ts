@@ -1,0 +1,137 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { kafkaNames } from "@shop/contracts";
+import { loadDotEnv } from "@shop/service";
+import { ensureEnvFile, type InfraConfig, readInfraConfig } from "../../infra/config.ts";
+import { apagarInstancia, startKafka, stopKafka } from "../../infra/kafka/kafka.ts";
+import { twoFreePorts } from "../../infra/ports.ts";
+import type { Narrator } from "./narrator.ts";
+import { ServiceProcess } from "./process.ts";
+
+/** How an experiment was asked to run: the orders service's port (0: any free one). */
+export interface LabOptions {
+  porta: number;
+}
+
+/**
+ * What one experiment starts, and stops again at its end: the brokers it had to start,
+ * the services it runs as processes (each with its own database in a folder of its own),
+ * under names of its own (topics, groups, vhost) so that it never mixes with a running shop.
+ */
+export class LabWorld {
+  readonly config: InfraConfig;
+  /** The topic and group prefix of this run's event-log services (KAFKA_PREFIXO). */
+  readonly prefix: string;
+  readonly dir: string;
+  private readonly cleanups: (() => unknown)[] = [];
+
+  constructor(
+    readonly name: string,
+    readonly say: Narrator,
+    readonly options: LabOptions,
+  ) {
+    ensureEnvFile();
+    loadDotEnv();
+    this.config = readInfraConfig();
+    this.prefix = `lab-${name}-${randomBytes(3).toString("hex")}.`;
+    this.dir = mkdtempSync(join(tmpdir(), `lab-${name}-`));
+    this.atEnd(() => rmSync(this.dir, { recursive: true, force: true }));
+  }
+
+  /** The topics and groups of this run, by the spec's names. */
+  get names() {
+    return kafkaNames(this.prefix);
+  }
+
+  /** Something to undo when the experiment ends, however it ends (last in, first out). */
+  atEnd(undo: () => unknown): void {
+    this.cleanups.push(undo);
+  }
+
+  async cleanUp(): Promise<void> {
+    for (const undo of this.cleanups.reverse()) {
+      try {
+        await undo();
+      } catch (error) {
+        this.say.saw(`(while cleaning up: ${(error as Error).message})`);
+      }
+    }
+    this.cleanups.length = 0;
+  }
+
+  /** The shop's Kafka: the one that answers, or one started now and stopped at the end. */
+  async kafka(): Promise<string> {
+    const k = this.config.kafka;
+    const r = await startKafka(k, () => {});
+    const brokers = k.brokers.join(",");
+    if (r.reused) this.say.saw(`Kafka answers on ${brokers}; using it.`);
+    else {
+      this.say.saw(
+        `Started Kafka on ${brokers} (${(r.ms / 1000).toFixed(1)} s); stopped at the end.`,
+      );
+      this.atEnd(() => stopKafka(() => {}));
+    }
+    return brokers;
+  }
+
+  /**
+   * A Kafka broker of the experiment's own (ports chosen free now, a data folder of its
+   * own), for an experiment that stops it: the shop's Kafka, and whatever else uses it,
+   * is never touched. Deleted at the end.
+   */
+  async ownKafka() {
+    const instance = `lab-${this.name}-${randomBytes(3).toString("hex")}`;
+    const port = await twoFreePorts();
+    const settings = {
+      brokers: [`127.0.0.1:${port}`],
+      host: "127.0.0.1",
+      port,
+      controllerPort: port + 1,
+    };
+    const quiet = () => {};
+    const start = async () => (await startKafka(settings, quiet, { instance })).ms;
+    this.atEnd(() => apagarInstancia(instance));
+    this.atEnd(() => stopKafka(quiet, { instance }));
+    const ms = await start();
+    this.say.saw(
+      `Started a Kafka broker of this experiment's own on ${settings.brokers[0]} (${(ms / 1000).toFixed(1)} s)`,
+    );
+    return {
+      brokers: settings.brokers.join(","),
+      start,
+      stop: () => stopKafka(quiet, { instance }),
+    };
+  }
+
+  /** A database file of its own for a service, in this run's folder. */
+  dbPath(name: string): string {
+    return join(this.dir, `${name}.db`);
+  }
+
+  /**
+   * Starts a service of the shop (`dir`: its workspace folder) as a process, logging JSON
+   * (the lab reads it), and stops it with SIGTERM at the end unless stopped before.
+   */
+  async start(name: string, dir: string, env: Record<string, string>): Promise<ServiceProcess> {
+    const service = await ServiceProcess.start(name, dir, {
+      PORTA: "0",
+      HOST: "127.0.0.1",
+      LOG_FORMAT: "json",
+      ...env,
+    });
+    this.atEnd(() => service.stop());
+    return service;
+  }
+
+  /** An event-log service on this run's topics and groups (KAFKA_PREFIXO). */
+  startEventLog(
+    name: string,
+    dir: "orders-api" | "payments",
+    brokers: string,
+    env: Record<string, string> = {},
+  ): Promise<ServiceProcess> {
+    return this.start(name, dir, { KAFKA_BROKERS: brokers, KAFKA_PREFIXO: this.prefix, ...env });
+  }
+}
