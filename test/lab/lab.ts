@@ -51,7 +51,7 @@ export async function expectPassed(
   expect(r.fail, r.output).toEqual([]);
   expect(r.code, r.output).toBe(0);
   expect(r.pass).toHaveLength(passes.length);
-  passes.forEach((p, i) => expect(r.pass[i]).toMatch(p));
+  for (const [i, p] of passes.entries()) expect(r.pass[i]).toMatch(p);
   expect(Date.now() - started).toBeLessThan(120_000);
   return r;
 }
