@@ -2,13 +2,14 @@ import { readArguments } from "@shop/service";
 import { portIsFree } from "../../infra/ports.ts";
 import type { Experiment } from "./experiment.ts";
 import { kafkaFora } from "./experiments/kafka-fora.ts";
+import { provaBroker } from "./experiments/prova-broker.ts";
 import { rebalance } from "./experiments/rebalance.ts";
 import { replay } from "./experiments/replay.ts";
 import { veneno } from "./experiments/veneno.ts";
 import { Narrator } from "./narrator.ts";
 import { LabWorld } from "./world.ts";
 
-const EXPERIMENTS: Experiment[] = [rebalance, kafkaFora, veneno, replay];
+const EXPERIMENTS: Experiment[] = [rebalance, kafkaFora, veneno, replay, provaBroker];
 
 const USAGE = `usage: npm run lab -- <experiment> [--porta N]
        npm run lab -- list

@@ -6,7 +6,8 @@ import { kafkaNames } from "@shop/contracts";
 import { loadDotEnv } from "@shop/service";
 import { ensureEnvFile, type InfraConfig, readInfraConfig } from "../../infra/config.ts";
 import { apagarInstancia, startKafka, stopKafka } from "../../infra/kafka/kafka.ts";
-import { twoFreePorts } from "../../infra/ports.ts";
+import { freePort, twoFreePorts } from "../../infra/ports.ts";
+import { rabbitNode } from "../../infra/rabbitmq/node.ts";
 import type { Narrator } from "./narrator.ts";
 import { ServiceProcess } from "./process.ts";
 
@@ -102,6 +103,40 @@ export class LabWorld {
       brokers: settings.brokers.join(","),
       start,
       stop: () => stopKafka(quiet, { instance }),
+    };
+  }
+
+  /**
+   * A RabbitMQ node of the experiment's own (Debian's server under a node name of its own,
+   * ports chosen free now, a data folder in this run's folder) with the shop's users on `/`:
+   * an experiment may stop it without touching the machine's RabbitMQ. Removed at the end.
+   */
+  async ownRabbit() {
+    const ports = { amqp: await freePort(), distribution: await freePort() };
+    const name = `lab-${this.name}-${randomBytes(3).toString("hex")}`;
+    // A folder of its own, outside this run's (which only root may enter): as root, the
+    // node runs as the rabbitmq user, who is given this one.
+    const node = rabbitNode(name, mkdtempSync(join(tmpdir(), `${name}-`)), ports);
+    this.atEnd(() => node.remove());
+    this.atEnd(() => node.stop());
+    const started = Date.now();
+    await node.start();
+    node.addUsers(this.config.rabbit);
+    const { user, password, admin } = this.config.rabbit;
+    this.say.saw(
+      `Started a RabbitMQ node of this experiment's own, ${node.node} on 127.0.0.1:${ports.amqp} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+    );
+    return {
+      node,
+      /** The broker services' settings for it. */
+      env: {
+        BROKER_HOST: "127.0.0.1",
+        BROKER_PORT: String(ports.amqp),
+        BROKER_VHOST: "/",
+        BROKER_USER: user,
+        BROKER_PASSWORD: password,
+      },
+      urlAdmin: `amqp://${encodeURIComponent(admin.user)}:${encodeURIComponent(admin.password)}@127.0.0.1:${ports.amqp}/%2F`,
     };
   }
 
