@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { amqpUrl } from "@shop/amqp";
 import { kafkaNames } from "@shop/contracts";
 import { loadDotEnv } from "@shop/service";
 import { ensureEnvFile, type InfraConfig, readInfraConfig } from "../../infra/config.ts";
@@ -122,7 +123,7 @@ export class LabWorld {
     const started = Date.now();
     await node.start();
     node.addUsers(this.config.rabbit);
-    const { user, password, admin } = this.config.rabbit;
+    const r = this.config.rabbit;
     this.say.saw(
       `Started a RabbitMQ node of this experiment's own, ${node.node} on 127.0.0.1:${ports.amqp} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
     );
@@ -133,10 +134,10 @@ export class LabWorld {
         BROKER_HOST: "127.0.0.1",
         BROKER_PORT: String(ports.amqp),
         BROKER_VHOST: "/",
-        BROKER_USER: user,
-        BROKER_PASSWORD: password,
+        BROKER_USER: r.user,
+        BROKER_PASSWORD: r.password,
       },
-      urlAdmin: `amqp://${encodeURIComponent(admin.user)}:${encodeURIComponent(admin.password)}@127.0.0.1:${ports.amqp}/%2F`,
+      urlAdmin: amqpUrl({ host: "127.0.0.1", port: ports.amqp, ...r.admin, vhost: "/" }),
     };
   }
 
