@@ -11,6 +11,7 @@ import {
   SaudeBrokerSchema,
 } from "./broker.ts";
 import {
+  CartaMortaSchema,
   DecisaoSincronaSchema,
   IDEMPOTENCY_KEY_HEADER,
   NovoPedidoSchema,
@@ -150,6 +151,15 @@ export const API_PEDIDOS: ApiInfo = {
           description: "the synchronous configuration does not use Kafka",
           schema: ErrorSchema,
         },
+      },
+    },
+    {
+      method: "get",
+      path: "/plataforma/mortas/{topico}",
+      summary: "A dead-letter topic's letters, read-only: where each failed, why and when",
+      responses: {
+        200: { description: "the letters, oldest first", schema: z.array(CartaMortaSchema) },
+        404: noneSuch("a dead-letter topic of the shop by that name"),
       },
     },
     {

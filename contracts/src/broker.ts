@@ -149,6 +149,8 @@ export const PlataformaBrokerSchema = z.object({
       membros: z.array(z.string()),
       emLinha: z.array(z.string()),
       mensagens: z.number().int().nullable(),
+      /** Consumers attached now (the services' own). */
+      consumidores: z.number().int().nullable().optional(),
     }),
   ),
   /** The management API that answered (the first of BROKER_PANEL_URL that did). */

@@ -192,9 +192,28 @@ export const PlataformaSchema = z.object({
   ),
   /** Null when the outbox is off. */
   outbox: OutboxStateSchema.nullable().optional(),
+  /** The dead-letter topics: where each one's letters come from, and how many it holds. */
+  mortas: z
+    .array(z.object({ topic: z.string(), origem: z.string(), cartas: z.number().int() }))
+    .optional(),
   lidoEm: z.string(),
 });
 export type Plataforma = z.output<typeof PlataformaSchema>;
+
+/** One dead letter as the platform panel shows it, read-only (the dlq CLI redrives). */
+export const CartaMortaSchema = z.object({
+  /** Where it is: `<dlq topic>[partition]@offset`. */
+  onde: z.string(),
+  /** Where it failed: `<topic>[partition]@offset`. */
+  origem: z.string(),
+  motivo: z.string(),
+  /** When it was dead-lettered (the dlq-em header). */
+  em: z.string().nullable(),
+  chave: z.string().nullable(),
+  /** Its value as text, its first 500 characters. */
+  corpo: z.string(),
+});
+export type CartaMorta = z.output<typeof CartaMortaSchema>;
 
 /** The event-log edition's configurations (MODO): events on Kafka, or the earlier HTTP call. */
 export const MODOS = ["eventos", "sincrono"] as const;

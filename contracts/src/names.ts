@@ -31,6 +31,8 @@ export function kafkaNames(prefix = "") {
     pagamentosResultados: `${prefix}${TOPICS.pagamentosResultados}`,
   };
   return {
+    /** The prefix every name below starts with ("" in production). */
+    prefix,
     topics: topics,
     dlq: {
       pedidosCriados: dlqTopic(topics.pedidosCriados),

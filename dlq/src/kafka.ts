@@ -1,10 +1,17 @@
 import { kafkaNames } from "@shop/contracts";
-import { createKafka, createPublisher, type KafkaSecurity, NO_KAFKA_SECURITY } from "@shop/kafka";
+import {
+  createKafka,
+  createPublisher,
+  headerText,
+  type KafkaSecurity,
+  NO_KAFKA_SECURITY,
+  readToEnd,
+} from "@shop/kafka";
 import type { Logger } from "@shop/service";
 import type { Admin, IHeaders, Kafka } from "kafkajs";
 import type { DeadLetter } from "./letters.ts";
 
-const header = (h: IHeaders | undefined, name: string) => h?.[name]?.toString() ?? "";
+const header = headerText;
 
 /** A dead letter's record as Kafka holds it: the bytes a redrive sends back. */
 interface RawRecord {
@@ -34,71 +41,32 @@ export function kafkaDlq(
 
   /** Reads every record of the dead-letter topics (and of the redrive record), up to the end seen now. */
   async function read(): Promise<DeadLetter[]> {
-    const admin = kafka.admin();
-    await admin.connect();
-    try {
-      const existing = new Set(await admin.listTopics());
-      const topics = [...dlqTopics, redrives].filter((t) => existing.has(t));
-      const missing = new Map<string, number>(); // "topic:partition" -> end offset still to reach
-      for (const topic of topics) {
-        for (const p of await admin.fetchTopicOffsets(topic)) {
-          if (Number(p.high) > Number(p.low))
-            missing.set(`${topic}:${p.partition}`, Number(p.high));
-        }
+    const records = await readToEnd(kafka, [...dlqTopics, redrives], `${prefix}dlq-reader`);
+    const letters: DeadLetter[] = [];
+    const redriven = new Set<string>();
+    for (const { topic, partition, message } of records) {
+      if (topic === redrives) {
+        if (message.key && message.value) redriven.add(message.key.toString());
+        continue;
       }
-      if (missing.size === 0) return [];
-      const readerGroup = `${prefix}dlq-reader-${process.pid}-${Date.now()}`;
-      const consumer = kafka.consumer({ groupId: readerGroup });
-      const letters: DeadLetter[] = [];
-      const redriven = new Set<string>();
-      await consumer.connect();
-      try {
-        await consumer.subscribe({ topics, fromBeginning: true });
-        await new Promise<void>((resolve, reject) => {
-          consumer
-            .run({
-              eachMessage: async ({ topic, partition, message }) => {
-                const key = `${topic}:${partition}`;
-                if (Number(message.offset) + 1 >= (missing.get(key) ?? 0)) missing.delete(key);
-                if (topic === redrives) {
-                  if (message.key && message.value) redriven.add(message.key.toString());
-                } else {
-                  const h = message.headers ?? {};
-                  const id = `kafka:${topic}:${partition}:${message.offset}`;
-                  raw.set(id, {
-                    key: message.key,
-                    value: message.value ?? Buffer.alloc(0),
-                    headers: h,
-                  });
-                  letters.push({
-                    id,
-                    edicao: "kafka",
-                    onde: `${topic}[${partition}]@${message.offset}`,
-                    origem: `${header(h, "dlq-topico-original")}[${header(h, "dlq-particao-original")}]@${header(h, "dlq-offset-original")}`,
-                    motivo: header(h, "dlq-motivo"),
-                    tentativas: Number(header(h, "dlq-tentativas") || 1),
-                    estado: "pendente",
-                    chave: message.key?.toString() ?? null,
-                    cabecalhos: Object.fromEntries(
-                      Object.entries(h).map(([k, v]) => [k, String(v)]),
-                    ),
-                    corpo: message.value?.toString() ?? "",
-                  });
-                }
-                if (missing.size === 0) resolve();
-              },
-            })
-            .catch(reject);
-        });
-      } finally {
-        await consumer.disconnect();
-        await admin.deleteGroups([readerGroup]).catch(() => {});
-      }
-      for (const c of letters) if (redriven.has(c.id)) c.estado = "reenviada";
-      return letters.sort((a, b) => a.id.localeCompare(b.id, undefined, { numeric: true }));
-    } finally {
-      await admin.disconnect();
+      const h = message.headers ?? {};
+      const id = `kafka:${topic}:${partition}:${message.offset}`;
+      raw.set(id, { key: message.key, value: message.value ?? Buffer.alloc(0), headers: h });
+      letters.push({
+        id,
+        edicao: "kafka",
+        onde: `${topic}[${partition}]@${message.offset}`,
+        origem: `${header(h, "dlq-topico-original")}[${header(h, "dlq-particao-original")}]@${header(h, "dlq-offset-original")}`,
+        motivo: header(h, "dlq-motivo"),
+        tentativas: Number(header(h, "dlq-tentativas") || 1),
+        estado: "pendente",
+        chave: message.key?.toString() ?? null,
+        cabecalhos: Object.fromEntries(Object.entries(h).map(([k, v]) => [k, String(v)])),
+        corpo: message.value?.toString() ?? "",
+      });
     }
+    for (const c of letters) if (redriven.has(c.id)) c.estado = "reenviada";
+    return letters.sort((a, b) => a.id.localeCompare(b.id, undefined, { numeric: true }));
   }
 
   /** The redrive record's topic: compacted, one record per letter redriven. */

@@ -97,6 +97,7 @@ export async function startOrdersApi(
     stuckPartitions: consumer ? () => consumer.status().stuck : null,
     modo: config.modo,
     plataforma: platform?.read ?? null,
+    cartas: platform ? (topic) => platform.letters(topic) : null,
     frontOrigin: config.frontOrigin,
     log,
   });

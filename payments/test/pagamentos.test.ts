@@ -1,4 +1,4 @@
-import { kafkaNames, type Pedido, type Plataforma } from "@shop/contracts";
+import { type CartaMorta, kafkaNames, type Pedido, type Plataforma } from "@shop/contracts";
 import type { Consumer, EachMessagePayload } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readConfig as ordersConfig } from "../../orders-api/src/config.ts";
@@ -206,5 +206,63 @@ describe("A poison record on pedidos-criados never blocks its partition", () => 
       Array(3).fill(nomes.topics.pedidosCriados),
     );
     expect(String(dlq[0]?.message.headers?.["dlq-motivo"])).toMatch(/pedidoId/);
+  });
+});
+
+describe("The platform panel sees every reader and the dead letters (issue 19)", () => {
+  it("When a group the spec does not name (auditoria) has committed offsets on the shop's topics, then /plataforma lists it with its lag; the dead-letter topics are counted", async () => {
+    const auditoria = `${prefix}auditoria`;
+    const admin = testKafka().admin();
+    await admin.connect();
+    try {
+      await admin.setOffsets({
+        groupId: auditoria,
+        topic: nomes.topics.pedidosCriados,
+        partitions: [0, 1, 2].map((partition) => ({ partition, offset: "0" })),
+      });
+    } finally {
+      await admin.disconnect();
+    }
+    // Readers other than the spec's are looked for every 10 s.
+    const plataforma = await waitFor(
+      async () => {
+        const body = (await http<Plataforma>("GET", `${api.url}/plataforma`)).body;
+        return body.grupos.some((g) => g.grupo === auditoria) && body;
+      },
+      { timeoutMs: 20_000, intervalMs: 500, what: "auditoria on the panel" },
+    );
+    const criados = plataforma.topicos.find((t) => t.topic === nomes.topics.pedidosCriados);
+    for (const p of criados?.particoes ?? []) {
+      expect(p.grupos.find((g) => g.grupo === auditoria)).toEqual({
+        grupo: auditoria,
+        committedOffset: 0,
+        lag: p.endOffset,
+      });
+    }
+    // The group that only watches the dead-letter topic reads none of the shop's topics.
+    expect(plataforma.grupos.map((g) => g.grupo)).not.toContain(`${prefix}dlq-observer`);
+    expect(plataforma.mortas).toEqual([
+      { topic: nomes.dlq.pedidosCriados, origem: nomes.topics.pedidosCriados, cartas: dlq.length },
+      {
+        topic: nomes.dlq.pagamentosResultados,
+        origem: nomes.topics.pagamentosResultados,
+        cartas: 0,
+      },
+    ]);
+    // The letters themselves, read-only: where each failed, why and when.
+    const cartas = await http<CartaMorta[]>(
+      "GET",
+      `${api.url}/plataforma/mortas/${nomes.dlq.pedidosCriados}`,
+    );
+    expect(cartas.status).toBe(200);
+    expect(cartas.body).toHaveLength(dlq.length);
+    for (const c of cartas.body) {
+      expect(c.origem.startsWith(`${nomes.topics.pedidosCriados}[`)).toBe(true);
+      expect(c.motivo).toMatch(/pedidoId/);
+      expect(Number.isNaN(Date.parse(c.em ?? ""))).toBe(false);
+    }
+    // Only the shop's dead-letter topics are read through this route.
+    const other = await http("GET", `${api.url}/plataforma/mortas/${nomes.topics.pedidosCriados}`);
+    expect(other.status).toBe(404);
   });
 });

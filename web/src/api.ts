@@ -39,7 +39,7 @@ export async function createPedido(
   } catch {
     return {
       kind: "failed",
-      message: `Cannot reach the orders API at ${base}. Nothing was saved.`,
+      message: `Não foi possível falar com a API de pedidos em ${base}. Nada foi salvo.`,
     };
   }
   const json = (await response.json().catch(() => ({}))) as unknown;
@@ -49,13 +49,19 @@ export async function createPedido(
   if (response.status === 409)
     return {
       kind: "failed",
-      message: "The first attempt of this order is still being answered: try again in a moment.",
+      message:
+        "A primeira tentativa deste pedido ainda está sendo respondida: tente de novo em instantes.",
     };
-  return { kind: "failed", message: `The orders API answered ${response.status}.` };
+  return { kind: "failed", message: `A API de pedidos respondeu ${response.status}.` };
 }
 
 export async function buscarJson<T>(url: string): Promise<T> {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${url} answered ${response.status}`);
+  let response: Response;
+  try {
+    response = await fetch(url);
+  } catch {
+    throw new Error(`sem resposta de ${url}`);
+  }
+  if (!response.ok) throw new Error(`${url} respondeu ${response.status}`);
   return (await response.json()) as T;
 }

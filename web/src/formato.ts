@@ -1,13 +1,26 @@
 const dinheiro = new Intl.NumberFormat("pt-BR", { style: "currency", currency: "BRL" });
 
-/** Money for people: from cents, so that no floating-point error shows. */
+/** Money for people: from cents, so that no floating-point error shows (R$ 37,80). */
 export function formatarCentavos(cents: number): string {
   return dinheiro.format(cents / 100);
 }
 
-const hora = new Intl.DateTimeFormat(undefined, { dateStyle: "short", timeStyle: "medium" });
+// pt-BR, in the browser's own time zone (Intl's default).
+const dataHora = new Intl.DateTimeFormat("pt-BR", { dateStyle: "short", timeStyle: "medium" });
+const hora = new Intl.DateTimeFormat("pt-BR", { timeStyle: "medium" });
 
-/** A timestamp in the person's local time zone. */
-export function formatarHora(iso: string): string {
-  return hora.format(new Date(iso));
+/** A timestamp as a Brazilian reader writes it, in the browser's time zone: 23/11/2026, 10:57:11. */
+export function formatarHora(iso: string | Date): string {
+  return dataHora.format(typeof iso === "string" ? new Date(iso) : iso);
+}
+
+/** The time of day alone: 10:57:11. */
+export function formatarHoraCurta(quando: string | Date): string {
+  return hora.format(typeof quando === "string" ? new Date(quando) : quando);
+}
+
+/** "partição 1", "partições 1 e 2", "partições 0, 1 e 2". */
+export function listarParticoes(ps: number[]): string {
+  if (ps.length === 1) return `partição ${ps[0]}`;
+  return `partições ${ps.slice(0, -1).join(", ")} e ${ps[ps.length - 1]}`;
 }

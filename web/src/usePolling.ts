@@ -9,8 +9,17 @@ export interface Polled<T> {
   refresh: () => void;
 }
 
-/** Calls load now and every intervalMs; keeps the last data when a call fails. */
-export function usePolling<T>(load: () => Promise<T>, intervalMs: number): Polled<T> {
+/**
+ * Calls load now and every intervalMs; keeps the last data when a call fails. While the
+ * tab is hidden it does not poll (nobody is looking, and the services are spared); shown
+ * again, it loads at once and goes on. With `marca`, the moment each answer arrives is
+ * marked (`<marca>:dados`) for the page's render-time measure.
+ */
+export function usePolling<T>(
+  load: () => Promise<T>,
+  intervalMs: number,
+  marca?: string,
+): Polled<T> {
   const [state, setState] = useState<Omit<Polled<T>, "refresh">>({
     data: null,
     error: null,
@@ -22,19 +31,32 @@ export function usePolling<T>(load: () => Promise<T>, intervalMs: number): Polle
   const tick = useCallback(async () => {
     try {
       const data = await loadRef.current();
+      if (marca) performance.mark(`${marca}:dados`);
       if (active.current) setState({ data, error: null, updatedAt: new Date() });
     } catch (error) {
       if (active.current)
         setState((s) => ({ ...s, error: error instanceof Error ? error.message : String(error) }));
     }
-  }, []);
+  }, [marca]);
   useEffect(() => {
     active.current = true;
-    void tick();
-    const timer = setInterval(tick, intervalMs);
+    let timer: ReturnType<typeof setInterval> | null = null;
+    const start = () => {
+      if (timer !== null) return;
+      void tick();
+      timer = setInterval(tick, intervalMs);
+    };
+    const stop = () => {
+      if (timer !== null) clearInterval(timer);
+      timer = null;
+    };
+    const onVisibility = () => (document.visibilityState === "hidden" ? stop() : start());
+    if (document.visibilityState !== "hidden") start();
+    document.addEventListener("visibilitychange", onVisibility);
     return () => {
       active.current = false;
-      clearInterval(timer);
+      stop();
+      document.removeEventListener("visibilitychange", onVisibility);
     };
   }, [intervalMs, tick]);
   const refresh = useCallback(() => void tick(), [tick]);

@@ -3,3 +3,4 @@ export * from "./config.ts";
 export * from "./consumer.ts";
 export * from "./platform.ts";
 export * from "./publisher.ts";
+export * from "./read.ts";

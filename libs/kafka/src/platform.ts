@@ -58,6 +58,48 @@ export async function groupsLag(
 }
 
 /**
+ * Who reads the shop's topics: the spec's groups (`known`), and every other group named
+ * with `prefix` that has a committed offset on one of them, such as an analytics replay in
+ * `auditoria` (one OffsetFetch per such group).
+ */
+export async function readersOf(
+  admin: Admin,
+  known: Record<string, string[]>,
+  prefix: string,
+): Promise<Record<string, string[]>> {
+  const topics = Object.keys(known);
+  const readers = Object.fromEntries(topics.map((t) => [t, [...(known[t] ?? [])]]));
+  const taken = new Set(Object.values(known).flat());
+  const { groups } = await admin.listGroups();
+  const others = groups
+    .map((g) => g.groupId)
+    .filter((g) => g.startsWith(prefix) && !taken.has(g))
+    .sort();
+  for (const groupId of others) {
+    for (const t of await admin.fetchOffsets({ groupId, topics })) {
+      if (t.partitions.some((p) => Number(p.offset) >= 0)) readers[t.topic]?.push(groupId);
+    }
+  }
+  return readers;
+}
+
+/** Each dead-letter topic that exists, with its letters: records from its start to its end. */
+export async function deadLetterCounts(
+  admin: Admin,
+  dlqByOrigin: Record<string, string>,
+): Promise<NonNullable<Plataforma["mortas"]>> {
+  const existing = new Set(await admin.listTopics());
+  const out: NonNullable<Plataforma["mortas"]> = [];
+  for (const [origem, topic] of Object.entries(dlqByOrigin)) {
+    if (!existing.has(topic)) continue;
+    const offsets = await admin.fetchTopicOffsets(topic);
+    const cartas = offsets.reduce((n, o) => n + Number(o.high) - Number(o.low), 0);
+    out.push({ topic, origem, cartas });
+  }
+  return out;
+}
+
+/**
  * A read-only picture of the platform from Kafka's admin API: per partition the end
  * offset and, for each group that reads the topic, its committed offset and lag; per group
  * its members and the partitions each holds.

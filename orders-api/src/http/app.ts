@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import {
   API_PEDIDOS,
+  type CartaMorta,
   fromCents,
   IDEMPOTENCY_KEY_HEADER,
   type Modo,
@@ -68,6 +69,8 @@ export interface AppDeps {
   stuckPartitions: (() => StuckPartition[]) | null;
   /** The platform panel's data; null in the synchronous configuration (no Kafka). */
   plataforma: (() => Promise<Plataforma>) | null;
+  /** A dead-letter topic's letters; null when the topic is not one of the shop's. */
+  cartas: ((topic: string) => Promise<CartaMorta[]> | null) | null;
   frontOrigin: string;
   log: Logger;
 }
@@ -79,6 +82,7 @@ export function createApp({
   stuckPartitions,
   modo,
   plataforma,
+  cartas,
   frontOrigin,
   log,
 }: AppDeps): Express {
@@ -169,6 +173,17 @@ export function createApp({
     if (!plataforma)
       throw new AppError("sem-kafka", "the synchronous configuration does not use Kafka", 404);
     res.json({ ...(await plataforma()), outbox: outbox?.() ?? null });
+  });
+
+  app.get("/plataforma/mortas/:topico", async (req, res) => {
+    const letters = cartas?.(req.params.topico) ?? null;
+    if (!letters) {
+      throw notFound(
+        `dead-letter topic ${req.params.topico}`,
+        "Não há tópico de cartas mortas da loja com esse nome.",
+      );
+    }
+    res.json(await letters);
   });
 
   app.get("/saude", (_req, res) => {

@@ -1,70 +1,84 @@
 import type { PlataformaBroker } from "@shop/contracts";
+import { formatarHoraCurta } from "../formato.ts";
+import { Rolagem } from "./Rolagem.tsx";
 
 /**
- * The RabbitMQ side of the platform panel, from the broker edition's GET /plataforma: the
- * nodes and whether each runs, and each of the shop's queues with its leader and members,
- * a member that is not online flagged, and a queue without a leader flagged.
+ * The RabbitMQ side of the platform, from the broker edition's GET /plataforma (which reads
+ * the management API with its own monitoring user: the browser never sees a credential):
+ * the nodes and whether each runs, and each of the shop's queues with its messages,
+ * consumers, leader and members; a member offline, a queue without a leader and letters
+ * waiting in an `.erros` queue are flagged.
  */
 export function BrokerPanel({
   plataforma,
   error,
+  updatedAt = null,
 }: {
   plataforma: PlataformaBroker | null;
   error: string | null;
+  updatedAt?: Date | null;
 }) {
   return (
     <section className="card" aria-labelledby="broker-titulo">
-      <h2 id="broker-titulo">Plataforma (RabbitMQ)</h2>
+      <h2 id="broker-titulo">
+        Plataforma (RabbitMQ) {updatedAt && <small>lida às {formatarHoraCurta(updatedAt)}</small>}
+      </h2>
       {error && (
         <p className="alerta" role="alert">
-          Broker data unavailable ({error}).
+          Dados do broker indisponíveis ({error})
+          {updatedAt ? `; mostrando os de ${formatarHoraCurta(updatedAt)}.` : "."}
         </p>
       )}
       {plataforma && (
         <>
           <p data-testid="nos">
-            Nodes:{" "}
+            Nós:{" "}
             {plataforma.nos.map((n) => (
               <span key={n.nome} className={n.ativo ? undefined : "lag"}>
-                {n.nome} {n.ativo ? "(running)" : "(down)"}{" "}
+                {n.nome} {n.ativo ? "(no ar)" : "(fora do ar)"}{" "}
               </span>
             ))}
           </p>
-          <div className="rolagem">
+          <Rolagem rotulo="Filas do RabbitMQ">
             <table>
-              <caption>Queues (read from {plataforma.lidoDe})</caption>
+              <caption>Filas (lidas de {plataforma.lidoDe})</caption>
               <thead>
                 <tr>
-                  <th scope="col">Queue</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Leader</th>
-                  <th scope="col">Members (online)</th>
-                  <th scope="col">Messages</th>
+                  <th scope="col">Fila</th>
+                  <th scope="col">Mensagens</th>
+                  <th scope="col">Consumidores</th>
+                  <th scope="col">Tipo</th>
+                  <th scope="col">Líder</th>
+                  <th scope="col">Membros (em linha)</th>
                 </tr>
               </thead>
               <tbody>
                 {plataforma.filas.map((f) => {
                   const offline = f.membros.filter((m) => !f.emLinha.includes(m));
+                  const erros = f.nome.endsWith(".erros") && (f.mensagens ?? 0) > 0;
                   return (
-                    <tr key={f.nome}>
+                    <tr key={f.nome} data-fila={f.nome}>
                       <td>{f.nome}</td>
+                      <td className="num" data-testid={`mensagens-${f.nome}`}>
+                        <span className={erros ? "lag" : undefined}>{f.mensagens ?? "—"}</span>
+                      </td>
+                      <td className="num">{f.consumidores ?? "—"}</td>
                       <td>{f.tipo}</td>
                       <td data-testid={`lider-${f.nome}`}>
-                        {f.lider ?? <span className="alerta">no leader</span>}
+                        {f.lider ?? <span className="alerta">sem líder</span>}
                       </td>
                       <td data-testid={`membros-${f.nome}`}>
-                        {f.emLinha.length} of {f.membros.length}
+                        {f.emLinha.length} de {f.membros.length}
                         {offline.length > 0 && (
-                          <span className="lag"> offline: {offline.join(", ")}</span>
+                          <span className="lag"> fora de linha: {offline.join(", ")}</span>
                         )}
                       </td>
-                      <td className="num">{f.mensagens ?? "—"}</td>
                     </tr>
                   );
                 })}
               </tbody>
             </table>
-          </div>
+          </Rolagem>
         </>
       )}
     </section>

@@ -95,32 +95,38 @@ export function PedidoForm({ apiUrl, onCriado }: { apiUrl: string; onCriado?: ()
   return (
     <form className="card" onSubmit={enviar} noValidate aria-labelledby={`${id}-titulo`}>
       <h2 id={`${id}-titulo`}>Novo pedido</h2>
-      {(Object.keys(ROTULOS) as Field[]).map((field) => {
-        const error = errorOf(field);
-        const inputId = `${id}-${field}`;
-        return (
-          <div className="campo" key={field}>
-            <label htmlFor={inputId}>{ROTULOS[field]}</label>
-            <input
-              id={inputId}
-              name={field}
-              inputMode={
-                field === "quantidade" ? "numeric" : field === "precoUnitario" ? "decimal" : "text"
-              }
-              value={values[field]}
-              onChange={(e) => change(field, e.target.value)}
-              onBlur={() => setTouched((t) => ({ ...t, [field]: true }))}
-              aria-invalid={error ? true : undefined}
-              aria-describedby={error ? `${inputId}-erro` : undefined}
-            />
-            {error && (
-              <p className="erro-campo" id={`${inputId}-erro`}>
-                {error}
-              </p>
-            )}
-          </div>
-        );
-      })}
+      <div className="campos">
+        {(Object.keys(ROTULOS) as Field[]).map((field) => {
+          const error = errorOf(field);
+          const inputId = `${id}-${field}`;
+          return (
+            <div className="campo" key={field}>
+              <label htmlFor={inputId}>{ROTULOS[field]}</label>
+              <input
+                id={inputId}
+                name={field}
+                inputMode={
+                  field === "quantidade"
+                    ? "numeric"
+                    : field === "precoUnitario"
+                      ? "decimal"
+                      : "text"
+                }
+                value={values[field]}
+                onChange={(e) => change(field, e.target.value)}
+                onBlur={() => setTouched((t) => ({ ...t, [field]: true }))}
+                aria-invalid={error ? true : undefined}
+                aria-describedby={error ? `${inputId}-erro` : undefined}
+              />
+              {error && (
+                <p className="erro-campo" id={`${inputId}-erro`}>
+                  {error}
+                </p>
+              )}
+            </div>
+          );
+        })}
+      </div>
       <p className="total" aria-live="polite">
         Total: <strong data-testid="total">{total === null ? "—" : formatarCentavos(total)}</strong>
         {total !== null && <span className="sr-only"> ({formatCents(total)})</span>}
@@ -136,13 +142,13 @@ export function PedidoForm({ apiUrl, onCriado }: { apiUrl: string; onCriado?: ()
         )}
         {createResult?.kind === "not-confirmed" && (
           <p className="alerta" role="alert">
-            The order was saved, but its event was not confirmed by Kafka: nothing will charge it
-            until the broker is back and the event is published. ({createResult.error.erro})
+            O pedido foi salvo, mas o Kafka não confirmou o seu evento: ele só será cobrado quando o
+            broker voltar e o evento for publicado. ({createResult.error.mensagem})
           </p>
         )}
         {createResult?.kind === "invalid" && (
           <p className="alerta" role="alert">
-            The server refused the order: {createResult.error.erro}.
+            A API recusou o pedido: {createResult.error.mensagem}
           </p>
         )}
         {createResult?.kind === "failed" && (

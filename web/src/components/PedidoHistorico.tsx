@@ -5,11 +5,12 @@ import { formatarHora } from "../formato.ts";
 import { usePolling } from "../usePolling.ts";
 
 const ROTULO: Record<string, string> = {
-  criado: "Created",
-  "evento-confirmado": "Event acknowledged by Kafka",
-  decidido: "Decided by payments",
-  "resultado-aplicado": "Result applied",
-  "resultado-repetido": "Repeated result: nothing changed",
+  criado: "Criado",
+  "evento-confirmado": "Evento confirmado pelo Kafka",
+  "evento-posto-de-lado": "Evento recusado pelo Kafka e posto de lado",
+  decidido: "Decidido pelo pagamento",
+  "resultado-aplicado": "Resultado aplicado",
+  "resultado-repetido": "Resultado repetido: nada mudou",
 };
 
 const detalhe = (d: Historico["etapas"][number]["detalhes"]) =>
@@ -38,14 +39,14 @@ export function PedidoHistorico({
   return (
     <section className="card" aria-labelledby="historico-titulo">
       <h2 id="historico-titulo">
-        Pedido #{pedidoId}: timeline{" "}
+        Pedido #{pedidoId}: histórico{" "}
         <button type="button" onClick={onFechar}>
-          Close
+          Fechar
         </button>
       </h2>
       {error && (
         <p className="alerta" role="alert">
-          Cannot read the timeline ({error}).
+          Não foi possível ler o histórico ({error}).
         </p>
       )}
       {data && (

@@ -1,12 +1,16 @@
 import { type Pedido, toCents } from "@shop/contracts";
 import { useEffect, useRef, useState } from "react";
-import { formatarCentavos, formatarHora } from "../formato.ts";
+import { formatarCentavos, formatarHora, formatarHoraCurta } from "../formato.ts";
+import { Rolagem } from "./Rolagem.tsx";
 
 const ROTULO_STATUS: Record<Pedido["status"], string> = {
   AGUARDANDO_PAGAMENTO: "Aguardando pagamento",
   PAGO: "Pago",
   RECUSADO: "Recusado",
 };
+
+/** Rows on one page of the list: a poll of 5,000 orders still renders this many rows. */
+export const POR_PAGINA = 10;
 
 /** Ids whose status changed since the previous render, highlighted for a moment. */
 function useMudancas(pedidos: Pedido[] | null): Set<number> {
@@ -41,75 +45,117 @@ export function PedidosList({
   onAbrir?: (id: number) => void;
 }) {
   const mudados = useMudancas(pedidos);
+  const [pagina, setPagina] = useState(0);
+  const total = pedidos?.length ?? 0;
+  const paginas = Math.max(1, Math.ceil(total / POR_PAGINA));
+  const atual = Math.min(pagina, paginas - 1);
+  const visiveis = pedidos?.slice(atual * POR_PAGINA, (atual + 1) * POR_PAGINA) ?? [];
+  // How long one poll's answer took to reach the screen (the browser test reads it).
+  useEffect(() => {
+    if (!pedidos || performance.getEntriesByName("pedidos:dados").length === 0) return;
+    performance.measure("pedidos:render", "pedidos:dados");
+  }, [pedidos]);
   return (
     <section className="card" aria-labelledby="pedidos-titulo">
-      <h2 id="pedidos-titulo">Pedidos</h2>
+      <h2 id="pedidos-titulo">
+        Pedidos <small>({total})</small>
+      </h2>
       {error && (
         <p className="alerta" role="alert">
-          Cannot reach the orders API ({error}).{" "}
-          {updatedAt ? `Showing the data of ${updatedAt.toLocaleTimeString()}.` : "No data yet."}
+          Sem resposta da API de pedidos ({error}).{" "}
+          {updatedAt
+            ? `Mostrando os dados de ${formatarHoraCurta(updatedAt)}.`
+            : "Ainda não há dados."}
         </p>
       )}
-      {pedidos && pedidos.length === 0 && <p>Nenhum pedido ainda.</p>}
-      {pedidos && pedidos.length > 0 && (
-        <div className="rolagem">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">#</th>
-                <th scope="col">Cliente</th>
-                <th scope="col">Item</th>
-                <th scope="col">Qtd.</th>
-                <th scope="col">Valor</th>
-                <th scope="col">Status</th>
-                <th scope="col">Motivo</th>
-                <th scope="col">Processado por</th>
-                <th scope="col">Criado em</th>
-              </tr>
-            </thead>
-            <tbody>
-              {pedidos.map((p) => (
-                <tr
-                  key={p.id}
-                  data-pedido={p.id}
-                  className={mudados.has(p.id) ? "mudou" : undefined}
-                >
-                  <td>
-                    {onAbrir ? (
-                      <button
-                        type="button"
-                        className="link"
-                        onClick={() => onAbrir(p.id)}
-                        aria-label={`Open order ${p.id}'s timeline`}
-                      >
-                        {p.id}
-                      </button>
-                    ) : (
-                      p.id
-                    )}
-                  </td>
-                  <td>{p.cliente}</td>
-                  <td>{p.item}</td>
-                  <td className="num">{p.quantidade}</td>
-                  <td className="num">{formatarCentavos(toCents(p.valor))}</td>
-                  <td>
-                    <span
-                      className={`badge badge-${p.status.toLowerCase()}`}
-                      data-status={p.status}
-                    >
-                      {ROTULO_STATUS[p.status]}
-                    </span>
-                  </td>
-                  <td>{p.motivo ?? "—"}</td>
-                  <td>{p.processadoPor ?? "—"}</td>
-                  <td>
-                    <time dateTime={p.criadoEm}>{formatarHora(p.criadoEm)}</time>
-                  </td>
+      {pedidos && total === 0 && <p>Nenhum pedido ainda.</p>}
+      {total > 0 && (
+        <>
+          <Rolagem rotulo="Lista de pedidos">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">#</th>
+                  <th scope="col">Cliente</th>
+                  <th scope="col">Item</th>
+                  <th scope="col">Qtd.</th>
+                  <th scope="col">Valor</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Motivo</th>
+                  <th scope="col">Processado por</th>
+                  <th scope="col">Criado em</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+              </thead>
+              <tbody>
+                {visiveis.map((p) => (
+                  <tr
+                    key={p.id}
+                    data-pedido={p.id}
+                    className={mudados.has(p.id) ? "mudou" : undefined}
+                  >
+                    <td>
+                      {onAbrir ? (
+                        <button
+                          type="button"
+                          className="link"
+                          onClick={() => onAbrir(p.id)}
+                          aria-label={`Abrir o histórico do pedido ${p.id}`}
+                        >
+                          {p.id}
+                        </button>
+                      ) : (
+                        p.id
+                      )}
+                    </td>
+                    <td>{p.cliente}</td>
+                    <td>{p.item}</td>
+                    <td className="num">{p.quantidade}</td>
+                    <td className="num">{formatarCentavos(toCents(p.valor))}</td>
+                    <td>
+                      <span
+                        className={`badge badge-${p.status.toLowerCase()}`}
+                        data-status={p.status}
+                      >
+                        {ROTULO_STATUS[p.status]}
+                      </span>
+                    </td>
+                    <td>{p.motivo ?? "—"}</td>
+                    <td>{p.processadoPor ?? "—"}</td>
+                    <td>
+                      <time dateTime={p.criadoEm}>{formatarHora(p.criadoEm)}</time>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </Rolagem>
+          {paginas > 1 && (
+            <nav className="paginas" aria-label="Páginas de pedidos">
+              <button type="button" onClick={() => setPagina(0)} disabled={atual === 0}>
+                Mais recentes
+              </button>
+              <button
+                type="button"
+                onClick={() => setPagina(atual - 1)}
+                disabled={atual === 0}
+                aria-label="Página anterior"
+              >
+                ‹
+              </button>
+              <span aria-live="polite">
+                Página {atual + 1} de {paginas}
+              </span>
+              <button
+                type="button"
+                onClick={() => setPagina(atual + 1)}
+                disabled={atual >= paginas - 1}
+                aria-label="Próxima página"
+              >
+                ›
+              </button>
+            </nav>
+          )}
+        </>
       )}
     </section>
   );

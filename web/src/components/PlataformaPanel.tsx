@@ -1,126 +1,283 @@
 import type { Plataforma } from "@shop/contracts";
+import { formatarHoraCurta } from "../formato.ts";
+import { donosDe, type Historia, instanciaDe, JANELA_MS } from "../historia.ts";
+import { Rolagem } from "./Rolagem.tsx";
+
+/** Colours dark enough for white text. */
+const CORES = ["#0b57d0", "#7b2cbf", "#b3261e", "#0b6e35", "#8f4f00", "#00677f"];
+
+/** One colour per instance on the page: by the order of their names, so the same each poll. */
+export function coresDe(plataforma: Plataforma): Map<string, string> {
+  const nomes = [
+    ...new Set(plataforma.grupos.flatMap((g) => g.membros.map((m) => instanciaDe(m.clientId)))),
+  ].sort();
+  return new Map(nomes.map((n, i) => [n, CORES[i % CORES.length] as string]));
+}
+
+/** Kafka's names for a group's state, in the page's language. */
+const ESTADO: Record<string, string> = {
+  Stable: "estável",
+  Empty: "sem membros",
+  Dead: "sem membros",
+  PreparingRebalance: "preparando rebalanceamento",
+  CompletingRebalance: "concluindo rebalanceamento",
+};
+const estadoDe = (s: string) => ESTADO[s] ?? s;
+
+/** A group's lag over the last minutes, as a small line. */
+function Grafico({ pontos }: { pontos: { t: number; lag: number }[] }) {
+  const [w, h] = [120, 24];
+  const max = Math.max(1, ...pontos.map((p) => p.lag));
+  const agora = pontos[pontos.length - 1]?.t ?? 0;
+  const xy = pontos
+    .map(
+      (p) =>
+        `${(w * (1 - (agora - p.t) / JANELA_MS)).toFixed(1)},${(h - 2 - ((h - 4) * p.lag) / max).toFixed(1)}`,
+    )
+    .join(" ");
+  const ultimo = pontos[pontos.length - 1]?.lag ?? 0;
+  return (
+    <svg
+      className="grafico"
+      width={w}
+      height={h}
+      role="img"
+      aria-label={`lag nos últimos ${JANELA_MS / 60_000} minutos: máximo ${max}, agora ${ultimo}`}
+    >
+      <polyline points={xy} fill="none" stroke="currentColor" strokeWidth="1.5" />
+    </svg>
+  );
+}
 
 export function PlataformaPanel({
   plataforma,
   error,
+  updatedAt = null,
+  historia = { lag: new Map(), eventos: [] },
+  onCartas,
 }: {
   plataforma: Plataforma | null;
   error: string | null;
+  updatedAt?: Date | null;
+  historia?: Historia;
+  /** Opens a dead-letter topic's letters. */
+  onCartas?: (topic: string) => void;
 }) {
+  const donos = plataforma ? donosDe(plataforma) : new Map();
+  const cores = plataforma ? coresDe(plataforma) : new Map<string, string>();
+  const lagAgora = (grupo: string) => historia.lag.get(grupo)?.at(-1)?.lag;
   return (
-    <section className="card" aria-labelledby="plataforma-titulo">
-      <h2 id="plataforma-titulo">Plataforma (Kafka)</h2>
+    <section className="card plataforma" aria-labelledby="plataforma-titulo">
+      <h2 id="plataforma-titulo">
+        Plataforma (Kafka) {updatedAt && <small>lida às {formatarHoraCurta(updatedAt)}</small>}
+      </h2>
       {error && (
         <p className="alerta" role="alert">
-          Platform data unavailable ({error}).
+          Dados da plataforma indisponíveis ({error})
+          {updatedAt ? `; mostrando os de ${formatarHoraCurta(updatedAt)}.` : "."}
         </p>
       )}
-      {plataforma?.outbox && (
-        <p data-testid="outbox">
-          Outbox: <strong>{plataforma.outbox.pendentes}</strong> event(s) waiting for Kafka
-          {plataforma.outbox.pendentes > 0 &&
-            ` (oldest ${Math.round(plataforma.outbox.idadeMaisAntigoMs / 1000)} s)`}
-        </p>
-      )}
-      {plataforma?.outbox && plataforma.outbox.postosDeLado.length > 0 && (
-        <div className="erro" data-testid="outbox-postos-de-lado">
-          <p>
-            Set aside: <strong>{plataforma.outbox.postosDeLado.length}</strong> event(s) Kafka
-            refused for good; later orders went on.
-          </p>
-          <ul>
-            {plataforma.outbox.postosDeLado.map((p) => (
-              <li key={p.pedidoId}>
-                order #{p.pedidoId}: {p.motivo}
-              </li>
+
+      {plataforma && (
+        <>
+          <h3>Quem lê cada partição</h3>
+          {plataforma.grupos
+            .filter((g) => g.membros.length > 0)
+            .map((g) => (
+              <div key={g.grupo} className="atribuicao" data-grupo={g.grupo}>
+                <p>
+                  <strong>{g.grupo}</strong> <small>({estadoDe(g.estado)})</small>
+                </p>
+                {[...(donos.get(g.grupo)?.entries() ?? [])].map(([topic, porParticao]) => {
+                  const particoes =
+                    plataforma.topicos
+                      .find((t) => t.topic === topic)
+                      ?.particoes.map((p) => p.partition) ?? [];
+                  return (
+                    <div key={topic} className="particoes">
+                      <span className="topico">{topic}</span>
+                      {particoes.map((p) => {
+                        const dono = porParticao.get(p);
+                        return (
+                          <span
+                            key={p}
+                            className="particao"
+                            data-particao={p}
+                            data-dono={dono ?? ""}
+                            style={
+                              dono ? { background: cores.get(dono), color: "#fff" } : undefined
+                            }
+                          >
+                            P{p} {dono ?? "sem dono"}
+                          </span>
+                        );
+                      })}
+                    </div>
+                  );
+                })}
+              </div>
             ))}
-          </ul>
-        </div>
-      )}
-      {plataforma?.cluster && (
-        <p data-testid="brokers">
-          Brokers up:{" "}
-          {plataforma.cluster.brokers.map((b) => (
-            <span key={b.nodeId} className="broker">
-              {b.nodeId}
-              {b.nodeId === plataforma.cluster?.controller ? " (controller)" : ""}{" "}
-            </span>
-          ))}
-        </p>
-      )}
-      {plataforma?.topicos.map((t) => {
-        const grupos = t.particoes[0]?.grupos.map((g) => g.grupo) ?? [];
-        return (
-          <div className="rolagem" key={t.topic}>
-            <table>
-              <caption>{t.topic}</caption>
+          {plataforma.grupos.every((g) => g.membros.length === 0) && (
+            <p>Nenhum grupo tem membros ativos agora.</p>
+          )}
+
+          <h3>Rebalanceamentos</h3>
+          {historia.eventos.length === 0 ? (
+            <p className="discreto">Nenhum desde que a página abriu.</p>
+          ) : (
+            <ul className="eventos" data-testid="rebalanceamentos" aria-live="polite">
+              {historia.eventos.map((e) => (
+                <li key={e.id}>{e.texto}</li>
+              ))}
+            </ul>
+          )}
+
+          <Rolagem rotulo="Grupos de consumidores">
+            <table data-testid="grupos">
+              <caption>Grupos de consumidores com offsets nos tópicos da loja</caption>
               <thead>
                 <tr>
-                  <th scope="col">Partição</th>
-                  <th scope="col">Líder</th>
-                  <th scope="col">Réplicas / em sincronia (ISR)</th>
-                  <th scope="col">Fim (end offset)</th>
-                  {grupos.map((g) => (
-                    <th scope="col" key={g}>
-                      {g}: offset / lag
-                    </th>
-                  ))}
+                  <th scope="col">Grupo</th>
+                  <th scope="col">Estado</th>
+                  <th scope="col">Membros</th>
+                  <th scope="col">Lag</th>
+                  <th scope="col">Lag nos últimos {JANELA_MS / 60_000} min</th>
                 </tr>
               </thead>
               <tbody>
-                {t.particoes.map((p) => (
-                  <tr key={p.partition}>
-                    <td className="num">{p.partition}</td>
-                    <td className="num" data-testid={`lider-${t.topic}-${p.partition}`}>
-                      {p.leader >= 0 ? (
-                        p.leader
-                      ) : (
-                        <span className="alerta">no leader: partition offline</span>
-                      )}
+                {plataforma.grupos.map((g) => (
+                  <tr key={g.grupo} data-grupo={g.grupo}>
+                    <td>{g.grupo}</td>
+                    <td>{estadoDe(g.estado)}</td>
+                    <td>
+                      {g.membros.length === 0
+                        ? "nenhum"
+                        : g.membros.map((m) => (
+                            <span key={m.memberId} className="membro" data-cliente={m.clientId}>
+                              {m.clientId}{" "}
+                            </span>
+                          ))}
                     </td>
-                    <td data-testid={`isr-${t.topic}-${p.partition}`}>
-                      [{p.replicas.join(", ")}] / [{p.isr.join(", ")}]
-                      {p.isr.length < p.replicas.length && (
-                        <span className="lag"> under-replicated</span>
-                      )}
+                    <td className="num">
+                      <span className={(lagAgora(g.grupo) ?? 0) > 0 ? "lag" : undefined}>
+                        {lagAgora(g.grupo) ?? "—"}
+                      </span>
                     </td>
-                    <td className="num">{p.endOffset}</td>
-                    {p.grupos.map((g) => (
-                      <td className="num" key={g.grupo}>
-                        {g.committedOffset ?? "—"} /{" "}
-                        <span className={g.lag > 0 ? "lag" : undefined}>{g.lag}</span>
-                      </td>
-                    ))}
+                    <td>
+                      <Grafico pontos={historia.lag.get(g.grupo) ?? []} />
+                    </td>
                   </tr>
                 ))}
               </tbody>
             </table>
-          </div>
-        );
-      })}
-      {plataforma?.grupos
-        .filter((g) => g.membros.length > 0 || g.grupo.endsWith("pagamentos"))
-        .map((g) => (
-          <div key={g.grupo}>
-            <h3>
-              Grupo {g.grupo} <small>({g.estado})</small>
-            </h3>
-            {g.membros.length === 0 ? (
-              <p>No active member.</p>
-            ) : (
-              <ul className="membros">
-                {g.membros.map((m) => (
-                  <li key={m.memberId} data-cliente={m.clientId}>
-                    <strong>{m.clientId}</strong> ({m.host}):{" "}
-                    {Object.entries(m.particoes)
-                      .map(([topic, ps]) => `${topic} [${ps.join(", ")}]`)
-                      .join("; ") || "idle (no partition)"}
+          </Rolagem>
+
+          {plataforma.outbox && (
+            <p data-testid="outbox">
+              Outbox: <strong>{plataforma.outbox.pendentes}</strong>{" "}
+              {plataforma.outbox.pendentes === 1 ? "evento esperando" : "eventos esperando"} o Kafka
+              {plataforma.outbox.pendentes > 0 &&
+                ` (o mais antigo há ${Math.round(plataforma.outbox.idadeMaisAntigoMs / 1000)} s)`}
+            </p>
+          )}
+          {plataforma.outbox && plataforma.outbox.postosDeLado.length > 0 && (
+            <div className="erro" data-testid="outbox-postos-de-lado">
+              <p>
+                Postos de lado: <strong>{plataforma.outbox.postosDeLado.length}</strong> evento(s)
+                que o Kafka recusou de vez; os pedidos seguintes seguiram.
+              </p>
+              <ul>
+                {plataforma.outbox.postosDeLado.map((p) => (
+                  <li key={p.pedidoId}>
+                    pedido #{p.pedidoId}: {p.motivo}
                   </li>
                 ))}
               </ul>
-            )}
-          </div>
-        ))}
+            </div>
+          )}
+          {plataforma.mortas && (
+            <ul className="mortas" data-testid="mortas">
+              {plataforma.mortas.map((m) => (
+                <li key={m.topic}>
+                  Cartas mortas de {m.origem}:{" "}
+                  {m.cartas > 0 && onCartas ? (
+                    <button type="button" className="link" onClick={() => onCartas(m.topic)}>
+                      <strong className="lag">{m.cartas}</strong> em {m.topic}
+                    </button>
+                  ) : (
+                    <>
+                      <strong className={m.cartas > 0 ? "lag" : undefined}>{m.cartas}</strong> em{" "}
+                      {m.topic}
+                    </>
+                  )}
+                </li>
+              ))}
+            </ul>
+          )}
+
+          {plataforma.cluster && (
+            <p data-testid="brokers">
+              Brokers no ar:{" "}
+              {plataforma.cluster.brokers.map((b) => (
+                <span key={b.nodeId} className="broker">
+                  {b.nodeId}
+                  {b.nodeId === plataforma.cluster?.controller ? " (controlador)" : ""}{" "}
+                </span>
+              ))}
+            </p>
+          )}
+          {plataforma.topicos.map((t) => {
+            const grupos = t.particoes[0]?.grupos.map((g) => g.grupo) ?? [];
+            return (
+              <Rolagem key={t.topic} rotulo={`Partições de ${t.topic}`}>
+                <table>
+                  <caption>{t.topic}</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Partição</th>
+                      <th scope="col">Líder</th>
+                      <th scope="col">Réplicas / em sincronia (ISR)</th>
+                      <th scope="col">Fim (end offset)</th>
+                      {grupos.map((g) => (
+                        <th scope="col" key={g}>
+                          {g}: offset / lag
+                        </th>
+                      ))}
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {t.particoes.map((p) => (
+                      <tr key={p.partition}>
+                        <td className="num">{p.partition}</td>
+                        <td className="num" data-testid={`lider-${t.topic}-${p.partition}`}>
+                          {p.leader >= 0 ? (
+                            p.leader
+                          ) : (
+                            <span className="alerta">sem líder: partição fora do ar</span>
+                          )}
+                        </td>
+                        <td data-testid={`isr-${t.topic}-${p.partition}`}>
+                          [{p.replicas.join(", ")}] / [{p.isr.join(", ")}]
+                          {p.isr.length < p.replicas.length && (
+                            <span className="lag"> sub-replicada</span>
+                          )}
+                        </td>
+                        <td className="num">{p.endOffset}</td>
+                        {p.grupos.map((g) => (
+                          <td className="num" key={g.grupo}>
+                            {g.committedOffset ?? "—"} /{" "}
+                            <span className={g.lag > 0 ? "lag" : undefined}>{g.lag}</span>
+                          </td>
+                        ))}
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </Rolagem>
+            );
+          })}
+        </>
+      )}
     </section>
   );
 }

@@ -30,8 +30,8 @@ describe("The RabbitMQ panel (issue 17)", () => {
     expect(screen.getByTestId("lider-pagamentos.solicitacoes").textContent).toBe(
       "shop-1@localhost",
     );
-    expect(screen.getByTestId("membros-pagamentos.solicitacoes").textContent).toBe("3 of 3");
-    expect(screen.getByTestId("nos").textContent).not.toContain("(down)");
+    expect(screen.getByTestId("membros-pagamentos.solicitacoes").textContent).toBe("3 de 3");
+    expect(screen.getByTestId("nos").textContent).not.toContain("(fora do ar)");
   });
 
   it("When the leader's node is down, then the node is shown down, the member offline, and a queue with no leader is flagged", () => {
@@ -42,10 +42,10 @@ describe("The RabbitMQ panel (issue 17)", () => {
         error={null}
       />,
     );
-    expect(screen.getByTestId("nos").textContent).toContain(`${down} (down)`);
+    expect(screen.getByTestId("nos").textContent).toContain(`${down} (fora do ar)`);
     expect(screen.getByTestId("membros-pagamentos.solicitacoes").textContent).toBe(
-      `2 of 3 offline: ${down}`,
+      `2 de 3 fora de linha: ${down}`,
     );
-    expect(screen.getByTestId("lider-pagamentos.solicitacoes").textContent).toBe("no leader");
+    expect(screen.getByTestId("lider-pagamentos.solicitacoes").textContent).toBe("sem líder");
   });
 });

@@ -84,7 +84,7 @@ describe("The order form", () => {
     });
     await user.click(screen.getByRole("button", { name: "Fazer pedido" }));
     expect((await screen.findByRole("alert")).textContent).toMatch(
-      /saved, but its event was not confirmed.*nothing will charge it/,
+      /salvo, mas o Kafka não confirmou o seu evento: ele só será cobrado/,
     );
     expect((screen.getByLabelText("Item") as HTMLInputElement).value).toBe("caneca");
     expect((screen.getByLabelText(/Preço unitário/) as HTMLInputElement).value).toBe("18.90");

@@ -57,7 +57,7 @@ describe("An order's timeline", () => {
         onAbrir={(id) => abertos.push(id)}
       />,
     );
-    fireEvent.click(screen.getByRole("button", { name: "Open order 7's timeline" }));
+    fireEvent.click(screen.getByRole("button", { name: "Abrir o histórico do pedido 7" }));
     expect(abertos).toEqual([7]);
 
     render(<PedidoHistorico apiUrl="http://api" pedidoId={7} onFechar={() => {}} />);
@@ -72,7 +72,7 @@ describe("An order's timeline", () => {
     ]);
     expect(etapas[1]?.textContent).toContain("particao 2 · offset 41");
     expect(etapas[2]?.textContent).toContain("instancia caixa-1");
-    expect(etapas[3]?.textContent).toContain("Result applied");
+    expect(etapas[3]?.textContent).toContain("Resultado aplicado");
   });
 
   it("When the timeline cannot be read, then the person is told so", async () => {

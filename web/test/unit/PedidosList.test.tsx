@@ -41,7 +41,8 @@ describe("The order list", () => {
     expect(first.getByText("Recusado").getAttribute("data-status")).toBe("RECUSADO");
     expect(first.getByText("limite do cartão de teste")).toBeTruthy();
     expect(first.getByText("caixa-2")).toBeTruthy();
-    const local = new Intl.DateTimeFormat(undefined, {
+    // pt-BR, in the browser's own time zone.
+    const local = new Intl.DateTimeFormat("pt-BR", {
       dateStyle: "short",
       timeStyle: "medium",
     }).format(new Date("2026-11-21T10:00:00.000Z"));
@@ -77,7 +78,7 @@ describe("The order list", () => {
       />,
     );
     expect(screen.getByRole("alert").textContent).toMatch(
-      /Cannot reach the orders API.*Showing the data of/,
+      /Sem resposta da API de pedidos.*Mostrando os dados de \d\d:\d\d:\d\d/,
     );
     expect(screen.getAllByRole("row")).toHaveLength(2);
   });

@@ -42,9 +42,9 @@ describe("The platform panel on a cluster", () => {
     );
     expect(screen.getByTestId("lider-pedidos-criados-0").textContent).toBe("1");
     expect(screen.getByTestId("isr-pedidos-criados-1").textContent).toBe("[1, 2, 3] / [1, 2, 3]");
-    expect(screen.queryByText(/under-replicated/)).toBeNull();
-    expect(screen.queryByText(/no leader/)).toBeNull();
-    expect(screen.getByTestId("brokers").textContent).toContain("3 (controller)");
+    expect(screen.queryByText(/sub-replicada/)).toBeNull();
+    expect(screen.queryByText(/sem líder/)).toBeNull();
+    expect(screen.getByTestId("brokers").textContent).toContain("3 (controlador)");
   });
 
   it("When a broker is down, then its partitions are flagged under-replicated, and one with no replica in sync up is flagged without a leader", () => {
@@ -54,9 +54,9 @@ describe("The platform panel on a cluster", () => {
         error={null}
       />,
     );
-    expect(screen.getByTestId("isr-pedidos-criados-0").textContent).toContain("under-replicated");
+    expect(screen.getByTestId("isr-pedidos-criados-0").textContent).toContain("sub-replicada");
     expect(screen.getByTestId("lider-pedidos-criados-1").textContent).toContain(
-      "no leader: partition offline",
+      "sem líder: partição fora do ar",
     );
     expect(screen.getByTestId("brokers").textContent).not.toMatch(/\b2\b/);
   });

@@ -9,6 +9,7 @@ interface ManagementQueue {
   members?: string[];
   online?: string[];
   messages?: number;
+  consumers?: number;
 }
 
 const SHOP_QUEUES = new Set<string>([...Object.values(QUEUES), ...Object.values(ERROR_QUEUES)]);
@@ -36,7 +37,7 @@ export function platformReader(
     const [nodes, queues] = await Promise.all([
       get<{ name: string; running: boolean }[]>("/nodes?columns=name,running"),
       get<ManagementQueue[]>(
-        `/queues/${encodeURIComponent(vhost)}?columns=name,type,node,leader,members,online,messages`,
+        `/queues/${encodeURIComponent(vhost)}?columns=name,type,node,leader,members,online,messages,consumers`,
       ),
     ]);
     return {
@@ -52,6 +53,7 @@ export function platformReader(
           membros: [...(q.members ?? (q.node ? [q.node] : []))].sort(),
           emLinha: [...(q.online ?? (q.node ? [q.node] : []))].sort(),
           mensagens: q.messages ?? null,
+          consumidores: q.consumers ?? null,
         }))
         .sort((a, b) => a.nome.localeCompare(b.nome)),
       lidoDe: base,

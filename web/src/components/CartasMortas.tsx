@@ -1,0 +1,74 @@
+import type { CartaMorta } from "@shop/contracts";
+import { useCallback } from "react";
+import { buscarJson } from "../api.ts";
+import { formatarHora } from "../formato.ts";
+import { usePolling } from "../usePolling.ts";
+import { Rolagem } from "./Rolagem.tsx";
+
+/**
+ * A dead-letter topic's letters, read-only (GET /plataforma/mortas/{topico}): where each
+ * failed, why and when. Redriving is the dead-letter CLI's (npm run dlq).
+ */
+export function CartasMortas({
+  apiUrl,
+  topico,
+  onFechar,
+}: {
+  apiUrl: string;
+  topico: string;
+  onFechar: () => void;
+}) {
+  const carregar = useCallback(
+    () => buscarJson<CartaMorta[]>(`${apiUrl}/plataforma/mortas/${encodeURIComponent(topico)}`),
+    [apiUrl, topico],
+  );
+  const { data, error } = usePolling(carregar, 5000);
+  return (
+    <section className="card" aria-labelledby="cartas-titulo" data-testid="cartas">
+      <h2 id="cartas-titulo">
+        Cartas mortas em {topico}{" "}
+        <button type="button" onClick={onFechar}>
+          Fechar
+        </button>
+      </h2>
+      <p className="discreto">
+        Somente leitura: para reenviar, <code>npm run dlq -- redrive &lt;id&gt;</code>.
+      </p>
+      {error && (
+        <p className="alerta" role="alert">
+          Não foi possível ler as cartas ({error}).
+        </p>
+      )}
+      {data && (
+        <Rolagem rotulo={`Cartas mortas em ${topico}`}>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Onde</th>
+                <th scope="col">Origem</th>
+                <th scope="col">Motivo</th>
+                <th scope="col">Quando</th>
+                <th scope="col">Chave</th>
+                <th scope="col">Corpo</th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.map((c) => (
+                <tr key={c.onde} data-carta={c.onde}>
+                  <td>{c.onde}</td>
+                  <td>{c.origem}</td>
+                  <td>{c.motivo}</td>
+                  <td>{c.em ? <time dateTime={c.em}>{formatarHora(c.em)}</time> : "—"}</td>
+                  <td>{c.chave ?? "—"}</td>
+                  <td>
+                    <code>{c.corpo.length > 80 ? `${c.corpo.slice(0, 77)}…` : c.corpo}</code>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </Rolagem>
+      )}
+    </section>
+  );
+}
