@@ -297,3 +297,82 @@ describe("compose.yaml, for users who have Docker", () => {
     }
   });
 });
+
+describe("The production image and compose a team could deploy (issue 20)", () => {
+  const raw = parse(readFileSync(join(ROOT, "compose.yaml"), "utf8"), { merge: true }) as {
+    services: Record<
+      string,
+      ComposeService & {
+        healthcheck?: { test?: string[] };
+        depends_on?: Record<string, { condition?: string }> | string[];
+        build?: { target?: string; args?: Record<string, string> } | string;
+      }
+    >;
+  };
+  const dockerfile = readFileSync(join(ROOT, "Dockerfile"), "utf8");
+  /** The Dockerfile's stages by name: their lines. */
+  const stages = new Map<string, string[]>();
+  let current = "";
+  for (const line of dockerfile.split("\n")) {
+    const from = line.match(/^FROM (\S+) AS (\S+)/);
+    if (from) {
+      current = from[2] as string;
+      stages.set(current, [line]);
+    } else stages.get(current)?.push(line);
+  }
+
+  it("When the Dockerfile is read, then a build stage has the toolchain, and the runtime stage has Node 24, production dependencies only, no compiler and a non-root user", () => {
+    expect([...stages.keys()]).toEqual(["build", "web", "runtime"]);
+    const build = (stages.get("build") ?? []).join("\n");
+    expect(build).toMatch(/^FROM node:24-bookworm-slim AS build/);
+    expect(build).toMatch(/g\+\+/);
+    expect(build).toMatch(/npm ci --omit=dev/);
+    const runtime = (stages.get("runtime") ?? []).join("\n");
+    expect(runtime).toMatch(/^FROM node:24-bookworm-slim AS runtime/);
+    expect(runtime).not.toMatch(/apt-get|g\+\+|npm ci|npm install/);
+    // Everything it holds comes from the build stage: no source, no dev dependency.
+    for (const copy of runtime.split("\n").filter((l) => l.startsWith("COPY"))) {
+      expect(copy).toMatch(/^COPY --from=build \/app\/(package\.json|node_modules|dist) /);
+    }
+    expect(runtime).toMatch(/^USER node$/m);
+    expect((stages.get("web") ?? []).join("\n")).toMatch(/nginx-unprivileged/);
+  });
+
+  it("When parsed, then the web page is the built static one served by nginx, not Vite's dev server", () => {
+    const web = raw.services.web;
+    expect(web?.build).toMatchObject({
+      target: "web",
+      args: { VITE_API_URL: "http://localhost:8080" },
+    });
+    expect(web?.command).toBeUndefined();
+    expect(web?.ports).toEqual(["127.0.0.1:5173:8080"]);
+    for (const name of ["orders-api", "payments", "broker-orders", "broker-payments"]) {
+      expect(raw.services[name]?.build, name).toMatchObject({ target: "runtime" });
+    }
+  });
+
+  it("When parsed, then every long-running service has a health check and every dependency waits on a condition", () => {
+    const oneShot = new Set(["rabbitmq-users", "rabbitmq-cluster-users"]);
+    for (const [name, service] of Object.entries(raw.services)) {
+      if (!oneShot.has(name)) expect(service.healthcheck?.test, name).toBeDefined();
+      const deps = service.depends_on ?? {};
+      expect(Array.isArray(deps), `${name}: depends_on needs conditions`).toBe(false);
+      for (const [dep, how] of Object.entries(deps)) {
+        const wanted = oneShot.has(dep) ? "service_completed_successfully" : "service_healthy";
+        expect(how?.condition, `${name} -> ${dep}`).toBe(wanted);
+        expect(raw.services[dep], `${name} -> ${dep}`).toBeDefined();
+      }
+    }
+    // The Node services check their own HTTP, on the port they listen on.
+    for (const name of ["orders-api", "payments", "broker-orders", "broker-payments"]) {
+      const s = raw.services[name];
+      expect(s?.healthcheck?.test?.join(" "), name).toContain(
+        `127.0.0.1:${s?.environment?.PORTA}/`,
+      );
+    }
+  });
+
+  it("When parsed, then the Kafka panel is kafbat/kafka-ui, the maintained fork of the retired provectuslabs image", () => {
+    expect(raw.services["kafka-panel"]?.image).toMatch(/^kafbat\/kafka-ui:v\d+\.\d+\.\d+$/);
+  });
+});
