@@ -337,13 +337,15 @@ describe("Fault injection: broker edition", () => {
         what: "a first decision before the alarm",
       });
       // A free-disk limit far above the disk's size: the node raises its disk alarm.
-      rabbit.setDiskFreeLimit("1000000GB");
+      await rabbit.setDiskFreeLimit("1000000GB");
       const raisedAt = Date.now();
-      await waitFor(() => rabbit.alarms().length > 0, { what: "the disk alarm" });
-      const alarms = rabbit.alarms();
+      await waitFor(async () => (await rabbit.alarms()).length > 0, { what: "the disk alarm" });
+      const alarms = await rabbit.alarms();
       await new Promise((res) => setTimeout(res, 7000)); // blocked for longer than a confirm
-      rabbit.setDiskFreeLimit("50MB");
-      await waitFor(() => rabbit.alarms().length === 0, { what: "the alarm to clear" });
+      await rabbit.setDiskFreeLimit("50MB");
+      await waitFor(async () => (await rabbit.alarms()).length === 0, {
+        what: "the alarm to clear",
+      });
       const clearedAt = Date.now();
       const requests = await flowing;
       const during = unavailableBetween(requests, raisedAt, clearedAt);
@@ -364,7 +366,7 @@ describe("Fault injection: broker edition", () => {
         6500,
       );
     } finally {
-      rabbit.setDiskFreeLimit("50MB");
+      await rabbit.setDiskFreeLimit("50MB");
       await shop.stop();
     }
   }, 240_000);

@@ -1,7 +1,8 @@
-import { spawnSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { amqpUrl } from "@shop/amqp";
 import { freePort } from "../../infra/ports.ts";
 import {
@@ -16,6 +17,8 @@ import { uniqueName } from "./kafka.ts";
 import { testLogDir } from "./wait.ts";
 
 export { freePort };
+
+const run = promisify(execFile);
 
 /** A node of the test's own: ports chosen free now, a temporary folder. */
 async function testNode(
@@ -70,23 +73,27 @@ export async function ownRabbit(name: string, { tls }: { tls?: TlsFiles } = {}) 
     restart: n.start,
     /**
      * Sets the node's free-disk limit: above the disk's free space it raises the disk
-     * alarm, which blocks every publishing connection until it is set back below.
+     * alarm, which blocks every publishing connection until it is set back below. Run
+     * without blocking: a test measuring its clients' answers meanwhile must not stall.
      */
-    setDiskFreeLimit(limit: string) {
-      n.ctl("set_disk_free_limit", limit);
+    async setDiskFreeLimit(limit: string) {
+      await run("rabbitmqctl", ["-n", n.node, "set_disk_free_limit", limit], {
+        env: n.env,
+        timeout: 60_000,
+      });
     },
-    /** The node's resource alarms now (`rabbitmq-diagnostics alarms`), as RabbitMQ names them. */
-    alarms(): unknown[] {
-      const r = spawnSync(
+    /**
+     * The node's resource alarms now (`rabbitmq-diagnostics alarms`), as RabbitMQ names
+     * them; run without blocking, for the same reason.
+     */
+    async alarms(): Promise<unknown[]> {
+      const { stdout } = await run(
         "rabbitmq-diagnostics",
         ["-n", n.node, "-q", "alarms", "--formatter", "json"],
         { env: n.env, encoding: "utf8", timeout: 60_000 },
       );
       // {"alarms":[]} when there are none; {"local":[...],"global":[...]} when there are.
-      const j = JSON.parse(r.stdout) as Record<
-        "alarms" | "local" | "global",
-        unknown[] | undefined
-      >;
+      const j = JSON.parse(stdout) as Record<"alarms" | "local" | "global", unknown[] | undefined>;
       return [...(j.alarms ?? []), ...(j.local ?? []), ...(j.global ?? [])];
     },
     async dispose() {
