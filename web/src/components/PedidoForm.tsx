@@ -20,6 +20,19 @@ const ROTULOS: Record<Field, string> = {
   precoUnitario: "Preço unitário (R$)",
 };
 
+/**
+ * What a person reads beside a field that breaks its rule, in the page's language: the
+ * whole rule of the field, whichever part of it was broken (the contract's own messages,
+ * here and in the server's 400, are English for developers).
+ */
+const REGRAS: Record<Field, string> = {
+  cliente: "Informe o cliente: de 1 a 100 caracteres, sem caracteres de controle.",
+  item: "Informe o item: de 1 a 100 caracteres, sem caracteres de controle.",
+  quantidade: "A quantidade deve ser um número inteiro de 1 a 50.",
+  precoUnitario:
+    "O preço unitário deve ser maior que zero, com no máximo duas casas decimais, e o total no máximo R$ 1.000.000.000,00.",
+};
+
 /** The same contract the server validates with: one source of the input rules. */
 export function validateForm(v: FormValues) {
   const body = {
@@ -60,7 +73,9 @@ export function PedidoForm({ apiUrl, onCriado }: { apiUrl: string; onCriado?: ()
   const local = validateForm(values);
   const total = totalInCents(values);
   const errorOf = (field: Field) =>
-    serverErrors[field] ?? (touched[field] ? local.errors[field] : undefined);
+    serverErrors[field] !== undefined || (touched[field] && local.errors[field] !== undefined)
+      ? REGRAS[field]
+      : undefined;
 
   function change(field: Field, value: string) {
     setValues((v) => ({ ...v, [field]: value }));

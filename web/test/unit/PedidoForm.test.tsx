@@ -54,11 +54,15 @@ describe("The order form", () => {
       expect(input.getAttribute("aria-invalid")).toBe("true");
       return document.getElementById(input.getAttribute("aria-describedby") ?? "")?.textContent;
     };
-    expect(erroDe("Cliente")).toBe("must not be blank");
-    expect(erroDe("Item")).toBe("must not be blank");
-    expect(screen.getByLabelText(/Quantidade/).getAttribute("aria-invalid")).toBe("true");
-    expect(screen.getByText("must be at most 50")).toBeTruthy();
-    expect(screen.getByText("must have at most two decimals")).toBeTruthy();
+    // In the page's language: each field's whole rule.
+    expect(erroDe("Cliente")).toBe(
+      "Informe o cliente: de 1 a 100 caracteres, sem caracteres de controle.",
+    );
+    expect(erroDe("Item")).toBe(
+      "Informe o item: de 1 a 100 caracteres, sem caracteres de controle.",
+    );
+    expect(erroDe(/Quantidade/)).toBe("A quantidade deve ser um número inteiro de 1 a 50.");
+    expect(erroDe(/Preço unitário/)).toMatch(/no máximo duas casas decimais/);
     expect(fetchMock).not.toHaveBeenCalled();
   });
 
@@ -67,7 +71,8 @@ describe("The order form", () => {
     render(<PedidoForm apiUrl="http://api" />);
     const user = await preencher({ cliente: "Ana", item: "x", quantidade: "1", preco: "2" });
     await user.click(screen.getByRole("button", { name: "Fazer pedido" }));
-    expect(await screen.findByText("is not sold here")).toBeTruthy();
+    expect(await screen.findByText(/^Informe o item:/)).toBeTruthy();
+    expect(screen.queryByText("is not sold here")).toBeNull();
     expect(screen.getByLabelText("Item").getAttribute("aria-invalid")).toBe("true");
   });
 
