@@ -161,6 +161,22 @@ export class LabWorld {
     return service;
   }
 
+  /**
+   * The event-log edition's core: the shop's Kafka and an orders API on this run's topics,
+   * on the port the person asked for, with its database in this run's folder.
+   */
+  async eventLogShop(): Promise<{ brokers: string; url: string; ordersDb: string }> {
+    const brokers = await this.kafka();
+    const ordersDb = this.dbPath("pedidos");
+    const orders = await this.startEventLog("orders-api", "orders-api", brokers, {
+      PORTA: String(this.options.porta),
+      DB_PATH: ordersDb,
+    });
+    const url = orders.url();
+    this.say.saw(`orders API on ${url}`);
+    return { brokers, url, ordersDb };
+  }
+
   /** An event-log service on this run's topics and groups (KAFKA_PREFIXO). */
   startEventLog(
     name: string,

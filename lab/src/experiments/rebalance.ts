@@ -24,13 +24,7 @@ export const rebalance = {
         "to the others (a rebalance) and they go on from the group's committed offsets.",
     );
     say.doing("Starting Kafka, the orders API and three payments instances");
-    const brokers = await w.kafka();
-    const orders = await w.startEventLog("orders-api", "orders-api", brokers, {
-      PORTA: String(w.options.porta),
-      DB_PATH: w.dbPath("pedidos"),
-    });
-    const url = orders.url();
-    say.saw(`orders API on ${url}`);
+    const { brokers, url, ordersDb } = await w.eventLogShop();
     const payments = new Map();
     for (const instancia of INSTANCES) {
       const p = await w.startEventLog(instancia, "payments", brokers, { INSTANCIA: instancia });
@@ -93,7 +87,7 @@ export const rebalance = {
       decisions.set(id, (decisions.get(id) ?? 0) + 1);
     }
     const applied = queryRows<{ pedido_id: number; n: number }>(
-      w.dbPath("pedidos"),
+      ordersDb,
       "SELECT pedido_id, COUNT(*) AS n FROM historico WHERE etapa = 'resultado-aplicado' GROUP BY pedido_id",
     );
     const appliedOnce = applied.filter((r) => r.n === 1).length;

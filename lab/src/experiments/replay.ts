@@ -53,12 +53,7 @@ export const replay = {
         "its group stopped; --replay moves the group back to offset 0 and rebuilds.",
     );
     say.doing("Starting Kafka, the orders API and a payments instance, and placing 6 orders");
-    const brokers = await w.kafka();
-    const orders = await w.startEventLog("orders-api", "orders-api", brokers, {
-      PORTA: String(w.options.porta),
-      DB_PATH: w.dbPath("pedidos"),
-    });
-    const url = orders.url();
+    const { brokers, url } = await w.eventLogShop();
     // Its three partitions side by side, so that the six orders are decided in about 6 s.
     await w.startEventLog("caixa-1", "payments", brokers, { PARTICOES_EM_PARALELO: "3" });
     for (let n = 0; n < 6; n++) await placeOrder(url, n);

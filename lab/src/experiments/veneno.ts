@@ -25,13 +25,7 @@ export const veneno = {
     say.doing(
       "Starting Kafka and the orders API (no payments instance: the lab writes the results)",
     );
-    const brokers = await w.kafka();
-    const orders = await w.startEventLog("orders-api", "orders-api", brokers, {
-      PORTA: String(w.options.porta),
-      DB_PATH: w.dbPath("pedidos"),
-    });
-    const url = orders.url();
-    say.saw(`orders API on ${url}`);
+    const { brokers, url } = await w.eventLogShop();
     const { topics, dlq, groups } = w.names;
 
     say.doing("Placing four orders, and picking two whose results share a partition");
