@@ -71,3 +71,10 @@ export const describeHolders = (holders: Map<string, number[]>) =>
         `${who} holds ${ps.length ? `partition${ps.length > 1 ? "s" : ""} ${ps.join(", ")}` : "nothing"}`,
     )
     .join("; ");
+
+/** A counter a service exports on GET /metrics, for one destination (0 when not counted yet). */
+export async function metricCounter(url: string, name: string, destino: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith(`${name}{destino="${destino}"} `));
+  return Number(line?.split(" ")[1] ?? 0);
+}

@@ -1,5 +1,6 @@
 import { kafkaNames, type Pedido, pedidoKey } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { metricCounter } from "../../lab/src/shop-http.ts";
 import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
 import { type PaymentsInstance, startPayments } from "../../payments/src/server.ts";
 import { readTopic } from "../../test/helpers/kafka.ts";
@@ -59,13 +60,6 @@ const decided = (s: Setting, id: number) =>
     { timeoutMs: 60_000, intervalMs: 200, what: `order ${id} (OUTBOX=${s.outbox}) decided` },
   );
 
-/** A counter of the setting's API for one destination, from its GET /metrics. */
-async function counter(s: Setting, name: string, destino: string): Promise<number> {
-  const text = await (await fetch(`${s.api.url}/metrics`)).text();
-  const line = text.split("\n").find((l) => l.startsWith(`${name}{destino="${destino}"} `));
-  return Number(line?.split(" ")[1] ?? 0);
-}
-
 /** The PedidoCriado records of an order in the setting's topic, read from Kafka itself. */
 async function eventsOf(s: Setting, id: number) {
   const records = await readTopic(kafka.brokers, kafkaNames(s.prefix).topics.pedidosCriados);
@@ -112,11 +106,14 @@ describe("When Kafka is stopped, under each OUTBOX setting", () => {
     // kafkajs keeps trying a send after the 500: back too soon, Kafka would still get the
     // record. Kafka stays down until the publisher has given the record up, as counted.
     const topic = kafkaNames(s.prefix).topics.pedidosCriados;
-    await waitFor(async () => (await counter(s, "shop_messages_abandoned_total", topic)) >= 1, {
-      timeoutMs: 90_000,
-      intervalMs: 500,
-      what: "the orders API's publisher to give the record up",
-    });
+    await waitFor(
+      async () => (await metricCounter(s.api.url, "shop_messages_abandoned_total", topic)) >= 1,
+      {
+        timeoutMs: 90_000,
+        intervalMs: 500,
+        what: "the orders API's publisher to give the record up",
+      },
+    );
     await kafka.start();
     const orphan = s.saved as number;
     const res = await http<Pedido>("POST", `${s.api.url}/pedidos`, pedido);

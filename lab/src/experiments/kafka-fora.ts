@@ -3,7 +3,7 @@ import { waitFor } from "@shop/service";
 import { readTopic } from "../kafka.ts";
 import type { ServiceProcess } from "../process.ts";
 import { queryRows } from "../process.ts";
-import { listOrders, placeOrder, send } from "../shop-http.ts";
+import { listOrders, metricCounter, placeOrder, send } from "../shop-http.ts";
 import type { LabWorld } from "../world.ts";
 
 interface Setting {
@@ -13,13 +13,6 @@ interface Setting {
   db: string;
   before: number[];
   during: number[];
-}
-
-/** A counter of an orders API for one destination, from its GET /metrics. */
-async function counter(url: string, name: string, destino: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const line = text.split("\n").find((l) => l.startsWith(`${name}{destino="${destino}"} `));
-  return Number(line?.split(" ")[1] ?? 0);
 }
 
 export const kafkaFora = {
@@ -88,7 +81,8 @@ export const kafkaFora = {
       "Waiting until OUTBOX=desligado's publisher has given its records up (shop_messages_abandoned_total)",
     );
     await waitFor(
-      async () => (await counter(desligado.api.url(), "shop_messages_abandoned_total", topic)) >= 2,
+      async () =>
+        (await metricCounter(desligado.api.url(), "shop_messages_abandoned_total", topic)) >= 2,
       {
         timeoutMs: 90_000,
         intervalMs: 500,
