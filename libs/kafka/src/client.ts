@@ -13,7 +13,8 @@ import { type KafkaSecurity, NO_KAFKA_SECURITY } from "./config.ts";
 /**
  * What kafkajs logs at error level for conditions that are expected while services start
  * together or a group settles, and that kafkajs itself retries or handles: another service
- * created the topic first, the group coordinator is not elected yet, a rebalance is on.
+ * created the topic first, the group coordinator or a new topic's leader is not elected or
+ * known yet, a rebalance is on.
  * kafkajs logs every error answer of a request as "Response <API>(...)" with the broker's
  * message; these are logged at info level. Every other error stays an error.
  */
@@ -25,6 +26,7 @@ const EXPECTED = new Set([
   "The group is rebalancing, so a rejoin is needed",
   "There is no leader for this topic-partition as we are in the middle of a leadership election",
   "This server does not host this topic-partition",
+  "This server is not the leader for that topic-partition",
   "The coordinator is not aware of this member",
 ]);
 
