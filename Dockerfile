@@ -4,10 +4,10 @@
 # user; `web` serves the built page with nginx, unprivileged. compose.yaml picks a stage by
 # `target` and a service by `command`.
 
-# Node 20, the runtime CI tests: better-sqlite3 12 (the last line that supports Node 20)
-# aborts on Node 24 when a statement is collected with no current Node environment (at
-# exit, and in vm contexts), and better-sqlite3 13, which fixes it, needs Node 22 or later.
-FROM node:20-bookworm-slim AS build
+# Node 24, the active LTS (CI runs the suite on it too). On Node 22 and later the shop loads
+# better-sqlite3 13 (libs/service/src/sqlite.ts says why); better-sqlite3 12, for Node 20,
+# still compiles here with the rest of the dependencies.
+FROM node:24-bookworm-slim AS build
 # better-sqlite3 compiles here (python3, make, g++); the runtime stage has no compiler.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
@@ -27,7 +27,7 @@ FROM nginxinc/nginx-unprivileged:1.27-alpine AS web
 COPY --from=build /app/web/dist /usr/share/nginx/html
 # nginx-unprivileged listens on 8080 as the user nginx.
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/package.json ./

@@ -1,5 +1,5 @@
+import { Database } from "@shop/service";
 import autocannon from "autocannon";
-import Database from "better-sqlite3";
 import { ServiceProcess, serviceEnv, tempDb, testPrefix } from "../test/helpers/shop.ts";
 import { waitFor } from "../test/helpers/wait.ts";
 import { type Row, rssMb } from "./intake.ts";

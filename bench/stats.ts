@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { cpus } from "node:os";
-import Database from "better-sqlite3";
+import { Database } from "@shop/service";
 
 /** The p-th percentile of an ascending list (nearest rank); 0 for an empty list. */
 export function percentile(sorted: number[], p: number): number {

@@ -1,8 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, existsSync } from "node:fs";
 import { join } from "node:path";
-import { type ConsumerEventMap, waitFor } from "@shop/service";
-import Database from "better-sqlite3";
+import { type ConsumerEventMap, Database, waitFor } from "@shop/service";
 import { construidoDe, NODE_FLAGS } from "../../infra/build.ts";
 import { ROOT } from "../../infra/config.ts";
 

@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { kafkaNames } from "@shop/contracts";
-import Database from "better-sqlite3";
+import { Database } from "@shop/service";
 import { expect } from "vitest";
 import { type KafkaRecord, readTopic } from "../helpers/kafka.ts";
 import {

@@ -1,6 +1,6 @@
 import { connect } from "node:net";
 import { gzipSync } from "node:zlib";
-import Database from "better-sqlite3";
+import { Database } from "@shop/service";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FourServices, startAllFour } from "../helpers/quatro.ts";
 import { countRows, http } from "../helpers/shop.ts";

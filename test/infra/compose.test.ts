@@ -321,14 +321,14 @@ describe("The production image and compose a team could deploy (issue 20)", () =
     } else stages.get(current)?.push(line);
   }
 
-  it("When the Dockerfile is read, then a build stage has the toolchain, and the runtime stage has the Node CI tests, production dependencies only, no compiler and a non-root user", () => {
+  it("When the Dockerfile is read, then a build stage has the toolchain, and the runtime stage has Node 24, production dependencies only, no compiler and a non-root user", () => {
     expect([...stages.keys()]).toEqual(["build", "web", "runtime"]);
     const build = (stages.get("build") ?? []).join("\n");
-    expect(build).toMatch(/^FROM node:20-bookworm-slim AS build/m);
+    expect(build).toMatch(/^FROM node:24-bookworm-slim AS build/m);
     expect(build).toMatch(/g\+\+/);
     expect(build).toMatch(/npm ci --omit=dev/);
     const runtime = (stages.get("runtime") ?? []).join("\n");
-    expect(runtime).toMatch(/^FROM node:20-bookworm-slim AS runtime/);
+    expect(runtime).toMatch(/^FROM node:24-bookworm-slim AS runtime/);
     expect(runtime).not.toMatch(/apt-get|g\+\+|npm ci|npm install/);
     // Everything it holds comes from the build stage: no source, no dev dependency.
     for (const copy of runtime.split("\n").filter((l) => l.startsWith("COPY"))) {

@@ -1,7 +1,8 @@
+import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
-import { openDatabase } from "@shop/service";
-import Database from "better-sqlite3";
+import { Database, openDatabase, SQLITE_DRIVER } from "@shop/service";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../../infra/config.ts";
 import { openStore as ordersStore } from "../../orders-api/src/store.ts";
@@ -23,6 +24,32 @@ describe("Durability of what was acknowledged", () => {
       expect(fonte, arquivo).toMatch(/openDatabase\(path, MIGRATIONS\)/);
       expect(fonte, arquivo).not.toMatch(/new Database\(|synchronous/);
     }
+  });
+
+  it("When SQLite opens on this Node, then the driver is the line that runs on it: 13 from Node 22, 12 on Node 20", () => {
+    const major = Number(process.versions.node.split(".")[0]);
+    const { version } = createRequire(join(ROOT, "libs/service/package.json"))(
+      `${SQLITE_DRIVER}/package.json`,
+    ) as { version: string };
+    expect(version.split(".")[0], `${SQLITE_DRIVER}@${version} on Node ${major}`).toBe(
+      major >= 22 ? "13" : "12",
+    );
+    const db = new Database(":memory:");
+    expect(db.prepare("SELECT 1 AS um").get()).toEqual({ um: 1 });
+    db.close();
+  });
+
+  it("When any code opens SQLite, then it takes Database from @shop/service, never better-sqlite3 itself", () => {
+    const tracked = spawnSync("git", ["ls-files", "*.ts", "*.tsx"], { cwd: ROOT, encoding: "utf8" })
+      .stdout.split("\n")
+      .filter((f) => f && f !== "libs/service/src/sqlite.ts");
+    expect(tracked.length).toBeGreaterThan(100);
+    const diretos = tracked.filter((f) =>
+      /^import (?!type )[^;]*from "better-sqlite3(-napi)?";/m.test(
+        readFileSync(join(ROOT, f), "utf8"),
+      ),
+    );
+    expect(diretos).toEqual([]);
   });
 
   it("When a store's database opens, then it is WAL and syncs every commit fully (PRAGMA synchronous = 2)", () => {

@@ -4,7 +4,7 @@ import type { Server } from "node:http";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import { Database } from "@shop/service";
 import express from "express";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { build } from "vite";
