@@ -99,28 +99,30 @@ export function pidsOf(pattern: RegExp): number[] {
 }
 
 /**
- * CPU used by named groups of processes from this call to parar(), per unit of work:
+ * CPU used by named groups of processes from this call to stop(), per unit of work:
  * where a benchmark's time goes, and the rate the machine's cores could sustain at that
  * cost if nothing else ran (cores x 1000 ms per second, divided by the ms per unit).
+ * stop() may be called more than once; each reads from the same start.
  */
 export function measureCpu(groups: Record<string, number[]>) {
-  const soma = (pids: number[]) => pids.reduce((s, p) => s + cpuMs(p), 0);
-  const inicio = Object.fromEntries(Object.entries(groups).map(([g, pids]) => [g, soma(pids)]));
+  const sum = (pids: number[]) => pids.reduce((s, p) => s + cpuMs(p), 0);
+  const start = Object.fromEntries(Object.entries(groups).map(([g, pids]) => [g, sum(pids)]));
   return {
-    parar(unidades: number) {
-      const porUnidade = Object.fromEntries(
+    stop(units: number) {
+      const perUnit = Object.fromEntries(
         Object.entries(groups).map(([g, pids]) => [
           g,
-          (soma(pids) - (inicio[g] ?? 0)) / Math.max(1, unidades),
+          (sum(pids) - (start[g] ?? 0)) / Math.max(1, units),
         ]),
       );
-      const total = Object.values(porUnidade).reduce((s, v) => s + v, 0);
-      const texto = Object.entries(porUnidade)
+      const total = Object.values(perUnit).reduce((s, v) => s + v, 0);
+      const groupsText = Object.entries(perUnit)
         .map(([g, ms]) => `${g} ${ms.toFixed(2)}`)
         .join(", ");
       return {
-        porUnidade,
-        texto: `CPU ms per unit: ${texto}; ceiling at that cost ${Math.round((cpus().length * 1000) / total)}/s`,
+        perUnit,
+        total,
+        text: `CPU ms per unit: ${groupsText}; ceiling at that cost ${Math.round((cpus().length * 1000) / total)}/s`,
       };
     },
   };

@@ -1,0 +1,220 @@
+import type { Row } from "./intake.ts";
+
+/**
+ * The benchmark's headline: cost ratios, each against a baseline measured in the same run,
+ * with the goal beside it (issue 20). A cost ratio holds on any machine: a second core
+ * doubles a rate, not the CPU one unit of work takes.
+ */
+export interface CostRow {
+  row: string;
+  /** What is divided by what, in words. */
+  ratioOf: string;
+  value: number;
+  /** The goal, or null for a row that only compares (Node 24 against Node 20). */
+  goal: number | null;
+  better: "lower" | "higher";
+  unit: "×" | "MB";
+  detail: string;
+}
+
+export const met = (r: CostRow): boolean | null =>
+  r.goal === null ? null : r.better === "lower" ? r.value <= r.goal : r.value >= r.goal;
+
+const extra = (rows: Row[], id: string, key: string): number | undefined =>
+  rows.find((r) => r.id === id)?.extra?.[key];
+
+/** The inputs the cost rows divide, from this run's rows and baselines. */
+export interface CostInputs {
+  rows: Row[];
+  /** Bare Express's CPU ms per request. */
+  bareCpuMs: number;
+  /** Kafka's own two-hop p99 at 200/s (bare kafkajs), when the pipeline ran. */
+  twoHopP99?: number;
+  /** The same rows measured with the services on Node 24, when it ran. */
+  node24Rows?: Row[];
+}
+
+export function costRows({ rows, bareCpuMs, twoHopP99, node24Rows }: CostInputs): CostRow[] {
+  const out: CostRow[] = [];
+  const f = (n: number) => n.toFixed(2);
+  const apiCpu = extra(rows, "intake", "apiCpuMs");
+  const intakeKafkaCpu = extra(rows, "intake", "kafkaCpuMs");
+  if (apiCpu !== undefined)
+    out.push({
+      row: "intake",
+      ratioOf: "orders API CPU per POST /pedidos ÷ bare Express CPU per request",
+      value: apiCpu / bareCpuMs,
+      goal: 1.5,
+      better: "lower",
+      unit: "×",
+      detail: `${f(apiCpu)} ms ÷ ${f(bareCpuMs)} ms`,
+    });
+  const pipelineCpu = (from: Row[]) => {
+    const [a, p, k] = ["apiCpuMs", "paymentsCpuMs", "kafkaCpuMs"].map((key) =>
+      extra(from, "pipeline", key),
+    );
+    return a === undefined || p === undefined || k === undefined
+      ? undefined
+      : { total: a + p + k, text: `API ${f(a)} + payments ${f(p)} + Kafka ${f(k)}` };
+  };
+  const pipeline = pipelineCpu(rows);
+  if (pipeline && apiCpu !== undefined && intakeKafkaCpu !== undefined)
+    out.push({
+      row: "pipeline",
+      ratioOf: "all processes' CPU per order, POST to result applied ÷ intake's CPU per request",
+      value: pipeline.total / (apiCpu + intakeKafkaCpu),
+      goal: 1.5,
+      better: "lower",
+      unit: "×",
+      detail: `(${pipeline.text}) ms ÷ (API ${f(apiCpu)} + Kafka ${f(intakeKafkaCpu)}) ms`,
+    });
+  const steadyP99 = extra(rows, "latency-200", "p99");
+  if (steadyP99 !== undefined && twoHopP99 !== undefined)
+    out.push({
+      row: "latency at 200 orders/s",
+      ratioOf: "pipeline p99 ÷ bare kafkajs two-hop p99, both at 200/s",
+      value: steadyP99 / Math.max(1, twoHopP99),
+      goal: 3,
+      better: "lower",
+      unit: "×",
+      detail: `${steadyP99} ms ÷ ${twoHopP99} ms`,
+    });
+  const servicesCpu = extra(rows, "broker", "servicesCpuMs");
+  if (servicesCpu !== undefined)
+    out.push({
+      row: "broker: services",
+      ratioOf: "both services' CPU per payment request ÷ bare Express CPU per request",
+      value: servicesCpu / bareCpuMs,
+      goal: 3,
+      better: "lower",
+      unit: "×",
+      detail: `${f(servicesCpu)} ms ÷ ${f(bareCpuMs)} ms`,
+    });
+  const rabbitCpu = extra(rows, "broker", "rabbitCpuMs");
+  const perfTestCpu = extra(rows, "broker", "rabbitPerfTestCpuMs");
+  if (rabbitCpu !== undefined && perfTestCpu !== undefined)
+    out.push({
+      row: "broker: RabbitMQ",
+      ratioOf: "RabbitMQ's CPU per payment request ÷ its CPU per message under PerfTest",
+      value: rabbitCpu / Math.max(0.001, perfTestCpu),
+      goal: 1.5,
+      better: "lower",
+      unit: "×",
+      detail: `${f(rabbitCpu)} ms ÷ ${f(perfTestCpu)} ms`,
+    });
+  const replay = rows.find((r) => r.id === "replay");
+  if (replay)
+    out.push({
+      row: "replay",
+      ratioOf: "analytics records/s ÷ ConsumerPerformance records/s",
+      value: replay.ratio,
+      goal: 1,
+      better: "higher",
+      unit: "×",
+      detail: `${replay.measured} ÷ ${replay.baseline}`,
+    });
+  for (const [id, row, goal] of [
+    ["memory-orders-api", "memory: orders API under load", 120],
+    ["memory-payments", "memory: payments instance under load", 120],
+    ["memory-broker-orders", "memory: broker orders under load", 120],
+    ["memory-broker-payments", "memory: broker payments under load", 120],
+    ["memory-analytics", "memory: analytics, 1,000,000-record replay", 250],
+  ] as const) {
+    const r = rows.find((x) => x.id === id);
+    if (r)
+      out.push({
+        row,
+        ratioOf: "peak resident memory (RSS)",
+        value: r.value,
+        goal,
+        better: "lower",
+        unit: "MB",
+        detail: r.measured,
+      });
+  }
+  if (node24Rows) {
+    const api24 = extra(node24Rows, "intake", "apiCpuMs");
+    if (api24 !== undefined && apiCpu !== undefined)
+      out.push({
+        row: "Node 24 ÷ Node 20: intake",
+        ratioOf: "orders API CPU per request on Node 24 ÷ on Node 20",
+        value: api24 / apiCpu,
+        goal: null,
+        better: "lower",
+        unit: "×",
+        detail: `${f(api24)} ms ÷ ${f(apiCpu)} ms`,
+      });
+    const pipeline24 = pipelineCpu(node24Rows);
+    if (pipeline24 && pipeline)
+      out.push({
+        row: "Node 24 ÷ Node 20: pipeline",
+        ratioOf: "all processes' CPU per order on Node 24 ÷ on Node 20",
+        value: pipeline24.total / pipeline.total,
+        goal: null,
+        better: "lower",
+        unit: "×",
+        detail: `(${pipeline24.text}) ÷ (${pipeline.text}) ms`,
+      });
+  }
+  return out;
+}
+
+const mark = (r: CostRow) => {
+  const ok = met(r);
+  return ok === null ? "·" : ok ? "✓" : "✗";
+};
+
+export const goalText = (r: CostRow) =>
+  r.goal === null
+    ? `${r.better} is better`
+    : `${r.better === "lower" ? "≤" : "≥"} ${r.goal}${r.unit === "MB" ? " MB" : ""} (${r.better} is better)`;
+
+/** The cost table as Markdown: the closing note and the results folder take it as it is. */
+export function costTable(rows: CostRow[]): string {
+  const lines = [
+    "| Row | Ratio | Value | Goal | Met | Measured |",
+    "|---|---|---|---|---|---|",
+    ...rows.map(
+      (r) =>
+        `| ${r.row} | ${r.ratioOf} | ${r.unit === "MB" ? `${Math.round(r.value)} MB` : r.value.toFixed(2)} | ${goalText(r)} | ${mark(r)} | ${r.detail} |`,
+    ),
+  ];
+  return lines.join("\n");
+}
+
+const xmlText = (s: string) => s.replaceAll("&", "&amp;").replaceAll("<", "&lt;");
+
+/**
+ * The cost rows as a chart: one bar per row, scaled to its goal (the goal is the same
+ * vertical marker on every row), green where met, red where not; which way is better is
+ * written on the row.
+ */
+export function costSvg(rows: CostRow[], subtitle: string): string {
+  const width = 860;
+  const bar = 22;
+  const left = 360;
+  const span = 380;
+  const goalX = left + span / 2;
+  const height = 70 + rows.length * (bar + 14);
+  const items = rows
+    .map((r, i) => {
+      const y = 50 + i * (bar + 14);
+      const scale = r.goal ?? 1;
+      const w = Math.max(2, Math.min(span, (r.value / scale) * (span / 2)));
+      const ok = met(r);
+      const colour = ok === null ? "#5f6368" : ok ? "#188038" : "#d93025";
+      const value = r.unit === "MB" ? `${Math.round(r.value)} MB` : r.value.toFixed(2);
+      return `<text x="10" y="${y + 15}" font-size="12">${xmlText(r.row)}</text>
+<text x="10" y="${y + 28}" font-size="10" fill="#5f6368">${xmlText(goalText(r))}</text>
+<rect x="${left}" y="${y}" width="${w}" height="${bar}" fill="${colour}"/>
+<text x="${left + w + 6}" y="${y + 15}" font-size="12">${value} ${mark(r)}</text>`;
+    })
+    .join("\n");
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" role="img">
+<title>Cost ratios against their goals</title>
+<text x="10" y="18" font-size="14" font-weight="bold">Cost ratios, each against a baseline of the same run</text>
+<text x="10" y="36" font-size="11" fill="#5f6368">${xmlText(subtitle)}; the dashed line is each row's goal (bars scaled to it)</text>
+<line x1="${goalX}" y1="44" x2="${goalX}" y2="${height - 10}" stroke="#202124" stroke-dasharray="4 3"/>
+${items}
+</svg>`;
+}
