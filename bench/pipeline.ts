@@ -33,6 +33,31 @@ function decided(dbPath: string): number {
   return n;
 }
 
+/** shop_kafka_requests_total of the services at `urls`, summed by Kafka API. */
+async function kafkaRequestsOf(urls: string[]): Promise<Record<string, number>> {
+  const sum: Record<string, number> = {};
+  for (const url of urls) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    for (const m of text.matchAll(/^shop_kafka_requests_total\{api="(\w+)"\} (\d+)/gm))
+      sum[m[1] as string] = (sum[m[1] as string] ?? 0) + Number(m[2]);
+  }
+  return sum;
+}
+
+/** Requests per order by API, most first, from two readings of the counters. */
+function requestsPerOrder(
+  before: Record<string, number>,
+  after: Record<string, number>,
+  orders: number,
+): string {
+  return Object.entries(after)
+    .map(([api, n]) => [api, (n - (before[api] ?? 0)) / orders] as const)
+    .filter(([, perOrder]) => perOrder >= 0.01)
+    .sort((a, b) => b[1] - a[1])
+    .map(([api, perOrder]) => `${api} ${perOrder.toFixed(2)}`)
+    .join(", ");
+}
+
 /**
  * Waits until the groups are stable: each payments instance holds one partition of
  * pedidos-criados, and the orders API (the only member of its group) has been assigned all
@@ -145,6 +170,11 @@ export async function benchPipeline(opts: {
         api,
         payments.map((p) => p.url()),
       );
+      const paymentsUrls = payments.map((p) => p.url());
+      const requestsBefore = await Promise.all([
+        kafkaRequestsOf([api.url()]),
+        kafkaRequestsOf(paymentsUrls),
+      ]);
       const cpu = measureCpu({
         "orders API": [api.child.pid as number],
         payments: payments.map((p) => p.child.pid as number),
@@ -157,7 +187,12 @@ export async function benchPipeline(opts: {
         what: `${expected} orders decided`,
       });
       const spent = cpu.stop(expected);
+      const requestsAfter = await Promise.all([
+        kafkaRequestsOf([api.url()]),
+        kafkaRequestsOf(paymentsUrls),
+      ]);
       return {
+        requests: `Kafka requests per order: orders API ${requestsPerOrder(requestsBefore[0], requestsAfter[0], expected)}; payments ${requestsPerOrder(requestsBefore[1], requestsAfter[1], expected)}`,
         cpu: spent.text,
         apiCpuMs: spent.perUnit["orders API"] ?? 0,
         paymentsCpuMs: spent.perUnit.payments ?? 0,
@@ -184,7 +219,7 @@ export async function benchPipeline(opts: {
   const burstRow: Row = {
     id: "pipeline",
     benchmark: `pipeline: ${burst.n} orders, created -> decided`,
-    measured: `${Math.round(throughput)} orders/s end to end in ${(burst.spanMs / 1000).toFixed(1)} s, p50 ${burst.p50} ms, p99 ${burst.p99} ms; ${burst.cpu}`,
+    measured: `${Math.round(throughput)} orders/s end to end in ${(burst.spanMs / 1000).toFixed(1)} s, p50 ${burst.p50} ms, p99 ${burst.p99} ms; ${burst.cpu}; ${burst.requests}`,
     baseline: `intake ${Math.round(opts.intakeRps)} req/s`,
     value: throughput,
     baselineValue: opts.intakeRps,

@@ -237,7 +237,7 @@ describe("Metrics: GET /metrics", () => {
     return found ? Number(found.slice(linha.length + 1)) : 0;
   };
 
-  it("When 3 orders are created and their results applied, then the counts move by 3: HTTP 201s, events confirmed, results consumed; the outbox gauge is back to 0", async () => {
+  it("When 3 orders are created and their results applied, then the counts move by 3: HTTP 201s, events confirmed, results consumed; the outbox gauge is back to 0; Kafka requests are counted by API", async () => {
     const antes = (await http<string>("GET", `${api.url}/metrics`)).body;
     const criados = `shop_messages_confirmed_total{destino="${nomes.topics.pedidosCriados}"}`;
     const consumidos = `shop_messages_consumed_total{destino="${nomes.topics.pagamentosResultados}"}`;
@@ -257,6 +257,11 @@ describe("Metrics: GET /metrics", () => {
     expect(valor(depois, consumidos) - valor(antes, consumidos)).toBe(3);
     expect(valor(depois, http201) - valor(antes, http201)).toBe(3);
     expect(valor(depois, "shop_outbox_pending")).toBe(0);
+    // The round trips behind them, by Kafka API: at least one produce request (the outbox's
+    // batches) and the consumer's fetches.
+    const produce = 'shop_kafka_requests_total{api="Produce"}';
+    expect(valor(depois, produce) - valor(antes, produce)).toBeGreaterThanOrEqual(1);
+    expect(valor(depois, 'shop_kafka_requests_total{api="Fetch"}')).toBeGreaterThan(0);
     expect(depois).toMatch(/shop_consumer_lag\{group="[^"]+",topic="[^"]+",partition="\d"\} \d+/);
   });
 });

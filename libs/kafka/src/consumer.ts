@@ -1,6 +1,13 @@
 import type { MessageContract, StuckPartition } from "@shop/contracts";
 import { dlqTopic } from "@shop/contracts";
-import { ConsumerEvents, continueTrace, type Logger, metrics, withContext } from "@shop/service";
+import {
+  ConsumerEvents,
+  continueTrace,
+  kafkaRequests,
+  type Logger,
+  metrics,
+  withContext,
+} from "@shop/service";
 import type { Consumer, ConsumerConfig, Kafka, KafkaMessage } from "kafkajs";
 import { withRetries } from "./client.ts";
 import { countStuck, measureLag } from "./lag.ts";
@@ -216,6 +223,9 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
       retry: { initialRetryTime: 300, maxRetryTime: 5_000, retries: 10 },
       ...options.consumer,
     });
+    consumer.on(consumer.events.REQUEST, ({ payload }) =>
+      kafkaRequests.inc({ api: payload.apiName }),
+    );
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       state.connected = true;
       state.partitions = Object.fromEntries(

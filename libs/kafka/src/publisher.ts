@@ -1,4 +1,11 @@
-import { batchPerTurn, type Logger, metrics, traceHeader, withTimeLimit } from "@shop/service";
+import {
+  batchPerTurn,
+  kafkaRequests,
+  type Logger,
+  metrics,
+  traceHeader,
+  withTimeLimit,
+} from "@shop/service";
 import type { IHeaders, Kafka, PartitionMetadata, Producer } from "kafkajs";
 import { Partitioners } from "kafkajs";
 import { refusedForGood } from "./client.ts";
@@ -78,6 +85,9 @@ export function createPublisher(
     allowAutoTopicCreation: false,
     retry: { retries: 3, initialRetryTime: 200, maxRetryTime: 1500 },
   });
+  producer.on(producer.events.REQUEST, ({ payload }) =>
+    kafkaRequests.inc({ api: payload.apiName }),
+  );
   // kafkajs keeps retrying a send in the background after our limit: a record reported
   // as not confirmed may still be written later (then we log it). The outbox and the
   // idempotent consumers make that harmless.

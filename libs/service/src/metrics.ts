@@ -59,6 +59,20 @@ export const metrics = {
   ),
 };
 
+/**
+ * Requests this process's Kafka clients sent, by Kafka API (Produce, Fetch, Heartbeat,
+ * OffsetCommit...): what a record costs in round trips, which batching moves.
+ */
+export const kafkaRequests = single(
+  "shop_kafka_requests_total",
+  () =>
+    new Counter({
+      name: "shop_kafka_requests_total",
+      help: "requests sent to Kafka by this process's producers and consumers, by API",
+      labelNames: ["api"] as const,
+    }),
+);
+
 /** A gauge whose value is read when Prometheus scrapes. */
 export function gauge(
   name: string,
