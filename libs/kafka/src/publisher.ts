@@ -55,9 +55,10 @@ export interface Publisher {
    */
   publishBatch(records: OutgoingRecord[]): Promise<PublishAck[]>;
   /**
-   * Like publicar, but the records handed over in the same turn of the event loop go out
-   * together, in one publishBatch (kafkajs has no linger of its own). Same acks and time
-   * limit; each caller learns of its own record.
+   * Like publish, but batched as load asks (kafkajs has no linger of its own): when no
+   * produce request of this path is in flight, the records of the turn go at once; while
+   * one is, the records handed over meanwhile go together, in one publishBatch, when it
+   * ends. Same acks and time limit; each caller learns of its own record, in order.
    */
   publishInTurn(topic: string, key: string, value: string, headers?: IHeaders): Promise<PublishAck>;
   close(): Promise<void>;
@@ -301,9 +302,10 @@ export function createPublisher(
     );
   }
 
-  // The records handed over in one turn go out in one publishBatch; a failure of that
-  // produce request is every caller's failure (no record is retried alone).
-  const joinTurn = batchPerTurn(publishBatch, { splitOnFailure: false });
+  // The records handed over in one turn, or while the previous batch was in flight, go out
+  // in one publishBatch; a failure of that produce request is every caller's failure (no
+  // record is retried alone).
+  const joinTurn = batchPerTurn(publishBatch, { splitOnFailure: false, whileInFlight: true });
   function publishInTurn(topic: string, key: string, value: string, headers?: IHeaders) {
     // The caller's trace, taken now: the batch goes out in another turn.
     return joinTurn({ topic, key, value, headers: { ...traceHeader(), ...headers } });

@@ -6,18 +6,23 @@ import { AsyncResource } from "node:async_hooks";
  * Used for the orders API's group commit (one SQLite transaction for the requests of a
  * turn) and for Kafka publishes (one produce request for the records of a turn).
  *
+ * With `whileInFlight`, batching adapts to load: when idle, a turn's items go at once; while
+ * a run is in flight, the items handed over meanwhile wait and go together as the next run
+ * when it ends. One run at a time, in the order handed over. Light load pays no wait; under
+ * load each run carries everything that arrived during the one before (Kafka's payments
+ * results: one produce request where a record a turn made many small ones).
+ *
  * When a batch fails: with `splitOnFailure` (the default) each item is tried alone, so
  * that one bad item fails only its own caller; without it, every caller gets the error.
  */
 export function batchPerTurn<E, R>(
   run: (itens: E[]) => R[] | Promise<R[]>,
-  { splitOnFailure = true } = {},
+  { splitOnFailure = true, whileInFlight = false } = {},
 ): (item: E) => Promise<R> {
   let queue: { item: E; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
+  let running = false;
 
-  async function flush() {
-    const batch = queue;
-    queue = [];
+  async function settle(batch: typeof queue) {
     try {
       const resultados = await run(batch.map((x) => x.item));
       batch.forEach((x, i) => {
@@ -38,10 +43,28 @@ export function batchPerTurn<E, R>(
     }
   }
 
+  async function flush() {
+    if (!whileInFlight) {
+      const batch = queue;
+      queue = [];
+      return settle(batch);
+    }
+    running = true;
+    while (queue.length > 0) {
+      const batch = queue;
+      queue = [];
+      await settle(batch);
+    }
+    running = false;
+  }
+
   return (item) =>
     new Promise<R>((resolve, reject) => {
       queue.push({ item, resolve, reject });
-      if (queue.length === 1) setImmediate(() => void flush());
+      if (queue.length === 1 && !running) {
+        running = whileInFlight;
+        setImmediate(() => void flush());
+      }
     });
 }
 

@@ -9,7 +9,8 @@ import type { PagamentoUseCases } from "../pagamentos.ts";
  * same key, then record and print the decision line. The wait and the decision are in
  * record order; the publish is handed back (pipelined), so that the next record's wait
  * starts at once, and its offset is resolved only after the acknowledgement. Results
- * decided in the same turn go out in one produce request (publishInTurn).
+ * decided while the previous produce request is in flight go out together in the next
+ * one (publishInTurn): one at once when idle, few large requests under load.
  */
 export function startPedidosCriadosConsumer(deps: {
   kafka: Kafka;

@@ -44,6 +44,46 @@ describe("Batching per turn and group commit (batchPerTurn)", () => {
     expect(chamadas).toBe(1);
   });
 
+  it("When batching adapts to load (whileInFlight), then the first item goes at once, those handed over while it is in flight go together next, in order, one run at a time", async () => {
+    const runs: number[][] = [];
+    let inFlight = 0;
+    let most = 0;
+    const ends: (() => void)[] = [];
+    const publish = batchPerTurn(
+      async (items: number[]) => {
+        runs.push(items);
+        most = Math.max(most, ++inFlight);
+        await new Promise<void>((resolve) => ends.push(resolve));
+        inFlight--;
+        return items.map((n) => n * 10);
+      },
+      { splitOnFailure: false, whileInFlight: true },
+    );
+    const first = publish(1);
+    await new Promise((r) => setImmediate(r));
+    expect(runs).toEqual([[1]]); // idle: sent at once, alone
+    // Three more turns while the first run is in flight: none is sent yet.
+    const later: Promise<number>[] = [];
+    for (const n of [2, 3, 4]) {
+      later.push(publish(n));
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(runs).toEqual([[1]]);
+    (ends.shift() as () => void)();
+    expect(await first).toBe(10);
+    await new Promise((r) => setImmediate(r));
+    expect(runs).toEqual([[1], [2, 3, 4]]); // gathered while in flight: one run
+    (ends.shift() as () => void)();
+    expect(await Promise.all(later)).toEqual([20, 30, 40]);
+    expect(most).toBe(1);
+    // Idle again: the next item goes at once.
+    const again = publish(5);
+    await new Promise((r) => setImmediate(r));
+    expect(runs).toEqual([[1], [2, 3, 4], [5]]);
+    (ends.shift() as () => void)();
+    expect(await again).toBe(50);
+  });
+
   it("When units of one turn share a transaction, then each runs in its own caller's context (its request's trace) and once the shared transaction failed, alone", async () => {
     const context = new AsyncLocalStorage<string>();
     const transactions: number[] = [];
