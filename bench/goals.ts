@@ -133,6 +133,10 @@ export function costRows({ rows, bareCpuMs, twoHopP99, node24Rows }: CostInputs)
       });
   }
   if (node24Rows) {
+    // The goals again with the services on Node 24, the image's runtime.
+    for (const c of costRows({ rows: node24Rows, bareCpuMs }))
+      if (c.row === "intake" || c.row === "pipeline")
+        out.push({ ...c, row: `${c.row} on Node 24` });
     const api24 = extra(node24Rows, "intake", "apiCpuMs");
     if (api24 !== undefined && apiCpu !== undefined)
       out.push({

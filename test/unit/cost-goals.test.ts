@@ -69,6 +69,11 @@ describe("Benchmark cost ratios and their goals", () => {
     expect(withNode24.find((c) => c.row === "Node 24 ÷ Node 20: pipeline")?.value).toBeCloseTo(
       1.3 / 1.5,
     );
+    // The goals again on Node 24 (the image's runtime), against the same bare Express.
+    const intakeOn24 = withNode24.find((c) => c.row === "intake on Node 24");
+    expect(intakeOn24?.value).toBeCloseTo(0.48 / 0.5);
+    expect(intakeOn24?.goal).toBe(1.5);
+    expect(withNode24.find((c) => c.row === "pipeline on Node 24")?.value).toBeCloseTo(1.3 / 0.68);
   });
 
   it("When printed and charted, then every row shows its goal, which side is better, and whether it is met", () => {
