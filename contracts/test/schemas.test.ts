@@ -58,6 +58,14 @@ describe("Event-log contract: PedidoCriado", () => {
   it("When the event is valid, then it decodes to the same values", () => {
     expect(PedidoCriado.decode(JSON.stringify(valid))).toEqual({ ok: true, value: valid });
   });
+  it("When the event arrives as bytes (a Buffer, or a view into a larger buffer), then it decodes the same", () => {
+    const text = JSON.stringify(valid);
+    expect(PedidoCriado.decode(Buffer.from(text))).toEqual({ ok: true, value: valid });
+    // A Uint8Array that is a window on a larger buffer: only its own bytes are read.
+    const bytes = new TextEncoder().encode(`xx${text}yy`);
+    const window = new Uint8Array(bytes.buffer, 2, bytes.length - 4);
+    expect(PedidoCriado.decode(window)).toEqual({ ok: true, value: valid });
+  });
   it("When versao is unknown, then the reader refuses it instead of interpreting it", () => {
     expectRefused(PedidoCriado, { ...valid, versao: 2 }, "versao", "unknown versao 2");
     expectRefused(PedidoCriado, without(valid, "versao"), "versao", "unknown versao");
