@@ -3,4 +3,4 @@ import { readConfig } from "./config.ts";
 import { startOrdersApi } from "./server.ts";
 
 const log = createLogger("orders-api");
-await runService(() => startOrdersApi(readConfig(), log), log);
+await runService("orders-api", () => startOrdersApi(readConfig(), log), log);

@@ -4,4 +4,4 @@ import { startPayments } from "./server.ts";
 
 const config = readConfig();
 const log = createLogger(`payments ${config.instancia}`);
-await runService(() => startPayments(config, log), log);
+await runService("payments", () => startPayments(config, log), log);

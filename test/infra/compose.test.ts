@@ -115,6 +115,17 @@ describe("compose.yaml, for users who have Docker", () => {
     }
   });
 
+  it("Issue 20: when parsed, then the monitoring profile has Jaeger (its UI and OTLP on 127.0.0.1 only), and every Node service passes OTEL_EXPORTER_OTLP_ENDPOINT on, unset by default", () => {
+    const jaeger = services.jaeger as ComposeService;
+    expect(jaeger.profiles).toEqual(["monitoring"]);
+    expect(jaeger.image).toMatch(/^jaegertracing\/jaeger:2\.\d+\.\d+$/);
+    expect(jaeger.ports).toEqual(["127.0.0.1:16686:16686", "127.0.0.1:4318:4318"]);
+    // Compose's interpolation: the caller's value, or empty (no export) when unset.
+    const passedOn = ["$", "{OTEL_EXPORTER_OTLP_ENDPOINT:-}"].join("");
+    for (const name of ["orders-api", "payments", "broker-orders", "broker-payments"])
+      expect(services[name]?.environment?.OTEL_EXPORTER_OTLP_ENDPOINT, name).toBe(passedOn);
+  });
+
   it("When parsed, then the optional monitoring profile scrapes /metrics of every service at its compose port, and Grafana's dashboard reads metrics the services export", () => {
     const prometheus = services.prometheus as ComposeService;
     const grafana = services.grafana as ComposeService;

@@ -4,4 +4,4 @@ import { startOrders } from "./server.ts";
 
 loadDotEnv();
 const log = createLogger("broker-orders");
-await runService(() => startOrders(readConfig(), log), log);
+await runService("broker-orders", () => startOrders(readConfig(), log), log);

@@ -4,4 +4,4 @@ import { startPayments } from "./server.ts";
 
 loadDotEnv();
 const log = createLogger("broker-payments");
-await runService(() => startPayments(readConfig(), log), log);
+await runService("broker-payments", () => startPayments(readConfig(), log), log);

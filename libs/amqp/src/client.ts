@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { TOPOLOGY } from "@shop/contracts";
 import {
-  currentTraceparent,
   type Logger,
+  MESSAGING,
   metrics,
   readSettingFile,
+  startProducerSpan,
   untrustedCertificate,
   withTimeLimit,
 } from "@shop/service";
@@ -260,7 +261,15 @@ export class AmqpClient {
         );
       }
       const messageId = randomUUID();
-      await new Promise<void>((resolve, reject) => {
+      const span = startProducerSpan(`publish ${exchange}`, {
+        [MESSAGING.system]: "rabbitmq",
+        [MESSAGING.destination]: exchange,
+        [MESSAGING.operationType]: "send",
+        [MESSAGING.operationName]: "publish",
+        [MESSAGING.rabbitRoutingKey]: routingKey,
+        [MESSAGING.messageId]: messageId,
+      });
+      const confirmed = new Promise<void>((resolve, reject) => {
         ch.publish(
           exchange,
           routingKey,
@@ -270,7 +279,7 @@ export class AmqpClient {
             persistent: true,
             contentType: "application/json",
             messageId,
-            headers: { traceparent: currentTraceparent(), ...headers },
+            headers: { traceparent: span.traceparent, ...headers },
           },
           (err) =>
             err
@@ -280,6 +289,11 @@ export class AmqpClient {
               : resolve(),
         );
       });
+      confirmed.then(
+        () => span.end(),
+        (error: unknown) => span.end(undefined, error),
+      );
+      await confirmed;
       if (this.returned.delete(messageId)) {
         throw new PublishFailed(
           "sem-rota",

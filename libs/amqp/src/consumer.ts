@@ -1,5 +1,5 @@
 import type { MessageContract } from "@shop/contracts";
-import { ConsumerEvents, continueTrace, type Logger, metrics, withContext } from "@shop/service";
+import { ConsumerEvents, inConsumerSpan, type Logger, MESSAGING, metrics } from "@shop/service";
 import type { Channel, ConsumeMessage } from "amqplib";
 import type { AmqpClient, ChannelConsumer } from "./client.ts";
 import { ATTEMPTS } from "./topology.ts";
@@ -83,9 +83,26 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
       const decoded = contract.decode(msg.content);
       if (!decoded.ok) throw new Error(decoded.error.reason);
       const headers = msg.properties.headers ?? {};
-      // The message continues the trace of whoever published it.
-      await withContext(continueTrace(headers.traceparent), () =>
-        handle(decoded.value, { attempt: attempt, redelivered: msg.fields.redelivered, headers }),
+      // The message continues the trace of whoever published it, in a consumer span.
+      await inConsumerSpan(
+        `process ${queue}`,
+        headers,
+        {
+          [MESSAGING.system]: "rabbitmq",
+          [MESSAGING.destination]: queue,
+          [MESSAGING.operationType]: "process",
+          [MESSAGING.operationName]: "process",
+          [MESSAGING.rabbitRoutingKey]: msg.fields.routingKey,
+          ...(message.key ? { [MESSAGING.messageId]: message.key } : {}),
+        },
+        async () => {
+          await handle(decoded.value, {
+            attempt: attempt,
+            redelivered: msg.fields.redelivered,
+            headers,
+          });
+          return {};
+        },
       );
       eventos.emit("handled", message);
       const pause = opts.pauseBeforeAckMs ?? 0;

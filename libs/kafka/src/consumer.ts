@@ -2,11 +2,11 @@ import type { MessageContract, StuckPartition } from "@shop/contracts";
 import { dlqTopic } from "@shop/contracts";
 import {
   ConsumerEvents,
-  continueTrace,
+  inConsumerSpan,
   kafkaRequests,
   type Logger,
+  MESSAGING,
   metrics,
-  withContext,
 } from "@shop/service";
 import type { Consumer, ConsumerConfig, Kafka, KafkaMessage } from "kafkajs";
 import { withRetries } from "./client.ts";
@@ -136,9 +136,23 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
     message: KafkaMessage,
     tx: PartitionTransaction | null,
   ): Promise<{ pending?: Promise<void> }> {
-    // The record continues the trace of whoever published it (traceparent header).
-    const context = continueTrace(message.headers?.traceparent?.toString());
-    return withContext(context, () => handleRecord(topic, partition, message, tx));
+    // The record continues the trace of whoever published it (traceparent header), in a
+    // consumer span of its own that ends once its pipelined step has settled.
+    return inConsumerSpan(
+      `process ${topic}`,
+      message.headers,
+      {
+        [MESSAGING.system]: "kafka",
+        [MESSAGING.destination]: topic,
+        [MESSAGING.operationType]: "process",
+        [MESSAGING.operationName]: "process",
+        [MESSAGING.consumerGroup]: groupId,
+        [MESSAGING.partition]: String(partition),
+        [MESSAGING.kafkaOffset]: message.offset,
+        ...(message.key ? { [MESSAGING.kafkaKey]: message.key.toString("utf8") } : {}),
+      },
+      () => handleRecord(topic, partition, message, tx),
+    );
   }
 
   async function handleRecord(

@@ -2,7 +2,10 @@ import {
   batchPerTurn,
   kafkaRequests,
   type Logger,
+  MESSAGING,
   metrics,
+  type ProducerSpan,
+  startProducerSpan,
   traceHeader,
   withTimeLimit,
 } from "@shop/service";
@@ -38,7 +41,16 @@ export interface OutgoingRecord {
   /** Text, or bytes kept as they are (a dead letter's key; null when the record had none). */
   key: string | Buffer | null;
   value: string | Buffer;
+  /**
+   * Sent as they are. A record whose headers carry no traceparent gets its producer span's;
+   * one whose headers carry one keeps it (a dead letter is the record as it was).
+   */
   headers?: IHeaders;
+  /**
+   * The traceparent of the work the record belongs to (the outbox row's, the caller's):
+   * its producer span's parent. Without it, the work running when it is sent.
+   */
+  parent?: string;
 }
 
 export interface Publisher {
@@ -72,6 +84,46 @@ export interface PublisherOptions {
    * configuration: 500 after about 5 s, and the orphan order really orphaned).
    */
   tryUntilLimit?: boolean;
+}
+
+/** One producer span per record, in the record's own trace (see OutgoingRecord). */
+export function traced<R extends OutgoingRecord>(records: R[]) {
+  const spans = records.map((r) =>
+    startProducerSpan(
+      `send ${r.topic}`,
+      {
+        [MESSAGING.system]: "kafka",
+        [MESSAGING.destination]: r.topic,
+        [MESSAGING.operationType]: "send",
+        [MESSAGING.operationName]: "send",
+        ...(r.key !== null ? { [MESSAGING.kafkaKey]: r.key.toString() } : {}),
+      },
+      r.parent,
+    ),
+  );
+  const sent = records.map((r, i) =>
+    r.headers?.traceparent !== undefined
+      ? r
+      : { ...r, headers: { ...r.headers, traceparent: (spans[i] as ProducerSpan).traceparent } },
+  );
+  return {
+    sent,
+    acked(acks: PublishAck[]) {
+      acks.forEach((a, i) => {
+        spans[i]?.end({
+          [MESSAGING.partition]: String(a.partition),
+          [MESSAGING.kafkaOffset]: a.offset,
+        });
+      });
+    },
+    /** Written, with no offsets to tell (a transaction's send). */
+    ended() {
+      for (const span of spans) span.end();
+    },
+    failed(error: unknown) {
+      for (const span of spans) span.end(undefined, error);
+    },
+  };
 }
 
 export function createPublisher(
@@ -175,17 +227,20 @@ export function createPublisher(
 
   function publish(topic: string, key: string, value: string, headers?: IHeaders) {
     const destinos = new Map([[topic, 1]]);
-    return counted(destinos, () =>
+    const span = traced([{ topic, key, value, ...(headers ? { headers } : {}) }]);
+    const ack = counted(destinos, () =>
       withinTimeLimit(topic, key, destinos, async () => {
         const [meta] = await producer.send({
           topic,
           acks: -1,
-          messages: [{ key, value, headers: { ...traceHeader(), ...headers } }],
+          messages: span.sent.map((r) => ({ key, value, headers: r.headers })),
         });
         if (!meta) throw new Error("Kafka answered without record metadata");
         return { topic, partition: meta.partition, offset: meta.baseOffset ?? "" };
       }),
     );
+    ack.then((a) => span.acked([a]), span.failed);
+    return ack;
   }
 
   // publishBatch picks each record's partition itself, with kafkajs's own default
@@ -212,7 +267,14 @@ export function createPublisher(
     return n;
   }
 
-  async function publishBatch(records: OutgoingRecord[]): Promise<PublishAck[]> {
+  function publishBatch(records: OutgoingRecord[]): Promise<PublishAck[]> {
+    const spans = traced(records);
+    const acks = sendBatch(spans.sent);
+    acks.then(spans.acked, spans.failed);
+    return acks;
+  }
+
+  async function sendBatch(records: OutgoingRecord[]): Promise<PublishAck[]> {
     if (records.length === 0) return [];
     const first = records[0] as OutgoingRecord;
     const destinos = countPerTopic(records);
@@ -308,7 +370,14 @@ export function createPublisher(
   const joinTurn = batchPerTurn(publishBatch, { splitOnFailure: false, whileInFlight: true });
   function publishInTurn(topic: string, key: string, value: string, headers?: IHeaders) {
     // The caller's trace, taken now: the batch goes out in another turn.
-    return joinTurn({ topic, key, value, headers: { ...traceHeader(), ...headers } });
+    const parent = traceHeader().traceparent;
+    return joinTurn({
+      topic,
+      key,
+      value,
+      ...(headers ? { headers } : {}),
+      ...(parent ? { parent } : {}),
+    });
   }
 
   return {

@@ -1,6 +1,6 @@
-import { type Logger, metrics, traceHeader } from "@shop/service";
+import { type Logger, metrics } from "@shop/service";
 import { type Kafka, Partitioners, type Producer, type Transaction } from "kafkajs";
-import type { OutgoingRecord } from "./publisher.ts";
+import { type OutgoingRecord, traced } from "./publisher.ts";
 
 /**
  * Exactly-once for a consume→produce step (Kafka transactions): what a consumer publishes
@@ -76,19 +76,26 @@ export function partitionTransactions(
       };
       return {
         async send(records) {
-          // The trace of the caller goes with each record, as with the publisher's.
-          const trace = traceHeader();
+          // Each record has its producer span in the caller's trace, as with the publisher's
+          // (the span ends when the send is written; the transaction commits later).
+          const spans = traced(records);
           const tx = await transaction();
           for (const r of records) metrics.published.inc({ destino: r.topic });
-          await tx.sendBatch({
-            acks: -1,
-            topicMessages: [...new Set(records.map((r) => r.topic))].map((t) => ({
-              topic: t,
-              messages: records
-                .filter((r) => r.topic === t)
-                .map((r) => ({ key: r.key, value: r.value, headers: { ...trace, ...r.headers } })),
-            })),
-          });
+          try {
+            await tx.sendBatch({
+              acks: -1,
+              topicMessages: [...new Set(records.map((r) => r.topic))].map((t) => ({
+                topic: t,
+                messages: spans.sent
+                  .filter((r) => r.topic === t)
+                  .map((r) => ({ key: r.key, value: r.value, headers: r.headers })),
+              })),
+            });
+          } catch (error) {
+            spans.failed(error);
+            throw error;
+          }
+          spans.ended();
           for (const r of records) metrics.confirmed.inc({ destino: r.topic });
         },
         async commit(next) {

@@ -26,6 +26,12 @@ export function httpEnvShape(defaultPort: number) {
     PORTA: z.coerce.number().int().min(0).max(65535).default(defaultPort),
     /** The address to listen on: the loopback by default, 0.0.0.0 in containers. */
     HOST: z.string().default("127.0.0.1"),
+    /**
+     * OpenTelemetry's own settings, read by its SDK (trace.ts): spans are exported over
+     * OTLP/HTTP to this endpoint (Jaeger's :4318, say) when set, and not recorded when not.
+     * Listed here so that a wrong one is refused at start, naming itself.
+     */
+    OTEL_EXPORTER_OTLP_ENDPOINT: z.union([z.literal(""), z.url()]).optional(),
   };
 }
 

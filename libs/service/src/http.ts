@@ -3,7 +3,7 @@ import express, { type Express, type RequestHandler } from "express";
 import helmet from "helmet";
 import { errorBody } from "./errors.ts";
 import { measureHttp } from "./metrics.ts";
-import { traceHttp } from "./trace.ts";
+import { startTracing, traceHttp } from "./trace.ts";
 
 /** Bodies larger than this are refused with 413. */
 export const BODY_LIMIT = "1mb";
@@ -25,6 +25,9 @@ export const requireJson: RequestHandler = (req, res, next) => {
  * security headers (helmet), no x-powered-by, JSON bodies only, at most 1 MB.
  */
 export function createHttpApp({ corsOrigin }: { corsOrigin?: string } = {}): Express {
+  // Each request's span comes from OpenTelemetry's http instrumentation, set up here when
+  // the service's main has not done it first.
+  startTracing();
   const app = express();
   app.disable("x-powered-by");
   app.use(traceHttp);

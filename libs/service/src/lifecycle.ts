@@ -1,6 +1,7 @@
 import type { Server } from "node:http";
 import type { Express } from "express";
 import type { Logger } from "./logger.ts";
+import { flushTracing, startTracing } from "./trace.ts";
 
 export interface Listening {
   server: Server;
@@ -42,26 +43,31 @@ export function onShutdown(stop: () => Promise<void>, log: Logger): void {
     }
     stopping = true;
     log.info(`${signal}: shutting down`);
-    stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        log.error("shutdown failed", { error: String(error) });
-        process.exit(1);
-      },
-    );
+    // The spans still buffered for the exporter go before the process does.
+    stop()
+      .then(() => flushTracing().catch(() => {}))
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          log.error("shutdown failed", { error: String(error) });
+          process.exit(1);
+        },
+      );
   };
   process.on("SIGINT", handler);
   process.on("SIGTERM", handler);
 }
 
 /**
- * A service's main: starts it and stops it on SIGINT/SIGTERM (onShutdown); when it cannot
- * start, logs why and exits with 1.
+ * A service's main: sets up tracing under the service's name, starts it and stops it on
+ * SIGINT/SIGTERM (onShutdown); when it cannot start, logs why and exits with 1.
  */
 export async function runService(
+  name: string,
   start: () => Promise<{ stop(): Promise<void> }>,
   log: Logger,
 ): Promise<void> {
+  startTracing(name);
   try {
     const service = await start();
     onShutdown(service.stop, log);

@@ -1,3 +1,4 @@
+import { trace } from "@opentelemetry/api";
 import type { Express, RequestHandler } from "express";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, register } from "prom-client";
 
@@ -95,9 +96,16 @@ export function gauge(
 /** Times every request; the route is Express's pattern (/pedidos/:id), never the raw URL. */
 export const measureHttp: RequestHandler = (req, res, next) => {
   const end = httpDuration.startTimer({ method: req.method });
+  // The request's span (OpenTelemetry's http instrumentation) ends at "close", after this:
+  // it is named after the route too, as the semantic conventions name a server span.
+  const span = trace.getActiveSpan();
   res.on("finish", () => {
     const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : "(no route)";
     end({ route, status: String(res.statusCode) });
+    if (span && req.route?.path) {
+      span.setAttribute("http.route", route);
+      span.updateName(`${req.method} ${route}`);
+    }
   });
   next();
 };

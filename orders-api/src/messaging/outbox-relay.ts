@@ -107,7 +107,7 @@ export function startOutboxRelay({
         topic: r.topico,
         key: r.chave,
         value: r.valor,
-        ...(r.traceparent ? { headers: { traceparent: r.traceparent } } : {}),
+        ...(r.traceparent ? { parent: r.traceparent } : {}),
       })),
     );
     if (pauseBeforeMarkMs > 0) await new Promise((r) => setTimeout(r, pauseBeforeMarkMs));
