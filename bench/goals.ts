@@ -132,6 +132,17 @@ export function costRows({ rows, bareCpuMs, twoHopP99, node24Rows }: CostInputs)
         detail: r.measured,
       });
   }
+  const tracing = rows.find((r) => r.id === "tracing");
+  if (tracing)
+    out.push({
+      row: "tracing exported ÷ not",
+      ratioOf: "all processes' CPU per order with every span exported over OTLP ÷ with none",
+      value: tracing.ratio,
+      goal: null,
+      better: "lower",
+      unit: "×",
+      detail: `${tracing.value.toFixed(2)} ms ÷ ${tracing.baselineValue.toFixed(2)} ms`,
+    });
   if (node24Rows) {
     // The goals again with the services on Node 24, the image's runtime.
     for (const c of costRows({ rows: node24Rows, bareCpuMs }))

@@ -1,3 +1,4 @@
+import { createServer } from "node:http";
 import { Database } from "@shop/service";
 import autocannon from "autocannon";
 import { ServiceProcess, serviceEnv, tempDb, testPrefix } from "../test/helpers/shop.ts";
@@ -31,6 +32,33 @@ function decided(dbPath: string): number {
   ).n;
   db.close();
   return n;
+}
+
+/** An OTLP/HTTP endpoint that takes every export (200, empty answer) and counts them. */
+async function otlpSink() {
+  let requests = 0;
+  let bytes = 0;
+  const server = createServer((req, res) => {
+    req.on("data", (chunk: Buffer) => {
+      bytes += chunk.length;
+    });
+    req.on("end", () => {
+      if (req.url === "/v1/traces") requests++;
+      res.writeHead(200, { "content-type": "application/x-protobuf" }).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get requests() {
+      return requests;
+    },
+    get bytes() {
+      return bytes;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 /** shop_kafka_requests_total of the services at `urls`, summed by Kafka API. */
@@ -144,12 +172,14 @@ export async function benchPipeline(opts: {
     expected: number,
     aquecimento = 0,
     paymentsEnv: Record<string, string> = {},
+    everyEnv: Record<string, string> = {},
   ) => {
     const prefix = testPrefix(`pipe-${label}`);
     const dbPath = tempDb(`pipe-${label}`);
     const env = (extra: Record<string, string>) => ({
       ...serviceEnv(prefix, extra),
       KAFKA_BROKERS: opts.brokers,
+      ...everyEnv,
     });
     const api = await ServiceProcess.start("orders-api", "orders-api", env({ DB_PATH: dbPath }));
     const payments = await Promise.all(
@@ -233,6 +263,34 @@ export async function benchPipeline(opts: {
   };
   if (opts.burstOnly) return [burstRow];
 
+  // OpenTelemetry's cost: the same burst with every span recorded and exported over OTLP
+  // (to a sink of this process that takes and counts them), against the burst above,
+  // where nothing is exported and so nothing recorded.
+  opts.log("pipeline: the same burst with tracing exported over OTLP...");
+  const sink = await otlpSink();
+  const traced = await run(
+    "burst-otel",
+    (url) => pedidos(url, { connections: 64, amount: opts.orders }),
+    opts.orders,
+    0,
+    {},
+    { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_BSP_SCHEDULE_DELAY: "1000" },
+  );
+  const exports = sink.requests;
+  await sink.close();
+  if (exports === 0) throw new Error("tracing on: the OTLP sink received no export");
+  const allCpu = (r: typeof burst) => r.apiCpuMs + r.paymentsCpuMs + r.kafkaCpuMs;
+  const tracingRow: Row = {
+    id: "tracing",
+    benchmark: "tracing exported (OTLP) ÷ not: CPU per order",
+    measured: `${allCpu(traced).toFixed(2)} ms (API ${traced.apiCpuMs.toFixed(2)}, payments ${traced.paymentsCpuMs.toFixed(2)}, Kafka ${traced.kafkaCpuMs.toFixed(2)}); ${exports} OTLP exports of ${Math.round(sink.bytes / 1024)} KB`,
+    baseline: `not exported ${allCpu(burst).toFixed(2)} ms`,
+    value: allCpu(traced),
+    baselineValue: allCpu(burst),
+    ratio: allCpu(traced) / Math.max(0.001, allCpu(burst)),
+    unit: "CPU ms/order",
+  };
+
   opts.log("pipeline: the same burst with payments at ENTREGA=exatamente-uma-vez...");
   const exactlyOnce = await run(
     "burst-eos",
@@ -262,6 +320,7 @@ export async function benchPipeline(opts: {
 
   return [
     burstRow,
+    tracingRow,
     {
       benchmark: "pipeline, exactly-once: payments + Kafka CPU per order",
       measured: `${perOrder(exactlyOnce).toFixed(2)} ms (payments ${exactlyOnce.paymentsCpuMs.toFixed(2)}, Kafka ${exactlyOnce.kafkaCpuMs.toFixed(2)}); ${Math.round(eosThroughput)} orders/s, p50 ${exactlyOnce.p50} ms, p99 ${exactlyOnce.p99} ms`,
