@@ -1,3 +1,4 @@
+import { createServer } from "node:http";
 import { SpanKind } from "@opentelemetry/api";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace";
 import { EXCHANGES, kafkaNames, type Pedido, QUEUES } from "@shop/contracts";
@@ -13,7 +14,14 @@ import { readConfig as paymentsConfig } from "../payments/src/config.ts";
 import { startPayments } from "../payments/src/server.ts";
 import { brokerEnv } from "./helpers/broker.ts";
 import { createTestVhost } from "./helpers/rabbit.ts";
-import { capturingLogger, http, serviceEnv, tempDb, testPrefix } from "./helpers/shop.ts";
+import {
+  capturingLogger,
+  http,
+  ServiceProcess,
+  serviceEnv,
+  tempDb,
+  testPrefix,
+} from "./helpers/shop.ts";
 import { waitFor } from "./helpers/wait.ts";
 
 /**
@@ -240,6 +248,53 @@ describe("OpenTelemetry: one order, one trace (both editions)", () => {
     } finally {
       await api.stop();
       detach = attachSpanExporter(exporter);
+    }
+  });
+
+  it("When a service runs with OTEL_EXPORTER_OTLP_ENDPOINT set, then it exports its spans there over OTLP/HTTP (protobuf), the order's trace among them", async () => {
+    const bodies: Buffer[] = [];
+    const collector = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        if (req.url === "/v1/traces" && req.headers["content-type"] === "application/x-protobuf")
+          bodies.push(Buffer.concat(chunks));
+        res.writeHead(200, { "content-type": "application/x-protobuf" }).end();
+      });
+    });
+    await new Promise<void>((resolve) => collector.listen(0, "127.0.0.1", resolve));
+    const { port } = collector.address() as { port: number };
+    const prefix = testPrefix("otel-otlp");
+    const api = await ServiceProcess.start("orders-api", "orders-api", {
+      ...serviceEnv(prefix, { DB_PATH: tempDb("otel-otlp") }),
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+      OTEL_BSP_SCHEDULE_DELAY: "200",
+    });
+    try {
+      const res = await http<Pedido>("POST", `${api.url()}/pedidos`, {
+        cliente: "Caio",
+        item: "x",
+        quantidade: 1,
+        precoUnitario: 1,
+      });
+      expect(res.status).toBe(201);
+      // Sampled now: the answer's flag is 01.
+      const traceparent = res.headers.get("traceparent") as string;
+      expect(traceparent).toMatch(/-01$/);
+      const traceId = Buffer.from(traceIdOf(traceparent), "hex");
+      // In OTLP's protobuf a span's trace id is its 16 bytes and its name is UTF-8.
+      const exported = await waitFor(
+        () => {
+          const all = Buffer.concat(bodies);
+          return all.includes(traceId) && all.includes("POST /pedidos") ? all : null;
+        },
+        { what: "the order's spans at the OTLP endpoint" },
+      );
+      expect(exported.includes(`send ${kafkaNames(prefix).topics.pedidosCriados}`)).toBe(true);
+      expect(exported.includes("orders-api")).toBe(true); // service.name
+    } finally {
+      await api.stop();
+      collector.close();
     }
   });
 });
