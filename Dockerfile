@@ -36,4 +36,4 @@ COPY --from=build /app/dist ./dist
 # The services' databases live under /data (a volume in compose), owned by the user they run as.
 RUN mkdir /data && chown node:node /data
 USER node
-CMD ["node", "--max-semi-space-size=8", "--heap-growing-percent=20", "dist/orders-api.mjs"]
+CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=20", "dist/orders-api.mjs"]
