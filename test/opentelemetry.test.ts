@@ -2,7 +2,7 @@ import { createServer } from "node:http";
 import { SpanKind } from "@opentelemetry/api";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace";
 import { EXCHANGES, kafkaNames, type Pedido, QUEUES } from "@shop/contracts";
-import { attachSpanExporter, MESSAGING } from "@shop/service";
+import { attachSpanExporter, currentTraceparent, MESSAGING } from "@shop/service";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readConfig as brokerOrdersConfig } from "../broker/orders/src/config.ts";
 import { startOrders } from "../broker/orders/src/server.ts";
@@ -296,5 +296,16 @@ describe("OpenTelemetry: one order, one trace (both editions)", () => {
       await api.stop();
       collector.close();
     }
+  });
+
+  it("When work outside any trace asks for a traceparent (an event stored with no request around it), then it gets a new one each time, and no span is made for it", async () => {
+    const before = exporter.getFinishedSpans().length;
+    const [a, b] = await Promise.all([
+      new Promise<string>((resolve) => setImmediate(() => resolve(currentTraceparent()))),
+      new Promise<string>((resolve) => setImmediate(() => resolve(currentTraceparent()))),
+    ]);
+    for (const t of [a, b]) expect(t).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+    expect(traceIdOf(a)).not.toBe(traceIdOf(b));
+    expect(exporter.getFinishedSpans()).toHaveLength(before);
   });
 });

@@ -10,6 +10,7 @@ import {
   SpanKind,
   SpanStatusCode,
   type TextMapGetter,
+  TraceFlags,
   trace,
 } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
@@ -17,6 +18,7 @@ import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
   BatchSpanProcessor,
+  RandomIdGenerator,
   type ReadableSpan,
   type Sampler,
   SamplingDecision,
@@ -216,11 +218,15 @@ export function traceHeader(): { traceparent?: string } {
   return traceparent ? { traceparent } : {};
 }
 
-/** A context holding a span of its own: the start of a new trace. */
+const ids = new RandomIdGenerator();
+
+/** The start of a new trace: fresh ids, no span (nothing to record or export). */
 function newTrace(): Context {
-  const span = tracer().startSpan("trace", { root: true });
-  span.end();
-  return trace.setSpan(ROOT_CONTEXT, span);
+  return trace.setSpanContext(ROOT_CONTEXT, {
+    traceId: ids.generateTraceId(),
+    spanId: ids.generateSpanId(),
+    traceFlags: TraceFlags.NONE,
+  });
 }
 
 /** The parent carried by a message's traceparent (bytes or text); the root when none. */
@@ -284,13 +290,10 @@ export async function inConsumerSpan<T extends { pending?: Promise<unknown> }>(
   attributes: Attributes,
   handle: () => Promise<T>,
 ): Promise<T> {
-  const span = tracer().startSpan(
-    name,
-    { kind: SpanKind.CONSUMER, attributes },
-    parentFrom(headers),
-  );
+  const parent = parentFrom(headers);
+  const span = tracer().startSpan(name, { kind: SpanKind.CONSUMER, attributes }, parent);
   try {
-    const result = await context.with(trace.setSpan(parentFrom(headers), span), handle);
+    const result = await context.with(trace.setSpan(parent, span), handle);
     if (result.pending)
       result.pending.then(
         () => span.end(),
