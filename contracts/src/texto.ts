@@ -23,12 +23,17 @@ const LONE_SURROGATE = /\p{Cs}/u;
 export const TEXT_LIMITS = { cliente: 100, item: 100, clienteId: 100, sku: 64 } as const;
 
 export function freeText(max: number) {
-  return z
-    .string({ error: "must be a string" })
-    .refine((s) => !LONE_SURROGATE.test(s), { error: "must be valid Unicode text" })
-    .overwrite((s) => s.trim().normalize("NFC"))
-    .refine((s) => s.length > 0, { error: "must not be blank" })
-    .refine((s) => !FORBIDDEN.test(s), { error: "must not contain control characters" })
-    .refine((s) => [...s].length <= max, { error: `must be at most ${max} characters` })
-    .meta({ maxLength: max });
+  return (
+    z
+      .string({ error: "must be a string" })
+      .refine((s) => !LONE_SURROGATE.test(s), { error: "must be valid Unicode text" })
+      .overwrite((s) => s.trim().normalize("NFC"))
+      .refine((s) => s.length > 0, { error: "must not be blank" })
+      .refine((s) => !FORBIDDEN.test(s), { error: "must not contain control characters" })
+      // Code points: never more than UTF-16 units, so only a long string needs counting.
+      .refine((s) => s.length <= max || [...s].length <= max, {
+        error: `must be at most ${max} characters`,
+      })
+      .meta({ maxLength: max })
+  );
 }

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   formatCents,
@@ -13,6 +14,22 @@ describe("Money: integer cents inside, JSON numbers with at most two decimals on
     expect(toCents(0.01)).toBe(1);
     expect(toCents(100)).toBe(10000);
     expect(toCents(1.15)).toBe(115); // 1.15 * 100 is 114.99999999999999 in floating point
+  });
+
+  it("When any number is checked, then the arithmetic fast path answers as the number's spelling does (at most two decimals)", () => {
+    const spelled = (v: number) =>
+      Number.isFinite(v) && /^\d+(\.\d{1,2})?$/.test(String(Math.abs(v)));
+    const amounts = fc.oneof(
+      fc.double({ noNaN: false }),
+      fc.integer({ min: -1e12, max: 1e12 }).map((k) => k / 100),
+      fc.integer({ min: -1e12, max: 1e12 }).map((k) => k / 1000),
+      fc.integer({ min: 0, max: 2 ** 53 }).map((k) => k / 100),
+      fc.constantFrom(0.1 + 0.2, 1.005, 1e-7, 1e15, 1e15 + 0.5, 1e21, -0, 18.9, 1.15),
+    );
+    fc.assert(
+      fc.property(amounts, (v) => hasAtMostTwoDecimals(v) === spelled(v)),
+      { numRuns: 20_000 },
+    );
   });
 
   it("When an amount has more than two decimals, then it is refused", () => {
