@@ -65,4 +65,29 @@ describe("The analytics view", () => {
   it("When no order is paid, then there is no best-selling item", () => {
     expect(dashboard(newVisao()).maisVendido).toBeNull();
   });
+
+  it("When it holds more orders than its first columns, then every order keeps its own item, amount and first status", () => {
+    const v = newVisao();
+    const n = 5_000; // the columns start at 1,024 slots and double
+    for (let id = 1; id <= n; id++) {
+      if (id % 2 === 0) applyResultado(v, { pedidoId: id, status: "APROVADO" }); // result first
+      applyPedidoCriado(v, criado(id, `item-${id % 3}`, id % 4 === 0 ? 2 : 1, id % 10));
+      applyResultado(v, { pedidoId: id, status: "RECUSADO" });
+    }
+    let receita = 0;
+    const vendidos = [0, 0, 0];
+    for (let id = 2; id <= n; id += 2) {
+      receita += (id % 10) * 100;
+      vendidos[id % 3] = (vendidos[id % 3] as number) + (id % 4 === 0 ? 2 : 1);
+    }
+    const best = Math.max(...vendidos);
+    expect(v.size).toBe(n);
+    expect(dashboard(v)).toEqual({
+      pedidosVistos: n,
+      pedidosPagos: n / 2,
+      receitaCentavos: receita,
+      maisVendido: { item: `item-${vendidos.indexOf(best)}`, quantidade: best },
+      resultadosSemPedido: 0,
+    });
+  });
 });
