@@ -1,3 +1,4 @@
+import { isMainThread } from "node:worker_threads";
 import { createLogger, readArguments } from "@shop/service";
 import { ReplayRecusado, runAnalytics } from "./analytics.ts";
 import { readConfig } from "./config.ts";
@@ -58,4 +59,6 @@ async function main(): Promise<number> {
   }
 }
 
-process.exitCode = await main();
+// Built, this file is also what the decoding thread loads (decoder.ts): it runs the CLI on
+// the main thread only.
+if (isMainThread) process.exitCode = await main();
