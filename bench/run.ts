@@ -245,7 +245,14 @@ async function main() {
     );
   }
   if (wanted("replay"))
-    rows.push(...(await benchReplay({ total: quick ? 100_000 : 1_000_000, brokers, log })));
+    rows.push(
+      ...(await benchReplay({
+        total: quick ? 100_000 : 1_000_000,
+        trials: quick ? 1 : 3,
+        brokers,
+        log,
+      })),
+    );
   if (wanted("broker"))
     rows.push(
       ...(await benchBroker({
