@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { construir, DIST, NODE_FLAGS } from "../../infra/build.ts";
 import {
@@ -78,4 +79,24 @@ describe("npm run build", () => {
       receitaCentavos: 2500,
     });
   }, 120_000);
+
+  it("When an external package is imported but unused, then its bundle leaves it out, and no source file imports a package for its side effects alone", () => {
+    // The build marks every external import free of side effects, so that a bundle does
+    // not load what it never calls: that is only safe while no file relies on an import
+    // for its side effects (import "pkg").
+    const sources = spawnSync(
+      "git",
+      ["grep", "-lE", `^import ["'][^./]`, "--", "*.ts", "*.tsx", "*.mjs"],
+      { encoding: "utf8" },
+    ).stdout.trim();
+    expect(sources).toBe("");
+    const analytics = readFileSync(join(DIST, "analytics.mjs"), "utf8");
+    const imported = (bundle: string) =>
+      new Set([...bundle.matchAll(/^(?:import .*|\}) from "([^."][^"]*)";$/gm)].map((m) => m[1]));
+    // @shop/service's index also exports the HTTP shell; the CLI never calls it.
+    for (const unused of ["express", "helmet", "cors", "pino-pretty"])
+      expect(imported(analytics).has(unused), unused).toBe(false);
+    expect(imported(analytics).has("kafkajs")).toBe(true);
+    expect(imported(readFileSync(join(DIST, "orders-api.mjs"), "utf8")).has("express")).toBe(true);
+  });
 });
