@@ -1,4 +1,4 @@
-import { AsyncResource } from "node:async_hooks";
+import { context } from "@opentelemetry/api";
 
 /**
  * Batches the work handed over in the same turn of the event loop: `executar` runs once
@@ -103,8 +103,14 @@ export function groupCommit(
     transaction(() => units.map((unit) => unit())),
   );
   // Each unit runs in its caller's context (its request's trace), not in that of the
-  // caller whose unit happened to start the turn's batch.
-  return <T>(work: () => T) => batched(AsyncResource.bind(work)) as Promise<T>;
+  // caller whose unit happened to start the turn's batch. The trace is the only context
+  // the services keep (OpenTelemetry's, in AsyncLocalStorage), so that is what is carried:
+  // AsyncResource.bind carried everything but cost 3 % of the orders API's CPU under load
+  // (a new async resource, its init hooks and two deprecation wrappers per unit).
+  return <T>(work: () => T) => {
+    const caller = context.active();
+    return batched(() => context.with(caller, work)) as Promise<T>;
+  };
 }
 
 /**

@@ -1,4 +1,5 @@
-import { AsyncLocalStorage } from "node:async_hooks";
+import { context, createContextKey, ROOT_CONTEXT } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { describe, expect, it } from "vitest";
 import { batchPerTurn, groupCommit } from "../../src/batch.ts";
 
@@ -85,23 +86,27 @@ describe("Batching per turn and group commit (batchPerTurn)", () => {
   });
 
   it("When units of one turn share a transaction, then each runs in its own caller's context (its request's trace) and once the shared transaction failed, alone", async () => {
-    const context = new AsyncLocalStorage<string>();
+    // The services' context: OpenTelemetry's, kept in AsyncLocalStorage (trace.ts).
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    const key = createContextKey("caller");
+    const as = <T>(id: string, fn: () => T) => context.with(ROOT_CONTEXT.setValue(key, id), fn);
+    const caller = () => context.active().getValue(key) as string;
     const transactions: number[] = [];
     const inTransaction = groupCommit(<T>(work: () => T): T => {
       transactions.push(1);
       return work();
     });
     const seen = await Promise.all(
-      ["a", "b", "c"].map((id) => context.run(id, () => inTransaction(() => context.getStore()))),
+      ["a", "b", "c"].map((id) => as(id, () => inTransaction(caller))),
     );
     expect(seen).toEqual(["a", "b", "c"]);
     expect(transactions).toHaveLength(1);
     const failing = await Promise.allSettled(
       ["d", "e"].map((id) =>
-        context.run(id, () =>
+        as(id, () =>
           inTransaction(() => {
-            if (context.getStore() === "d") throw new Error("d breaks it");
-            return context.getStore();
+            if (caller() === "d") throw new Error("d breaks it");
+            return caller();
           }),
         ),
       ),
