@@ -4,7 +4,7 @@ import autocannon from "autocannon";
 import { ROOT } from "../infra/config.ts";
 import { ferramentaKafka } from "../infra/kafka/kafka.ts";
 import { ServiceProcess, serviceEnv, tempDb, testPrefix } from "../test/helpers/shop.ts";
-import { KAFKA_BROKER, measureCpu, pidsOf } from "./stats.ts";
+import { deleteTopics, KAFKA_BROKER, measureCpu, pidsOf } from "./stats.ts";
 
 export interface Row {
   /** What the cost table (goals.ts) finds the row by. */
@@ -147,6 +147,7 @@ export async function benchIntake(opts: {
   const records = Math.max(50_000, Math.round(measured.rps * seconds));
   log(`intake: ProducerPerformance, ${records} records of ${size} bytes, acks=all...`);
   const broker = producerPerformance(opts.brokers, `${prefix}pedidos-criados`, records, size);
+  await deleteTopics(opts.brokers, prefix);
 
   return [
     {

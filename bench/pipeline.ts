@@ -4,7 +4,14 @@ import autocannon from "autocannon";
 import { ServiceProcess, serviceEnv, tempDb, testPrefix } from "../test/helpers/shop.ts";
 import { waitFor } from "../test/helpers/wait.ts";
 import { type Row, rssMb } from "./intake.ts";
-import { KAFKA_BROKER, latenciesFromDb, measureCpu, pidsOf, stepsFromDb } from "./stats.ts";
+import {
+  deleteTopics,
+  KAFKA_BROKER,
+  latenciesFromDb,
+  measureCpu,
+  pidsOf,
+  stepsFromDb,
+} from "./stats.ts";
 
 const ORDER = JSON.stringify({
   cliente: "Ana",
@@ -234,6 +241,7 @@ export async function benchPipeline(opts: {
     } finally {
       clearInterval(sampler);
       await Promise.all([api.stop(), ...payments.map((p) => p.stop())]);
+      await deleteTopics(opts.brokers, prefix);
     }
   };
 

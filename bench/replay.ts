@@ -5,6 +5,7 @@ import { Kafka, logLevel } from "kafkajs";
 import { ferramentaKafka } from "../infra/kafka/kafka.ts";
 import { analyticsCli, testPrefix } from "../test/helpers/shop.ts";
 import { type Row, rssMb } from "./intake.ts";
+import { deleteTopics } from "./stats.ts";
 
 /** Writes `total` valid records, half creations and half results, with kafkajs in big batches. */
 async function fill(brokers: string, prefix: string, total: number, log: (l: string) => void) {
@@ -124,19 +125,23 @@ export async function benchReplay(opts: {
   const javaRates: number[] = [];
   const rates: number[] = [];
   let peak = 0;
-  for (let t = 1; t <= trials; t++) {
-    opts.log(
-      `replay ${t}/${trials}: ConsumerPerformance over both topics (${opts.total} records)...`,
-    );
-    const javaMs =
-      consumerPerformance(opts.brokers, nomes.topics.pedidosCriados, opts.total / 2) +
-      consumerPerformance(opts.brokers, nomes.topics.pagamentosResultados, opts.total / 2);
-    javaRates.push((opts.total / javaMs) * 1000);
-    opts.log(`replay ${t}/${trials}: the analytics CLI from offset 0...`);
-    const run = await analyticsRun(opts.brokers, prefix, `bench-replay-${t}`);
-    if (run.read !== opts.total) throw new Error(`analytics read ${run.read} of ${opts.total}`);
-    rates.push((run.read / run.ms) * 1000);
-    peak = Math.max(peak, run.peak);
+  try {
+    for (let t = 1; t <= trials; t++) {
+      opts.log(
+        `replay ${t}/${trials}: ConsumerPerformance over both topics (${opts.total} records)...`,
+      );
+      const javaMs =
+        consumerPerformance(opts.brokers, nomes.topics.pedidosCriados, opts.total / 2) +
+        consumerPerformance(opts.brokers, nomes.topics.pagamentosResultados, opts.total / 2);
+      javaRates.push((opts.total / javaMs) * 1000);
+      opts.log(`replay ${t}/${trials}: the analytics CLI from offset 0...`);
+      const run = await analyticsRun(opts.brokers, prefix, `bench-replay-${t}`);
+      if (run.read !== opts.total) throw new Error(`analytics read ${run.read} of ${opts.total}`);
+      rates.push((run.read / run.ms) * 1000);
+      peak = Math.max(peak, run.peak);
+    }
+  } finally {
+    await deleteTopics(opts.brokers, prefix);
   }
   const rate = median(rates);
   const javaRate = median(javaRates);

@@ -1,6 +1,6 @@
 import { Kafka, logLevel } from "kafkajs";
 import { testPrefix } from "../test/helpers/shop.ts";
-import { percentile } from "./stats.ts";
+import { deleteTopics, percentile } from "./stats.ts";
 
 /**
  * Kafka's own two-hop latency, the baseline of the pipeline's latency at a steady rate:
@@ -97,6 +97,7 @@ export async function kafkaTwoHop(opts: {
   await done;
   clearTimeout(timeout);
   await Promise.all([relay, sink, producer, relayProducer].map((c) => c.disconnect()));
+  await deleteTopics(opts.brokers, prefix);
   if (received < total) throw new Error(`two hops: only ${received} of ${total} records arrived`);
   latencies.sort((a, b) => a - b);
   return {
