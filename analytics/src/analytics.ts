@@ -1,4 +1,4 @@
-import { kafkaNames, type StatusPagamento } from "@shop/contracts";
+import { kafkaNames } from "@shop/contracts";
 import { createKafka, groupsLag, type KafkaSecurity, withRetries } from "@shop/kafka";
 import { escapeControls, type Logger } from "@shop/service";
 import type { Admin, Kafka } from "kafkajs";
@@ -191,8 +191,7 @@ export async function runAnalytics(opts: AnalyticsOptions): Promise<Summary> {
             if (detailed) lines.push(`${where()} INVALID ${escapeControls(r.reason)}`);
           } else {
             if (r.criado) applyPedidoCriado(visao, r);
-            else
-              applyResultado(visao, { pedidoId: r.pedidoId, status: r.status as StatusPagamento });
+            else applyResultado(visao, r);
             if (detailed) lines.push(`${where()} pedido=${r.pedidoId}`);
           }
           read++;

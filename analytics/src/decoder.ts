@@ -1,5 +1,5 @@
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
-import { PedidoCriado, ResultadoPagamento } from "@shop/contracts";
+import { PedidoCriado, ResultadoPagamento, type StatusPagamento } from "@shop/contracts";
 
 /**
  * Decoding off the thread that fetches. kafkajs fetches, then hands its batches over, then
@@ -40,7 +40,7 @@ interface DecodeReply {
 
 export type DecodedRecord =
   | { ok: true; criado: true; pedidoId: number; item: string; quantidade: number; valor: number }
-  | { ok: true; criado: false; pedidoId: number; status: string }
+  | { ok: true; criado: false; pedidoId: number; status: StatusPagamento }
   | { ok: false; reason: string };
 
 /** One batch decoded: its records in order, read without building an object per record. */
@@ -70,7 +70,13 @@ export class DecodedBatch {
           quantidade: n[at + 2] as number,
           valor: n[at + 3] as number,
         }
-      : { ok: true, criado: false, pedidoId, status: this.texts[n[at + 1] as number] as string };
+      : {
+          ok: true,
+          criado: false,
+          pedidoId,
+          // Only a decoded status is ever put in the table at this index.
+          status: this.texts[n[at + 1] as number] as StatusPagamento,
+        };
   }
 }
 

@@ -75,34 +75,32 @@ export class Visao {
     if (this.status[slot] === 0) this.status[slot] = 1 + STATUS_PAGAMENTO.indexOf(status);
   }
 
-  /** Every order, in the order first seen. */
-  *entries(): Generator<PedidoEntry> {
+  /**
+   * Calls `visit` with every order, in the order first seen, without building an object
+   * per order (the dashboard is drawn after every batch while following).
+   */
+  forEachOrder(
+    visit: (
+      item: string | null,
+      quantidade: number,
+      valorCentavos: Cents,
+      status: StatusPagamento | null,
+    ) => void,
+  ): void {
     for (let slot = 0; slot < this.slots.size; slot++) {
       const item = this.item[slot] as number;
-      const status = this.status[slot] as number;
-      yield item < 0
-        ? { item: null, quantidade: null, valorCentavos: null, status: statusAt(status) }
-        : {
-            item: this.names[item] as string,
-            quantidade: this.quantidade[slot] as number,
-            valorCentavos: this.valorCentavos[slot] as Cents,
-            status: statusAt(status),
-          };
+      visit(
+        item < 0 ? null : (this.names[item] as string),
+        this.quantidade[slot] as number,
+        this.valorCentavos[slot] as Cents,
+        statusAt(this.status[slot] as number),
+      );
     }
   }
 }
 
 const statusAt = (code: number): StatusPagamento | null =>
   code === 0 ? null : (STATUS_PAGAMENTO[code - 1] as StatusPagamento);
-
-/** One order as the view holds it. */
-export interface PedidoEntry {
-  item: string | null;
-  quantidade: number | null;
-  valorCentavos: Cents | null;
-  /** The first status received; later ones are ignored. */
-  status: StatusPagamento | null;
-}
 
 export interface Dashboard {
   /** Orders whose creation event was read. */
@@ -140,17 +138,17 @@ export function dashboard(visao: Visao): Dashboard {
   let receitaCentavos = 0;
   let resultadosSemPedido = 0;
   const vendidos = new Map<string, number>();
-  for (const e of visao.entries()) {
-    if (e.item === null) {
-      if (e.status !== null) resultadosSemPedido++;
-      continue;
+  visao.forEachOrder((item, quantidade, valorCentavos, status) => {
+    if (item === null) {
+      if (status !== null) resultadosSemPedido++;
+      return;
     }
     pedidosVistos++;
-    if (e.status !== "APROVADO") continue;
+    if (status !== "APROVADO") return;
     pedidosPagos++;
-    receitaCentavos += e.valorCentavos as number;
-    vendidos.set(e.item, (vendidos.get(e.item) ?? 0) + (e.quantidade as number));
-  }
+    receitaCentavos += valorCentavos;
+    vendidos.set(item, (vendidos.get(item) ?? 0) + quantidade);
+  });
   let maisVendido: Dashboard["maisVendido"] = null;
   for (const [item, quantidade] of vendidos) {
     if (
