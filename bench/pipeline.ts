@@ -1,6 +1,6 @@
-import { createServer } from "node:http";
 import { Database } from "@shop/service";
 import autocannon from "autocannon";
+import { otlpCollector } from "../test/helpers/otlp.ts";
 import { ServiceProcess, serviceEnv, tempDb, testPrefix } from "../test/helpers/shop.ts";
 import { waitFor } from "../test/helpers/wait.ts";
 import { type Row, rssMb } from "./intake.ts";
@@ -39,33 +39,6 @@ function decided(dbPath: string): number {
   ).n;
   db.close();
   return n;
-}
-
-/** An OTLP/HTTP endpoint that takes every export (200, empty answer) and counts them. */
-async function otlpSink() {
-  let requests = 0;
-  let bytes = 0;
-  const server = createServer((req, res) => {
-    req.on("data", (chunk: Buffer) => {
-      bytes += chunk.length;
-    });
-    req.on("end", () => {
-      if (req.url === "/v1/traces") requests++;
-      res.writeHead(200, { "content-type": "application/x-protobuf" }).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${port}`,
-    get requests() {
-      return requests;
-    },
-    get bytes() {
-      return bytes;
-    },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
 }
 
 /** shop_kafka_requests_total of the services at `urls`, summed by Kafka API. */
@@ -275,7 +248,7 @@ export async function benchPipeline(opts: {
   // (to a sink of this process that takes and counts them), against the burst above,
   // where nothing is exported and so nothing recorded.
   opts.log("pipeline: the same burst with tracing exported over OTLP...");
-  const sink = await otlpSink();
+  const sink = await otlpCollector();
   const traced = await run(
     "burst-otel",
     (url) => pedidos(url, { connections: 64, amount: opts.orders }),
@@ -284,7 +257,7 @@ export async function benchPipeline(opts: {
     {},
     { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_BSP_SCHEDULE_DELAY: "1000" },
   );
-  const exports = sink.requests;
+  const exports = sink.exports;
   await sink.close();
   if (exports === 0) throw new Error("tracing on: the OTLP sink received no export");
   const allCpu = (r: typeof burst) => r.apiCpuMs + r.paymentsCpuMs + r.kafkaCpuMs;

@@ -1,4 +1,3 @@
-import { createServer } from "node:http";
 import { SpanKind } from "@opentelemetry/api";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace";
 import { EXCHANGES, kafkaNames, type Pedido, QUEUES } from "@shop/contracts";
@@ -13,6 +12,7 @@ import { startOrdersApi } from "../orders-api/src/server.ts";
 import { readConfig as paymentsConfig } from "../payments/src/config.ts";
 import { startPayments } from "../payments/src/server.ts";
 import { brokerEnv } from "./helpers/broker.ts";
+import { otlpCollector } from "./helpers/otlp.ts";
 import { createTestVhost } from "./helpers/rabbit.ts";
 import {
   capturingLogger,
@@ -252,22 +252,11 @@ describe("OpenTelemetry: one order, one trace (both editions)", () => {
   });
 
   it("When a service runs with OTEL_EXPORTER_OTLP_ENDPOINT set, then it exports its spans there over OTLP/HTTP (protobuf), the order's trace among them", async () => {
-    const bodies: Buffer[] = [];
-    const collector = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => {
-        if (req.url === "/v1/traces" && req.headers["content-type"] === "application/x-protobuf")
-          bodies.push(Buffer.concat(chunks));
-        res.writeHead(200, { "content-type": "application/x-protobuf" }).end();
-      });
-    });
-    await new Promise<void>((resolve) => collector.listen(0, "127.0.0.1", resolve));
-    const { port } = collector.address() as { port: number };
+    const collector = await otlpCollector({ keepBodies: true });
     const prefix = testPrefix("otel-otlp");
     const api = await ServiceProcess.start("orders-api", "orders-api", {
       ...serviceEnv(prefix, { DB_PATH: tempDb("otel-otlp") }),
-      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
       OTEL_BSP_SCHEDULE_DELAY: "200",
     });
     try {
@@ -285,7 +274,7 @@ describe("OpenTelemetry: one order, one trace (both editions)", () => {
       // In OTLP's protobuf a span's trace id is its 16 bytes and its name is UTF-8.
       const exported = await waitFor(
         () => {
-          const all = Buffer.concat(bodies);
+          const all = Buffer.concat(collector.bodies);
           return all.includes(traceId) && all.includes("POST /pedidos") ? all : null;
         },
         { what: "the order's spans at the OTLP endpoint" },
@@ -294,7 +283,7 @@ describe("OpenTelemetry: one order, one trace (both editions)", () => {
       expect(exported.includes("orders-api")).toBe(true); // service.name
     } finally {
       await api.stop();
-      collector.close();
+      await collector.close();
     }
   });
 
