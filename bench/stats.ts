@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { Database } from "@shop/service";
-import { Kafka, logLevel } from "kafkajs";
+import { deleteTopicsWhere } from "../test/helpers/kafka.ts";
 
 /** The p-th percentile of an ascending list (nearest rank); 0 for an empty list. */
 export function percentile(sorted: number[], p: number): number {
@@ -135,13 +135,5 @@ export function measureCpu(groups: Record<string, number[]>) {
  * 1.3 GB (a replay writes a million records each time), and the runs after were slower.
  */
 export async function deleteTopics(brokers: string, prefix: string): Promise<void> {
-  const kafka = new Kafka({ brokers: brokers.split(","), logLevel: logLevel.NOTHING });
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    const topics = (await admin.listTopics()).filter((t) => t.startsWith(prefix));
-    if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 30_000 });
-  } finally {
-    await admin.disconnect();
-  }
+  await deleteTopicsWhere(brokers.split(","), (t) => t.startsWith(prefix));
 }

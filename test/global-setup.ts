@@ -3,12 +3,16 @@ import { ensureChromium } from "../infra/browser.ts";
 import { ensureEnvFile, readInfraConfig } from "../infra/config.ts";
 import { startKafka, stopKafka } from "../infra/kafka/kafka.ts";
 import { startRabbit } from "../infra/rabbitmq/rabbitmq.ts";
+import { deleteTopicsWhere, madeSince } from "./helpers/kafka.ts";
 
 /**
- * Brings the real brokers up through infra/ before the integration tests, and stops
- * afterwards only the Kafka broker that it started itself.
+ * Brings the real brokers up through infra/ before the integration tests. Afterwards it
+ * deletes the topics this run's tests made (their names carry uniqueName's time stamp:
+ * one run left about 240 behind, and Kafka kept every one), then stops only the Kafka
+ * broker that it started itself.
  */
 export default async function setup(): Promise<() => Promise<void>> {
+  const since = Date.now();
   ensureEnvFile();
   loadDotEnv();
   const config = readInfraConfig();
@@ -23,6 +27,8 @@ export default async function setup(): Promise<() => Promise<void>> {
       `rabbitmq ${rabbit.reused ? "reused" : "started"} in ${rabbit.ms} ms`,
   );
   return async () => {
+    const deleted = await deleteTopicsWhere(config.kafka.brokers, (t) => madeSince(t, since));
+    log(`deleted the ${deleted} topics this run's tests made`);
     if (!kafka.reused) await stopKafka(log);
   };
 }

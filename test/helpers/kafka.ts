@@ -10,6 +10,37 @@ export function uniqueName(prefix: string): string {
   return `${prefix}-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}`;
 }
 
+/** uniqueName's stamp: the time in base 36 and 8 hex digits, ending the name or a part of it. */
+const STAMP = /-([0-9a-z]{8,10})-[0-9a-f]{8}(?:\.|$)/;
+
+/**
+ * Whether a topic's name holds a uniqueName made between `since` (ms since the epoch) and
+ * now: a topic of a test of this run. The shop's own names (pedidos.criados, ...) never
+ * match, nor a name whose letters only look like a stamp (it reads as a time to come).
+ */
+export function madeSince(topic: string, since: number): boolean {
+  const stamp = STAMP.exec(topic)?.[1];
+  if (stamp === undefined) return false;
+  const made = Number.parseInt(stamp, 36);
+  return made >= since && made <= Date.now();
+}
+
+/** Deletes the topics `doomed` picks among the broker's; returns how many it deleted. */
+export async function deleteTopicsWhere(
+  brokers: string[],
+  doomed: (topic: string) => boolean,
+): Promise<number> {
+  const admin = new Kafka({ brokers, logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    const topics = (await admin.listTopics()).filter(doomed);
+    if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 30_000 });
+    return topics.length;
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 export function testKafka(clientId = uniqueName("test")): Kafka {
   return new Kafka({ clientId, brokers: testConfig().kafka.brokers, logLevel: logLevel.ERROR });
 }
