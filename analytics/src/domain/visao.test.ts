@@ -90,4 +90,26 @@ describe("The analytics view", () => {
       resultadosSemPedido: 0,
     });
   });
+
+  it("When order ids are far apart, then each order is still one order, its first status kept", () => {
+    const v = newVisao();
+    // Ids far past the others at first (indexed apart), then one of them within reach of
+    // the dense ids read after it (moved into the index by id).
+    const far = [70_000, 1e12, Number.MAX_SAFE_INTEGER];
+    for (const id of far) applyResultado(v, { pedidoId: id, status: "APROVADO" });
+    for (let id = 1; id <= 30_000; id++) applyPedidoCriado(v, criado(id, "a", 1, 1));
+    for (const id of far) {
+      applyPedidoCriado(v, criado(id, "b", 5, 2));
+      applyResultado(v, { pedidoId: id, status: "RECUSADO" });
+    }
+    applyPedidoCriado(v, criado(70_000, "c", 50, 9)); // a repeat changes nothing
+    expect(v.size).toBe(30_003);
+    expect(dashboard(v)).toEqual({
+      pedidosVistos: 30_003,
+      pedidosPagos: 3,
+      receitaCentavos: 600,
+      maisVendido: { item: "b", quantidade: 15 },
+      resultadosSemPedido: 0,
+    });
+  });
 });
