@@ -27,7 +27,9 @@ export default async function setup(): Promise<() => Promise<void>> {
       `rabbitmq ${rabbit.reused ? "reused" : "started"} in ${rabbit.ms} ms`,
   );
   return async () => {
-    const deleted = await deleteTopicsWhere(config.kafka.brokers, (t) => madeSince(t, since));
+    const deleted = await deleteTopicsWhere(config.kafka.brokers.join(","), (t) =>
+      madeSince(t, since),
+    );
     log(`deleted the ${deleted} topics this run's tests made`);
     if (!kafka.reused) await stopKafka(log);
   };

@@ -20,6 +20,22 @@ export function clientOf(brokers: string) {
   });
 }
 
+/** Deletes the topics `doomed` picks among the broker's; returns how many it deleted. */
+export async function deleteTopicsWhere(
+  brokers: string,
+  doomed: (topic: string) => boolean,
+): Promise<number> {
+  const admin = clientOf(brokers).admin();
+  await admin.connect();
+  try {
+    const topics = (await admin.listTopics()).filter(doomed);
+    if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 30_000 });
+    return topics.length;
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 /**
  * Every record of a topic now, read from offset 0 to its end by a group of its own: those
  * of committed transactions only (read_committed, what the shop's consumers see), or with

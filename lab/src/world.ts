@@ -9,6 +9,7 @@ import { ensureEnvFile, type InfraConfig, readInfraConfig } from "../../infra/co
 import { apagarInstancia, startKafka, stopKafka } from "../../infra/kafka/kafka.ts";
 import { freePort, twoFreePorts } from "../../infra/ports.ts";
 import { rabbitNode } from "../../infra/rabbitmq/node.ts";
+import { deleteTopicsWhere } from "./kafka.ts";
 import type { Narrator } from "./narrator.ts";
 import { ServiceProcess } from "./process.ts";
 
@@ -75,6 +76,8 @@ export class LabWorld {
       );
       this.atEnd(() => stopKafka(() => {}));
     }
+    // Its topics go with it (before a Kafka it started stops, after its services do).
+    this.atEnd(() => deleteTopicsWhere(brokers, (t) => t.startsWith(this.prefix)));
     return brokers;
   }
 

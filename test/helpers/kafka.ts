@@ -25,22 +25,6 @@ export function madeSince(topic: string, since: number): boolean {
   return made >= since && made <= Date.now();
 }
 
-/** Deletes the topics `doomed` picks among the broker's; returns how many it deleted. */
-export async function deleteTopicsWhere(
-  brokers: string[],
-  doomed: (topic: string) => boolean,
-): Promise<number> {
-  const admin = new Kafka({ brokers, logLevel: logLevel.NOTHING }).admin();
-  await admin.connect();
-  try {
-    const topics = (await admin.listTopics()).filter(doomed);
-    if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 30_000 });
-    return topics.length;
-  } finally {
-    await admin.disconnect();
-  }
-}
-
 export function testKafka(clientId = uniqueName("test")): Kafka {
   return new Kafka({ clientId, brokers: testConfig().kafka.brokers, logLevel: logLevel.ERROR });
 }
@@ -92,6 +76,7 @@ export async function collectMessages(
 export {
   clientOf,
   committedOffsets,
+  deleteTopicsWhere,
   endOffsets,
   type KafkaRecord,
   kafkajsPartition,

@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { ROOT } from "../../infra/config.ts";
+import { testKafka } from "../helpers/kafka.ts";
 
 /**
  * Runs one experiment of `npm run lab` as a person runs it (a process, any free port for
@@ -40,12 +41,27 @@ export function runExperiment(
   });
 }
 
-/** An experiment that passed: exit 0, no FAIL, the PASS lines it promises, in under 2 minutes. */
+/** The topics of this experiment's runs (prefix lab-<name>-) on the shop's Kafka. */
+async function labTopics(name: string): Promise<string[]> {
+  const admin = testKafka().admin();
+  await admin.connect();
+  try {
+    return (await admin.listTopics()).filter((t) => t.startsWith(`lab-${name}-`)).sort();
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/**
+ * An experiment that passed: exit 0, no FAIL, the PASS lines it promises, in under 2
+ * minutes, and no topic of its own left on the shop's Kafka.
+ */
 export async function expectPassed(
   name: string,
   passes: RegExp[],
   env: Record<string, string> = {},
 ) {
+  const topicsBefore = await labTopics(name);
   const started = Date.now();
   const r = await runExperiment(name, env);
   expect(r.fail, r.output).toEqual([]);
@@ -53,5 +69,8 @@ export async function expectPassed(
   expect(r.pass).toHaveLength(passes.length);
   for (const [i, p] of passes.entries()) expect(r.pass[i]).toMatch(p);
   expect(Date.now() - started).toBeLessThan(120_000);
+  expect(await labTopics(name), "the experiment's topics are deleted at its end").toEqual(
+    topicsBefore,
+  );
   return r;
 }
