@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import { createRequire } from "node:module";
 import pino from "pino";
 import { escapeControls } from "./cli.ts";
@@ -30,31 +31,91 @@ const isTerminal = (fd: 1 | 2) => (fd === 2 ? process.stderr : process.stdout).i
  * logger and a service's own prints share this one writer per fd), appear at most a turn
  * later, and are written before the process exits. On a terminal, pino's own synchronous
  * destination writes each line at once.
+ *
+ * A slow reader does not stop the service. Once process.stdout is touched, fd 1 is
+ * non-blocking, and a full pipe refuses a write (EAGAIN): pino's synchronous destination
+ * (sonic-boom) then slept 100 ms and tried again, with the event loop stopped, for as long
+ * as the reader lagged (`npm start | less` at a full screen, a terminal paused with
+ * Ctrl-S behind npm start's runner, a busy supervisor: HTTP, heartbeats and consumers all
+ * stopped with it). Here what the pipe refuses waits in memory and is tried again a few
+ * milliseconds later, with the lines written meanwhile after it. Past MAX_PENDING bytes
+ * waiting the service does wait for its reader, so memory stays bounded; at exit it waits
+ * (up to EXIT_WAIT_MS) until everything is written.
  */
 export function processOutput(fd: 1 | 2): pino.DestinationStream {
   const existing = perTurn.get(fd);
   if (existing) return existing;
-  // sonic-boom, synchronous: it retries a full pipe (EAGAIN) and a partial write itself.
-  const dest = pino.destination({ dest: fd, sync: true });
-  let output: pino.DestinationStream = dest;
-  if (!isTerminal(fd)) {
-    let pendente: string[] = [];
-    const flush = () => {
-      if (pendente.length === 0) return;
-      const text = pendente.join("");
-      pendente = [];
-      dest.write(text);
-    };
-    process.on("exit", flush);
-    output = {
-      write(text: string) {
-        pendente.push(text);
-        if (pendente.length === 1) setImmediate(flush);
-      },
-    };
-  }
+  const output = isTerminal(fd)
+    ? // sonic-boom, synchronous: a terminal is written to at once, line by line.
+      pino.destination({ dest: fd, sync: true })
+    : pipeWriter(fd);
   perTurn.set(fd, output);
   return output;
+}
+
+/** Bytes a refused write may leave waiting before the service waits for its reader. */
+const MAX_PENDING = 16 * 1024 * 1024;
+const RETRY_MS = 5;
+const EXIT_WAIT_MS = 10_000;
+
+const pauseThread = (ms: number) =>
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+function pipeWriter(fd: 1 | 2): pino.DestinationStream {
+  /** Text written since the last write, in order. */
+  let queued: string[] = [];
+  /** What the pipe refused, in order, written before `queued`; `waiting`: its bytes. */
+  let refused: Buffer[] = [];
+  let waiting = 0;
+  /** A write is scheduled: at the end of this turn, or a retry. */
+  let scheduled = false;
+
+  /** Writes what it can; true when nothing is left. A reader gone (EPIPE) drops the rest. */
+  const writeNow = (): boolean => {
+    if (queued.length > 0) {
+      const text = Buffer.from(queued.join(""));
+      queued = [];
+      refused.push(text);
+      waiting += text.length;
+    }
+    while (refused.length > 0) {
+      const first = refused[0] as Buffer;
+      try {
+        const n = fs.writeSync(fd, first);
+        waiting -= n;
+        if (n === first.length) refused.shift();
+        else refused[0] = first.subarray(n);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "EAGAIN") return false;
+        refused = [];
+        waiting = 0;
+      }
+    }
+    return true;
+  };
+  const write = () => {
+    scheduled = false;
+    if (writeNow()) return;
+    while (waiting > MAX_PENDING) {
+      pauseThread(RETRY_MS);
+      if (writeNow()) return;
+    }
+    scheduled = true;
+    setTimeout(write, RETRY_MS);
+  };
+  process.on("exit", () => {
+    const until = Date.now() + EXIT_WAIT_MS;
+    while (!writeNow() && Date.now() < until) pauseThread(RETRY_MS);
+  });
+  return {
+    write(text: string) {
+      queued.push(text);
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(write);
+      }
+    },
+  };
 }
 
 /** `text`: one readable line per event, for a person; `json`: one JSON object per line. */
