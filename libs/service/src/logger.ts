@@ -58,14 +58,17 @@ const MAX_PENDING = 16 * 1024 * 1024;
 const RETRY_MS = 5;
 const EXIT_WAIT_MS = 10_000;
 
-const pauseThread = (ms: number) =>
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+const pauseThread = (ms: number) => Atomics.wait(sleeper, 0, 0, ms);
 
 function pipeWriter(fd: 1 | 2): pino.DestinationStream {
   /** Text written since the last write, in order. */
   let queued: string[] = [];
-  /** What the pipe refused, in order, written before `queued`; `waiting`: its bytes. */
-  let refused: Buffer[] = [];
+  /**
+   * Bytes to write, in order, before `queued`: a turn's text once its write begins, then
+   * whatever part of it the pipe refused; `waiting`: how many bytes.
+   */
+  let unwritten: Buffer[] = [];
   let waiting = 0;
   /** A write is scheduled: at the end of this turn, or a retry. */
   let scheduled = false;
@@ -75,19 +78,19 @@ function pipeWriter(fd: 1 | 2): pino.DestinationStream {
     if (queued.length > 0) {
       const text = Buffer.from(queued.join(""));
       queued = [];
-      refused.push(text);
+      unwritten.push(text);
       waiting += text.length;
     }
-    while (refused.length > 0) {
-      const first = refused[0] as Buffer;
+    while (unwritten.length > 0) {
+      const first = unwritten[0] as Buffer;
       try {
         const n = fs.writeSync(fd, first);
         waiting -= n;
-        if (n === first.length) refused.shift();
-        else refused[0] = first.subarray(n);
+        if (n === first.length) unwritten.shift();
+        else unwritten[0] = first.subarray(n);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === "EAGAIN") return false;
-        refused = [];
+        unwritten = [];
         waiting = 0;
       }
     }
