@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { waitFor } from "@shop/service";
-import { Kafka, logLevel, Partitioners } from "kafkajs";
+import { type Admin, Kafka, logLevel, Partitioners } from "kafkajs";
 
 /** What Kafka itself holds now: records, offsets, a group's members and their partitions. */
 
@@ -21,16 +21,26 @@ export function clientOf(brokers: string) {
 }
 
 /** Deletes the topics `doomed` picks among the broker's; returns how many it deleted. */
-export async function deleteTopicsWhere(
+export function deleteTopicsWhere(
   brokers: string,
   doomed: (topic: string) => boolean,
 ): Promise<number> {
-  const admin = clientOf(brokers).admin();
-  await admin.connect();
-  try {
+  return withAdmin(brokers, async (admin) => {
     const topics = (await admin.listTopics()).filter(doomed);
     if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 30_000 });
     return topics.length;
+  });
+}
+
+/** Runs `work` with an admin client of the brokers, connected, and disconnects it after. */
+export async function withAdmin<T>(
+  brokers: string,
+  work: (admin: Admin) => Promise<T>,
+): Promise<T> {
+  const admin = clientOf(brokers).admin();
+  await admin.connect();
+  try {
+    return await work(admin);
   } finally {
     await admin.disconnect();
   }
@@ -47,10 +57,7 @@ export async function readTopic(
   { readUncommitted = false } = {},
 ): Promise<KafkaRecord[]> {
   const kafka = clientOf(brokers);
-  const a = kafka.admin();
-  await a.connect();
-  const ends = await a.fetchTopicOffsets(topic).finally(() => a.disconnect());
-  const want = new Map(ends.map((e) => [e.partition, Number(e.high)]));
+  const want = await endOffsets(brokers, topic);
   const records: KafkaRecord[] = [];
   if ([...want.values()].every((h) => h === 0)) return records;
   const groupId = `lab-reader-${randomBytes(4).toString("hex")}`;
@@ -104,25 +111,19 @@ export async function committedOffsets(
   groupId: string,
   topic: string,
 ): Promise<Map<number, number>> {
-  const a = clientOf(brokers).admin();
-  await a.connect();
-  try {
+  return withAdmin(brokers, async (a) => {
     const [t] = await a.fetchOffsets({ groupId, topics: [topic] });
     return new Map(t?.partitions.map((p) => [p.partition, Number(p.offset)]) ?? []);
-  } finally {
-    await a.disconnect();
-  }
+  });
 }
 
 /** The end offset (high watermark) of each partition of a topic now. */
 export async function endOffsets(brokers: string, topic: string): Promise<Map<number, number>> {
-  const a = clientOf(brokers).admin();
-  await a.connect();
-  try {
-    return new Map((await a.fetchTopicOffsets(topic)).map((p) => [p.partition, Number(p.high)]));
-  } finally {
-    await a.disconnect();
-  }
+  return withAdmin(
+    brokers,
+    async (a) =>
+      new Map((await a.fetchTopicOffsets(topic)).map((p) => [p.partition, Number(p.high)])),
+  );
 }
 
 /** The partition kafkajs's default partitioner (murmur2, the Java client's) gives a key. */

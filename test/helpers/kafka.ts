@@ -81,6 +81,7 @@ export {
   type KafkaRecord,
   kafkajsPartition,
   readTopic,
+  withAdmin,
 } from "../../lab/src/kafka.ts";
 
 /**

@@ -2,7 +2,8 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { ROOT } from "../../infra/config.ts";
-import { testKafka } from "../helpers/kafka.ts";
+import { testConfig } from "../helpers/env.ts";
+import { withAdmin } from "../helpers/kafka.ts";
 
 /**
  * Runs one experiment of `npm run lab` as a person runs it (a process, any free port for
@@ -43,13 +44,8 @@ export function runExperiment(
 
 /** The topics of this experiment's runs (prefix lab-<name>-) on the shop's Kafka. */
 async function labTopics(name: string): Promise<string[]> {
-  const admin = testKafka().admin();
-  await admin.connect();
-  try {
-    return (await admin.listTopics()).filter((t) => t.startsWith(`lab-${name}-`)).sort();
-  } finally {
-    await admin.disconnect();
-  }
+  const topics = await withAdmin(testConfig().kafka.brokers.join(","), (a) => a.listTopics());
+  return topics.filter((t) => t.startsWith(`lab-${name}-`)).sort();
 }
 
 /**
