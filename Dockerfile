@@ -1,17 +1,12 @@
 # syntax=docker/dockerfile:1
-# Three stages: `build` has the toolchain and every dependency; `runtime` (the default) has
+# Three stages: `build` has every dependency; `runtime` (the default) has
 # the bundled services, production dependencies only, and runs as the unprivileged `node`
 # user; `web` serves the built page with nginx, unprivileged. compose.yaml picks a stage by
 # `target` and a service by `command`.
 
-# Node 24, the active LTS (CI runs the suite on it too). On Node 22 and later the shop loads
-# better-sqlite3 13 (libs/service/src/sqlite.ts says why); better-sqlite3 12, for Node 20,
-# still compiles here with the rest of the dependencies.
+# Node 24, the shop's one runtime. better-sqlite3 13's Node-API binary ships in its package,
+# so nothing compiles: no toolchain in any stage.
 FROM node:24-bookworm-slim AS build
-# better-sqlite3 compiles here (python3, make, g++); the runtime stage has no compiler.
-RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 make g++ \
- && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY . .
 RUN npm ci --no-audit --no-fund
@@ -20,8 +15,10 @@ RUN npm run build
 # The page, built static; its API's address is fixed at build time.
 ARG VITE_API_URL=http://localhost:8080
 RUN VITE_API_URL=$VITE_API_URL npm run build --workspace web
-# What the bundles import from node_modules, and nothing a build or a test needs.
-RUN npm ci --omit=dev --no-audit --no-fund
+# What the bundles import from node_modules, and nothing a build or a test needs: pruned,
+# not installed again, so kafkajs keeps the fix patch-package applied at `npm ci`
+# (patches/); the optional node-linux-* packages go too, the image has its own Node 24.
+RUN npm prune --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
 
 FROM nginxinc/nginx-unprivileged:1.27-alpine AS web
 COPY --from=build /app/web/dist /usr/share/nginx/html

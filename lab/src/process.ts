@@ -105,9 +105,7 @@ export class ServiceProcess {
     const prof = process.env.SHOP_CPU_PROF;
     // One folder per service: tsx's loader thread writes a profile of its own there too.
     const profiling = prof ? ["--cpu-prof", `--cpu-prof-dir=${join(prof, name)}`] : [];
-    // SHOP_NODE=<path>: the services run on that node instead of this one (the benchmark
-    // compares Node 20 and 24 in one run).
-    const child = spawn(process.env.SHOP_NODE ?? process.execPath, [...profiling, ...args], {
+    const child = spawn(process.execPath, [...profiling, ...args], {
       cwd,
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"],

@@ -1,8 +1,9 @@
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { construir, DIST, NODE_FLAGS } from "../../infra/build.ts";
+import { ROOT } from "../../infra/config.ts";
 import {
   analyticsCli,
   http,
@@ -12,6 +13,18 @@ import {
   testPrefix,
 } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
+
+/** The nodes on PATH older than 24, outside node_modules (a machine's own, say). */
+function olderNodesOnPath(): { path: string; version: string }[] {
+  const found: { path: string; version: string }[] = [];
+  for (const dir of (process.env.PATH ?? "").split(":")) {
+    const node = join(dir, "node");
+    if (dir === "" || dir.includes("node_modules") || !existsSync(node)) continue;
+    const version = spawnSync(node, ["--version"], { encoding: "utf8" }).stdout.trim().slice(1);
+    if (version !== "" && Number(version.split(".")[0]) < 24) found.push({ path: node, version });
+  }
+  return found;
+}
 
 /**
  * npm run build bundles each service to plain JavaScript (dist/), which production runs and
@@ -79,6 +92,31 @@ describe("npm run build", () => {
       receitaCentavos: 2500,
     });
   }, 120_000);
+
+  it("When a built program starts on a Node older than 24, then it stops at once with one sentence saying what to run instead", () => {
+    // The Node running this test is 24; a preload makes it report an older version, so the
+    // guard is proven on any machine. A real older node on PATH (this machine's own) is
+    // tried too where there is one.
+    const pretend = `data:text/javascript,Object.defineProperty(process.versions,"node",{value:"20.19.0"})`;
+    const runs = [
+      { node: process.execPath, args: ["--import", pretend], version: "20.19.0" },
+      ...olderNodesOnPath().map((o) => ({ node: o.path, args: [], version: o.version })),
+    ];
+    for (const { node, args, version } of runs) {
+      for (const program of ["orders-api", "analytics"]) {
+        const r = spawnSync(node, [...args, join(DIST, `${program}.mjs`)], {
+          cwd: ROOT,
+          encoding: "utf8",
+          timeout: 10_000,
+        });
+        expect(r.status, `${node} ${program}: ${r.stderr}`).toBe(1);
+        expect(r.stdout).toBe("");
+        expect(r.stderr).toBe(
+          `dist/${program}.mjs needs Node 24 and this is Node ${version}: run it through npm (npm start, npm run ...), which uses the Node 24 that npm ci installed, or with node_modules/.bin/node instead of node.\n`,
+        );
+      }
+    }
+  });
 
   it("When an external package is imported but unused, then its bundle leaves it out, and no source file imports a package for its side effects alone", () => {
     // The build marks every external import free of side effects, so that a bundle does

@@ -1,3 +1,6 @@
+// First: on a Node older than the shop's, stop before any package loads.
+import "./node-version.ts";
+
 export * from "./batch.ts";
 export * from "./cli.ts";
 export * from "./config.ts";
@@ -9,6 +12,7 @@ export * from "./http.ts";
 export * from "./lifecycle.ts";
 export * from "./logger.ts";
 export * from "./metrics.ts";
+export * from "./node-version.ts";
 export * from "./sqlite.ts";
 export * from "./trace.ts";
 export * from "./wait.ts";

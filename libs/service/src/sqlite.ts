@@ -1,23 +1,15 @@
 import { mkdirSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { MAX_CENTS } from "@shop/contracts";
-import type BetterSqlite3 from "better-sqlite3";
+import BetterSqlite3 from "better-sqlite3";
 
 /**
- * The SQLite driver for the Node that runs the service. better-sqlite3 12 is the last line
- * that runs on Node 20, but on Node 22 and later its statements' destructor can abort the
- * process (`Assertion failed: (env) != nullptr`, WiseLibs/better-sqlite3#1515): Node 24's
- * ObjectWrap removes a cleanup hook there, and a GC with no current Node environment (at
- * exit, in a vm context, in a worker) has none. better-sqlite3 13 moved to Node-API and
- * fixes it, but needs Node 22 or later (NAPI_VERSION 10): on Node 20 it crashes on load.
- * So each Node gets the line that works on it, with one API (13 kept 12's and added to it):
- * 13 under the alias `better-sqlite3-napi` from Node 22, 12 below. Drop 12 with Node 20.
+ * The one SQLite driver: better-sqlite3 13, whose Node-API binary ships in its package for
+ * each platform (nothing compiles at install; its implicit `node-gyp rebuild` is kept from
+ * running by allowScripts in package.json). Every other file takes it from here, so the
+ * durability settings below cannot be bypassed.
  */
-export const SQLITE_DRIVER: "better-sqlite3" | "better-sqlite3-napi" =
-  Number(process.versions.node.split(".")[0]) >= 22 ? "better-sqlite3-napi" : "better-sqlite3";
-
-export const Database: typeof BetterSqlite3 = createRequire(import.meta.url)(SQLITE_DRIVER);
+export const Database = BetterSqlite3;
 export type Database = BetterSqlite3.Database;
 
 /**
