@@ -44,8 +44,16 @@ type Paths = ReturnType<typeof paths>;
 
 /** Classpath of the broker, its tools and the Java client. */
 export const KAFKA_CLASSPATH = join(KAFKA_LIB, "*");
-/** Log settings of the broker and its tools (quiet on the console). */
-export const KAFKA_LOG4J = `-Dlog4j.configuration=file:${join(KAFKA_DIR, "log4j.properties")}`;
+/** Log settings of the broker and its tools (Kafka 4 logs through log4j 2). */
+export const KAFKA_LOG4J = `-Dlog4j2.configurationFile=${join(KAFKA_DIR, "log4j2.properties")}`;
+
+/** The Apache Kafka version infra/kafka/pom.xml brings (the one place it is written). */
+export const KAFKA_VERSION = (() => {
+  const pom = readFileSync(join(KAFKA_DIR, "pom.xml"), "utf8");
+  const version = pom.match(/<kafka\.version>([^<]+)<\/kafka\.version>/)?.[1];
+  if (!version) throw new Error("kafka: infra/kafka/pom.xml names no <kafka.version>");
+  return version;
+})();
 
 /**
  * Runs one of Kafka's Java tools (ProducerPerformance, ConsumerPerformance...) to its end.
@@ -130,16 +138,25 @@ function portOpen(host: string, port: number): Promise<boolean> {
   });
 }
 
+/** True when the jars are those of the version pom.xml names (not an older checkout's). */
 export function jarsPresent(): boolean {
-  return (
-    existsSync(KAFKA_LIB) && readdirSync(KAFKA_LIB).some((f) => /^kafka_2\.13-.*\.jar$/.test(f))
-  );
+  return existsSync(join(KAFKA_LIB, `kafka_2.13-${KAFKA_VERSION}.jar`));
 }
 
-/** The first run downloads the jars; later runs copy them from Maven's local cache. */
+/**
+ * The first run downloads the jars; later runs copy them from Maven's local cache. Jars of
+ * another version (a checkout from before an upgrade) are removed first: two versions on
+ * one classpath would mix their classes.
+ */
 export function ensureJars(log: Log): void {
   if (jarsPresent()) return;
-  log("kafka: fetching the Apache Kafka jars from Maven Central (first run only)...");
+  if (existsSync(KAFKA_LIB) && readdirSync(KAFKA_LIB).some((f) => f.endsWith(".jar"))) {
+    log(`kafka: replacing the jars in ${KAFKA_LIB} with Apache Kafka ${KAFKA_VERSION}'s`);
+    rmSync(KAFKA_LIB, { recursive: true, force: true });
+  }
+  log(
+    `kafka: fetching the Apache Kafka ${KAFKA_VERSION} jars from Maven Central (first run only)...`,
+  );
   const result = spawnSync(
     "mvn",
     [
@@ -170,6 +187,24 @@ interface ClusterRole {
   replicas: number;
 }
 
+/**
+ * Where a node notes that its storage was formatted as a dynamic KRaft quorum (KIP-853):
+ * `controller.quorum.bootstrap.servers`, the voters in the metadata log. Storage formatted
+ * before (Kafka 3.9, a static quorum) has no such note and keeps `controller.quorum.voters`,
+ * which Kafka 4 still reads, so an upgraded checkout keeps its topics.
+ */
+const dynamicQuorumNote = (p: Paths) => join(p.dir, "dynamic-quorum");
+
+export function quorumProperty(p: Paths, voters: string): string {
+  const formatted = existsSync(join(p.data, "meta.properties"));
+  if (formatted && !existsSync(dynamicQuorumNote(p))) return `controller.quorum.voters=${voters}`;
+  const bootstrap = voters
+    .split(",")
+    .map((v) => v.slice(v.indexOf("@") + 1))
+    .join(",");
+  return `controller.quorum.bootstrap.servers=${bootstrap}`;
+}
+
 function serverProperties(kafka: KafkaSettings, p: Paths, role?: ClusterRole): string {
   const voters = role?.voters ?? `1@${kafka.host}:${kafka.controllerPort}`;
   const replicas = role?.replicas ?? 1;
@@ -178,7 +213,7 @@ function serverProperties(kafka: KafkaSettings, p: Paths, role?: ClusterRole): s
   return `# Written by infra/kafka/kafka.ts at every start; edit that file, not this one.
 process.roles=broker,controller
 node.id=${role?.nodeId ?? 1}
-controller.quorum.voters=${voters}
+${quorumProperty(p, voters)}
 listeners=PLAINTEXT://${kafka.host}:${kafka.port},CONTROLLER://${kafka.host}:${kafka.controllerPort}${secure ? `,SASL_SSL://${kafka.host}:${secure.port}` : ""}
 advertised.listeners=PLAINTEXT://${kafka.host}:${kafka.advertisedPort ?? kafka.port}${secure ? `,SASL_SSL://${kafka.host}:${secure.port}` : ""}
 controller.listener.names=CONTROLLER
@@ -238,9 +273,15 @@ function newClusterId(): string {
   return clusterId;
 }
 
+/**
+ * Formats a node's storage once, as a dynamic quorum: `--standalone` for a single node (it
+ * is the one voter), or the whole cluster's `--initial-controllers` (`id@host:port:dir-id`,
+ * the same on every node).
+ */
 function formatStorageOnce(
   p: Paths,
   log: Log,
+  quorum: string[],
   clusterId = newClusterId(),
   secure?: SecureListener,
 ): void {
@@ -264,13 +305,15 @@ function formatStorageOnce(
       clusterId,
       "-c",
       p.conf,
+      ...quorum,
       ...scram,
     ],
-    { encoding: "utf8", env: { ...process.env, KAFKA_LOG4J_OPTS: "" } },
+    { encoding: "utf8" },
   );
   if (result.status !== 0) {
     throw new Error(`kafka: storage format failed:\n${result.stdout}\n${result.stderr}`);
   }
+  writeFileSync(dynamicQuorumNote(p), `${quorum.join(" ")}\n`);
 }
 
 export interface StartResult {
@@ -315,7 +358,7 @@ export async function startKafka(
   ensureJars(log);
   mkdirSync(p.data, { recursive: true });
   writeFileSync(p.conf, serverProperties(kafka, p));
-  formatStorageOnce(p, log, undefined, kafka.secure);
+  formatStorageOnce(p, log, ["--standalone"], undefined, kafka.secure);
   const { pid, logFrom } = spawnBroker(p, log);
   await waitUntilAnswers(kafka, pid, p, started + timeoutMs, logFrom);
   log(`kafka: answering on ${kafka.brokers.join(",")} after ${Date.now() - started} ms`);
@@ -470,6 +513,10 @@ export async function startKafkaCluster(
   mkdirSync(WORK, { recursive: true });
   if (!existsSync(idFile)) writeFileSync(idFile, newClusterId());
   const clusterId = readFileSync(idFile, "utf8").trim();
+  // Each controller's directory id, the same list on every node formatted in this start.
+  const initialControllers = nodes
+    .map((n, i) => `${i + 1}@${host}:${n.controllerPort}:${newClusterId()}`)
+    .join(",");
   const running: { pid: number; p: Paths; logFrom: number }[] = [];
   for (const [i, n] of nodes.entries()) {
     const p = paths(clusterNode(name, i + 1));
@@ -488,7 +535,7 @@ export async function startKafkaCluster(
       p.conf,
       serverProperties(node, p, { nodeId: i + 1, voters, replicas: nodes.length }),
     );
-    formatStorageOnce(p, log, clusterId);
+    formatStorageOnce(p, log, ["--initial-controllers", initialControllers], clusterId);
     running.push({ ...spawnBroker(p, log), p });
   }
   const deadline = started + timeoutMs;

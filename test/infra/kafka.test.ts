@@ -1,9 +1,16 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { kafkaSettings, ROOT, readInfraConfig } from "../../infra/config.ts";
+import {
+  KAFKA_CLASSPATH,
+  KAFKA_LIB,
+  KAFKA_LOG4J,
+  KAFKA_VERSION,
+  quorumProperty,
+} from "../../infra/kafka/kafka.ts";
 import { testConfig } from "../helpers/env.ts";
 import {
   createTopic,
@@ -11,6 +18,7 @@ import {
   uniqueName,
   waitForConsumerToJoinGroup,
 } from "../helpers/kafka.ts";
+import { ownKafka } from "../helpers/own-kafka.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 describe("The real Kafka broker started by infra/", () => {
@@ -95,6 +103,60 @@ describe("Kafka's Java tools for the benchmarks (issue 14)", () => {
     expect(readdirSync(jars).some((f) => /^kafka-tools-.*\.jar$/.test(f))).toBe(true);
     rmSync(jars, { recursive: true, force: true });
   }, 240_000);
+});
+
+describe("Apache Kafka 4 and its KRaft quorum (issue 32)", () => {
+  it("When infra formats a new node, then it runs the jars of the version pom.xml names, as a dynamic quorum whose voter has a directory id", async () => {
+    expect(KAFKA_VERSION).toMatch(/^4\.\d+\.\d+$/);
+    expect(readdirSync(KAFKA_LIB)).toContain(`kafka_2.13-${KAFKA_VERSION}.jar`);
+    expect(readdirSync(KAFKA_LIB).filter((f) => /^kafka_2\.13-/.test(f))).toHaveLength(1);
+    const kafka = ownKafka("quorum");
+    try {
+      await kafka.start();
+      const quorum = spawnSync(
+        "java",
+        [
+          KAFKA_LOG4J,
+          "-cp",
+          KAFKA_CLASSPATH,
+          "org.apache.kafka.tools.MetadataQuorumCommand",
+          "--bootstrap-server",
+          kafka.brokers,
+          "describe",
+          "--status",
+        ],
+        { encoding: "utf8", timeout: 60_000 },
+      );
+      expect(quorum.status, quorum.stderr).toBe(0);
+      const voters = JSON.parse(quorum.stdout.match(/CurrentVoters:\s+(\[.*\])/)?.[1] ?? "[]") as {
+        id: number;
+        directoryId: string;
+      }[];
+      expect(voters.map((v) => v.id)).toEqual([1]);
+      // A static quorum's voters have none (the zero id); a dynamic one's, a real one.
+      expect(voters[0]?.directoryId).toMatch(/^[A-Za-z0-9_-]{22}$/);
+      expect(voters[0]?.directoryId).not.toBe("AAAAAAAAAAAAAAAAAAAAAA");
+    } finally {
+      await kafka.dispose();
+    }
+  }, 120_000);
+
+  it("When a node's storage was formatted before as a static quorum (Kafka 3.9), then it keeps controller.quorum.voters; a new or dynamic one gets the bootstrap servers", () => {
+    const dir = mkdtempSync(join(tmpdir(), "quorum-"));
+    try {
+      const p = { dir, data: join(dir, "data") } as Parameters<typeof quorumProperty>[0];
+      const voters = "1@127.0.0.1:9093,2@127.0.0.1:9095";
+      const dynamic = "controller.quorum.bootstrap.servers=127.0.0.1:9093,127.0.0.1:9095";
+      expect(quorumProperty(p, voters)).toBe(dynamic);
+      mkdirSync(p.data);
+      writeFileSync(join(p.data, "meta.properties"), "version=1\n");
+      expect(quorumProperty(p, voters)).toBe(`controller.quorum.voters=${voters}`);
+      writeFileSync(join(dir, "dynamic-quorum"), "--standalone\n");
+      expect(quorumProperty(p, voters)).toBe(dynamic);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe("Kafka cluster mode settings (KAFKA_NODES)", () => {
