@@ -1,4 +1,4 @@
-// First: on a Node older than the shop's, stop before any package loads.
+// First: on a Node older than the shop's, stop before this package's modules load theirs.
 import "./node-version.ts";
 
 export * from "./batch.ts";
