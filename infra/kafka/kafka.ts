@@ -205,6 +205,24 @@ export function quorumProperty(p: Paths, voters: string): string {
   return `controller.quorum.bootstrap.servers=${bootstrap}`;
 }
 
+/**
+ * A cluster's failover settings (docs/decisions.md, "Failover"). Kafka fences a broker that
+ * stopped heartbeating only after broker.session.timeout.ms (9 s by default), and until then
+ * the controller keeps a dead node as the leader of its partitions: writes to them wait. At
+ * 2.5 s with a heartbeat every 250 ms, a dead node's partitions move within the spec's 5 s
+ * confirmation wait, even when it was also the active controller. The cost: a broker
+ * silent for longer than 2.5 s (a long GC pause, a stopped process) is fenced and its
+ * partitions move, which the SIGSTOP fault scenario measures.
+ */
+export const clusterFailover = `# Failover within the spec's 5 s wait (docs/decisions.md, "Failover"): a silent broker
+# is fenced after 2.5 s, not 9 s, and a silent controller is replaced after 1 s, not 2 s
+# (its successor then gives every broker a full session before fencing a dead one).
+broker.session.timeout.ms=2500
+broker.heartbeat.interval.ms=250
+controller.quorum.fetch.timeout.ms=1000
+controller.quorum.election.backoff.max.ms=500
+`;
+
 function serverProperties(kafka: KafkaSettings, p: Paths, role?: ClusterRole): string {
   const voters = role?.voters ?? `1@${kafka.host}:${kafka.controllerPort}`;
   const replicas = role?.replicas ?? 1;
@@ -231,7 +249,7 @@ transaction.state.log.replication.factor=${replicas}
 transaction.state.log.min.isr=${minInsync}
 # Tests and demos join groups often: do not wait before the first rebalance.
 group.initial.rebalance.delay.ms=0
-auto.create.topics.enable=true
+${replicas >= 3 ? clusterFailover : ""}auto.create.topics.enable=true
 delete.topic.enable=true
 log.retention.hours=168
 `;

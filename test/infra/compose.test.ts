@@ -6,7 +6,7 @@ import { parse } from "yaml";
 import type { z } from "zod";
 import { ENTRADAS, type Entrada, NODE_FLAGS } from "../../infra/build.ts";
 import { ROOT } from "../../infra/config.ts";
-import { KAFKA_VERSION } from "../../infra/kafka/kafka.ts";
+import { clusterFailover, KAFKA_VERSION } from "../../infra/kafka/kafka.ts";
 import { readConfig as ordersConfig } from "../../orders-api/src/config.ts";
 
 /** Docker cannot run here, so compose.yaml is checked by parsing it. */
@@ -223,6 +223,21 @@ describe("compose.yaml, for users who have Docker", () => {
     expect(ids.size).toBe(1);
     expect(hostPorts.size).toBe(3);
     expect(hostPorts.has("9092")).toBe(false); // beside the single broker, not on its port
+  });
+
+  it("Issue 33: when parsed, then the cluster profile's Kafka nodes have infra's failover settings, property by property", () => {
+    const settings = clusterFailover
+      .split("\n")
+      .filter((line) => /^[a-z]/.test(line))
+      .map((line) => line.split("=") as [string, string]);
+    expect(settings.length).toBeGreaterThanOrEqual(4);
+    for (const name of ["kafka-1", "kafka-2", "kafka-3"]) {
+      const env = services[name]?.environment ?? {};
+      for (const [key, value] of settings)
+        expect(env[`KAFKA_${key.toUpperCase().replaceAll(".", "_")}`], `${name}: ${key}`).toBe(
+          value,
+        );
+    }
   });
 
   it("Issue 17: when parsed, then the cluster profile has three RabbitMQ nodes that discover each other, share a cookie from .env, and get the shop's users once all are healthy", () => {
