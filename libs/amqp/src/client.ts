@@ -24,6 +24,20 @@ const nodeOf = (url: string) => new URL(url).host;
 /** Why a publication was not taken over by the broker. */
 export type PublishFailureReason = "sem-rota" | "nack" | "sem-confirmacao" | "broker-inacessivel";
 
+/**
+ * A publication a node's loss explains: the node could not be reached, its channel closed
+ * before the confirm (amqplib's "channel closed", or "Channel closed" from a publish on a
+ * channel already closed), or the broker nacked it (it did not take the message). Never a
+ * message returned unrouted, nor one still unconfirmed: that is the time limit's to judge.
+ * Worth a try on another node.
+ */
+function lostOnTheWay(error: unknown): boolean {
+  if (error instanceof PublishFailed)
+    return error.motivo === "broker-inacessivel" || error.motivo === "nack";
+  const message = error instanceof Error ? error.message : "";
+  return /channel closed|connection closed/i.test(message);
+}
+
 export class PublishFailed extends Error {
   constructor(
     readonly motivo: PublishFailureReason,
@@ -249,7 +263,8 @@ export class AmqpClient {
   ): Promise<void> {
     const destino = `${exchange}/${routingKey}`;
     metrics.published.inc({ destino });
-    const attempt = (async () => {
+    let timedOut = false;
+    const once = async () => {
       let ch: ConfirmChannel;
       try {
         ch = await this.channel();
@@ -300,18 +315,34 @@ export class AmqpClient {
           `no queue is bound to ${exchange} with routing key ${routingKey}`,
         );
       }
+    };
+    // On a cluster, a publication lost with its node (out of reach, its channel closed
+    // before the confirm, or nacked while a quorum queue changes leader) is tried again, on
+    // the next node, until the time limit: a failover within the spec's 5 s wait is a
+    // confirmed publish, not a 503. A message whose confirm was lost may then be queued
+    // twice; the consumers' idempotency (solicitacaoId) absorbs it. With one node there is
+    // nowhere else to go: the client hears at once, and repeats.
+    const failsOver = Array.isArray(this.opts.url) && this.opts.url.length > 1;
+    const attempt = (async () => {
+      for (;;) {
+        try {
+          return await once();
+        } catch (error) {
+          if (timedOut || !failsOver || !lostOnTheWay(error)) throw error;
+          await new Promise((r) => setTimeout(r, 250));
+          if (timedOut) throw error;
+        }
+      }
     })();
     attempt.catch(() => {});
     try {
-      await withTimeLimit(
-        attempt,
-        timeoutMs,
-        () =>
-          new PublishFailed(
-            "sem-confirmacao",
-            `no publisher confirm from RabbitMQ within ${timeoutMs} ms`,
-          ),
-      );
+      await withTimeLimit(attempt, timeoutMs, () => {
+        timedOut = true;
+        return new PublishFailed(
+          "sem-confirmacao",
+          `no publisher confirm from RabbitMQ within ${timeoutMs} ms`,
+        );
+      });
       metrics.confirmed.inc({ destino });
     } catch (error) {
       metrics.failed.inc({ destino });
