@@ -15,7 +15,10 @@ import { waitFor } from "../helpers/wait.ts";
 import {
   type Answer,
   beyondFirst,
+  type FaultProgress,
   type FaultRow,
+  type FaultTiming,
+  faultProgress,
   faultTiming,
   recordRow,
   tally,
@@ -96,6 +99,8 @@ interface PedidoRow {
   status: string;
   valor_centavos: number;
   processado_por: string | null;
+  criado_em: string;
+  decidido_em: string | null;
 }
 
 /** The event-log edition's state: the orders database and both topics, read now. */
@@ -107,7 +112,7 @@ export async function eventLogState(opts: { ordersDb: string; brokers: string; p
   try {
     pedidos = db
       .prepare<[], PedidoRow>(
-        "SELECT id, cliente, status, valor_centavos, processado_por FROM pedidos ORDER BY id",
+        "SELECT id, cliente, status, valor_centavos, processado_por, criado_em, decidido_em FROM pedidos ORDER BY id",
       )
       .all();
     steps = db
@@ -200,7 +205,7 @@ export async function finishEventLogScenario(opts: {
   healedAt: number;
   /** When it began: given, the row reports the client's timing in between (faultTiming). */
   faultAt?: number;
-}): Promise<EventLogState> {
+}): Promise<EventLogState & { timing?: FaultTiming; progress?: FaultProgress }> {
   const { stream } = opts;
   const acknowledged = [...stream.created, ...stream.unconfirmed];
   const open = async () =>
@@ -230,6 +235,13 @@ export async function finishEventLogScenario(opts: {
   };
   const redeliveriesAbsorbed = [...state.repeated.values()].reduce((a, b) => a + b, 0);
   const proof = await opts.proof(state);
+  const during =
+    opts.faultAt === undefined
+      ? undefined
+      : {
+          timing: faultTiming(stream.answers, opts.faultAt, opts.healedAt),
+          progress: faultProgress(state.pedidos, state.decisionsPerPedido, opts.faultAt),
+        };
   recordRow({
     ...opts.row,
     proof: proof.hit ? proof.text : `NOT HIT: ${proof.text}`,
@@ -245,9 +257,7 @@ export async function finishEventLogScenario(opts: {
     redeliveriesAbsorbed,
     doubled,
     recoverMs,
-    ...(opts.faultAt === undefined
-      ? {}
-      : { timing: faultTiming(stream.answers, opts.faultAt, opts.healedAt) }),
+    ...(during ?? {}),
   });
 
   expect(proof.hit, `the fault did not hit: ${proof.text}`).toBe(true);
@@ -295,7 +305,7 @@ export async function finishEventLogScenario(opts: {
   expect(painel.pedidosVistos).toBe(state.pedidos.length);
   expect(painel.pedidosPagos).toBe(pagos.length);
   expect(painel.receitaCentavos).toBe(pagos.reduce((sum, p) => sum + p.valor_centavos, 0));
-  return state;
+  return { ...state, ...during };
 }
 
 /**

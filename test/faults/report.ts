@@ -26,6 +26,44 @@ export interface FaultRow {
   recoverMs: number;
   /** For the failover scenarios: what a client felt while the fault lasted. */
   timing?: FaultTiming;
+  /** For the failover scenarios: how the orders placed during the fault went on. */
+  progress?: FaultProgress;
+}
+
+/**
+ * What the consumers did for the orders placed from the fault on, from the orders database
+ * and the results topic: how long the slowest waited for its decision to be applied, and
+ * how often the most decided one was decided (each ResultadoPagamento record is one).
+ */
+export interface FaultProgress {
+  /** The longest from an order's saving to its result applied (criado_em → decidido_em). */
+  longestOrderWaitMs: number;
+  /**
+   * The most ResultadoPagamento records of any one order of the run (those in flight when
+   * the fault came too, which are the ones redone): 1 is once, more is redone work.
+   */
+  mostDecisions: number;
+  /** How many orders were placed from the fault on. */
+  orders: number;
+}
+
+/** FaultProgress of a run whose fault came at `from`. */
+export function faultProgress(
+  pedidos: { id: number; criado_em: string; decidido_em: string | null }[],
+  decisionsPerPedido: Map<number, number>,
+  from: number,
+): FaultProgress {
+  const since = pedidos.filter((p) => Date.parse(p.criado_em) >= from);
+  const waits = since.map((p) =>
+    p.decidido_em === null
+      ? Number.POSITIVE_INFINITY
+      : Date.parse(p.decidido_em) - Date.parse(p.criado_em),
+  );
+  return {
+    longestOrderWaitMs: Math.max(0, ...waits),
+    mostDecisions: Math.max(0, ...decisionsPerPedido.values()),
+    orders: since.length,
+  };
 }
 
 /** One answer a client got: when it asked, how long the answer took, whether it was a yes. */
@@ -109,9 +147,13 @@ export function markdownTable(rows: FaultRow[]): string {
     t
       ? `${(t.longestWithoutAckMs / 1000).toFixed(1)} s / ${(t.p99Ms / 1000).toFixed(1)} s (${t.answers} answers)`
       : "—";
+  const progress = (p?: FaultProgress) =>
+    p
+      ? `; of ${p.orders} orders placed from the fault on, the slowest decided in ${(p.longestOrderWaitMs / 1000).toFixed(1)} s; no order decided more than ${p.mostDecisions}×`
+      : "";
   const lines = rows.map(
     (r) =>
-      `| ${r.scenario} | ${r.fault} | ${r.proof} | ${r.requests}${r.requestsNote ? ` (${r.requestsNote})` : ""} | ${r.lost} | ${r.redeliveriesAbsorbed} | ${doubledText(r.doubled)} | ${(r.recoverMs / 1000).toFixed(1)} s | ${timing(r.timing)} |`,
+      `| ${r.scenario} | ${r.fault} | ${r.proof} | ${r.requests}${r.requestsNote ? ` (${r.requestsNote})` : ""} | ${r.lost} | ${r.redeliveriesAbsorbed} | ${doubledText(r.doubled)} | ${(r.recoverMs / 1000).toFixed(1)} s | ${timing(r.timing)}${progress(r.progress)} |`,
   );
   return [head, ...lines].join("\n");
 }

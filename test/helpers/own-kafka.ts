@@ -146,9 +146,14 @@ export function ownKafkaCluster(name: string) {
     /** The JVMs' pids, of the nodes running now. */
     pids(): number[] {
       return [1, 2, 3].flatMap((i) => {
-        const file = paths(clusterNode(cluster, i)).pid;
-        return existsSync(file) ? [Number(readFileSync(file, "utf8").trim())] : [];
+        const pid = this.pid(i);
+        return pid === null ? [] : [pid];
       });
+    },
+    /** Node `id`'s JVM pid, as infra noted it at its start; null if it has none. */
+    pid(id: number): number | null {
+      const file = paths(clusterNode(cluster, id)).pid;
+      return existsSync(file) ? Number(readFileSync(file, "utf8").trim()) : null;
     },
     /**
      * The KRaft active controller's node id, from the quorum itself (kafka-metadata-quorum's

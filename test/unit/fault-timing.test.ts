@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { faultTiming } from "../faults/report.ts";
+import { faultProgress, faultTiming } from "../faults/report.ts";
 
 describe("What a client felt during a fault (faultTiming)", () => {
   it("When acknowledgements stop at the fault and resume after it, then the longest gap runs from the fault to the first acknowledgement after its end", () => {
@@ -22,5 +22,33 @@ describe("What a client felt during a fault (faultTiming)", () => {
       p99Ms: 0,
       answers: 0,
     });
+  });
+});
+
+describe("How the orders placed during a fault went on (faultProgress)", () => {
+  const at = (ms: number) => new Date(ms).toISOString();
+
+  it("When orders were placed from the fault on, then the slowest saved-to-decided wait is over them only, and an undecided one waits for ever", () => {
+    const pedidos = [
+      { id: 1, criado_em: at(0), decidido_em: at(9_000) }, // before the fault: not counted
+      { id: 2, criado_em: at(1_000), decidido_em: at(4_500) },
+      { id: 3, criado_em: at(2_000), decidido_em: at(3_000) },
+    ];
+    const p = faultProgress(pedidos, new Map(), 1_000);
+    expect(p).toEqual({ longestOrderWaitMs: 3_500, mostDecisions: 0, orders: 2 });
+    const open = [...pedidos, { id: 4, criado_em: at(2_500), decidido_em: null }];
+    expect(faultProgress(open, new Map(), 1_000).longestOrderWaitMs).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it("When an order in flight at the fault was decided three times, then mostDecisions says 3, though it was placed before", () => {
+    const pedidos = [
+      { id: 1, criado_em: at(0), decidido_em: at(500) },
+      { id: 2, criado_em: at(2_000), decidido_em: at(2_500) },
+    ];
+    const decisions = new Map([
+      [1, 3],
+      [2, 1],
+    ]);
+    expect(faultProgress(pedidos, decisions, 1_000).mostDecisions).toBe(3);
   });
 });
