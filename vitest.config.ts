@@ -47,9 +47,9 @@ export default defineConfig({
         },
       },
       {
-        // Kills and restarts brokers and services: after everything else. Its two files use
-        // brokers of their own (a Kafka broker and cluster; a RabbitMQ node, cluster and
-        // vhosts), so they run side by side.
+        // Kills and restarts brokers and services: after everything else. Its files use
+        // brokers of their own (a Kafka broker, a proxied one and a cluster; a RabbitMQ node,
+        // cluster and vhosts), so they run two at a time, of about the same length each.
         test: {
           name: "faults",
           sequence: { groupOrder: 2 },

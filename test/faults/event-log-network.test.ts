@@ -1,0 +1,125 @@
+import { afterAll, beforeAll, describe, it } from "vitest";
+import { ownKafka } from "../helpers/own-kafka.ts";
+import { queryRows, type ServiceProcess } from "../helpers/shop.ts";
+import { waitFor } from "../helpers/wait.ts";
+import { eventLogShop, publishedAfter, streamOfOrders } from "./harness.ts";
+import { beyondFirst, tally } from "./report.ts";
+
+/**
+ * Network faults on the event-log edition: a broker of this file's own that advertises a
+ * TCP proxy's address, so that every client goes through the proxy, which drops, holds or
+ * loses traffic. A file of its own, beside event-log.test.ts, so that the fault files run
+ * two at a time in about the same time each; counted like every event-log scenario
+ * (harness.ts).
+ */
+const proxied = ownKafka("faults-proxied", { proxied: true });
+const running: ServiceProcess[] = [];
+
+/** The shop on the proxied broker, its processes stopped with the file's. */
+const shop = (name: string) => eventLogShop(running, name, { broker: proxied });
+
+describe("Fault injection: event-log edition", () => {
+  describe("through a TCP proxy between the services and Kafka", () => {
+    beforeAll(async () => {
+      await proxied.start();
+    }, 120_000);
+    afterAll(async () => {
+      await Promise.all(running.splice(0).map((p) => p.stop()));
+      await proxied.dispose();
+    }, 120_000);
+
+    /** Orders whose PedidoCriado waited at least `ms` in the outbox before Kafka took it. */
+    const waitedInOutbox = (dbPath: string, ms: number) =>
+      queryRows<{ criado_em: string; enviado_em: string }>(
+        dbPath,
+        "SELECT criado_em, enviado_em FROM outbox WHERE enviado_em IS NOT NULL",
+      ).filter((r) => Date.parse(r.enviado_em) - Date.parse(r.criado_em) >= ms).length;
+
+    async function underLoad(name: string) {
+      const s = shop(name);
+      const api = await s.start("orders-api", "orders-api");
+      await s.payments("caixa-1");
+      const stream = streamOfOrders(() => api.url(), 80, 2, 100);
+      await waitFor(() => stream.created.length >= 10);
+      return { s, api, stream };
+    }
+
+    it("When every connection to Kafka is dropped and refused for 3 s under load, then the services reconnect, the outbox publishes what waited, and each order is applied once", async () => {
+      const { s, api, stream } = await underLoad("f-kafka-cut");
+      proxied.proxy.cutConnections();
+      await new Promise((res) => setTimeout(res, 3000));
+      proxied.proxy.restore();
+      const backAt = Date.now();
+      await stream.done;
+      await s.finish(
+        api,
+        stream,
+        {
+          scenario: "Kafka connections dropped (event-log)",
+          fault: "TCP proxy drops every connection to Kafka and refuses new ones for 3 s",
+        },
+        () => {
+          const waited = waitedInOutbox(s.dbPath, 2000);
+          return {
+            hit: waited > 0,
+            text: `${waited} orders' events waited over 2 s in the outbox while the connections were down`,
+          };
+        },
+        backAt,
+      );
+    }, 240_000);
+
+    it("When traffic to Kafka is black-holed for 7 s, longer than the 5 s confirmation, then orders answer 500 saved, and everything is published and applied once after", async () => {
+      const { s, api, stream } = await underLoad("f-kafka-blackhole");
+      proxied.proxy.blackHole();
+      await waitFor(() => stream.unconfirmed.length >= 1, {
+        timeoutMs: 20_000,
+        what: "an order answered 500 while traffic is held",
+      });
+      await new Promise((res) => setTimeout(res, 2000)); // held about 7 s in all
+      proxied.proxy.restore();
+      const backAt = Date.now();
+      await stream.done;
+      const unconfirmed = [...stream.unconfirmed];
+      await s.finish(
+        api,
+        stream,
+        {
+          scenario: "Kafka traffic black-holed (event-log)",
+          fault: "TCP proxy holds every byte to and from Kafka for about 7 s, then lets it through",
+        },
+        publishedAfter(unconfirmed, "nothing moved"),
+        backAt,
+      );
+    }, 240_000);
+
+    it("When a Produce request reaches Kafka but its answer is lost and the connection cut, then kafkajs sends it again: the records written twice are counted and each order is applied once", async () => {
+      const { s, api, stream } = await underLoad("f-kafka-lost-ack");
+      const lostAt = Date.now();
+      await proxied.proxy.loseNextAck();
+      await stream.done;
+      await s.finish(
+        api,
+        stream,
+        {
+          scenario: "Kafka produce answer lost (event-log)",
+          fault:
+            "TCP proxy lets a Produce request through, drops Kafka's answer and cuts the connection",
+        },
+        (state) => {
+          // The same bytes twice: a produce sent again, not a decision made again (a new
+          // decision has its own processadoEm).
+          const twice = (records: { value: unknown }[]) =>
+            beyondFirst(tally(records.map((r) => JSON.stringify(r.value))));
+          const criados = twice(state.criados);
+          const resultados = twice(state.resultados);
+          return {
+            hit: criados + resultados > 0,
+            text: `records written twice by a repeated produce: ${criados} PedidoCriado, ${resultados} ResultadoPagamento`,
+          };
+        },
+        lostAt,
+      );
+    }, 240_000);
+  });
+});
