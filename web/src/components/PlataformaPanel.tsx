@@ -49,6 +49,21 @@ function Grafico({ pontos }: { pontos: { t: number; lag: number }[] }) {
   );
 }
 
+/**
+ * The nodes that hold replicas of the shop's partitions and are not among the brokers up:
+ * down, or fenced by the controller. They come from the same answer as the partitions'
+ * in-sync replicas, so a node down and its partitions under-replicated show in one poll.
+ */
+function foraDoAr(p: Plataforma): number[] {
+  const up = new Set(p.cluster?.brokers.map((b) => b.nodeId) ?? []);
+  const holding = new Set(p.topicos.flatMap((t) => t.particoes.flatMap((x) => x.replicas)));
+  return [...holding].filter((id) => !up.has(id)).sort((a, b) => a - b);
+}
+
+/** Partitions with fewer replicas in sync than they have. */
+const subReplicadas = (p: Plataforma) =>
+  p.topicos.flatMap((t) => t.particoes).filter((x) => x.isr.length < x.replicas.length).length;
+
 export function PlataformaPanel({
   plataforma,
   error,
@@ -224,6 +239,13 @@ export function PlataformaPanel({
                   {b.nodeId === plataforma.cluster?.controller ? " (controlador)" : ""}{" "}
                 </span>
               ))}
+              {foraDoAr(plataforma).length > 0 && (
+                <span className="alerta" data-testid="brokers-fora">
+                  {" "}
+                  Fora do ar: {foraDoAr(plataforma).join(", ")} ({subReplicadas(plataforma)}{" "}
+                  partições sub-replicadas)
+                </span>
+              )}
             </p>
           )}
           {plataforma.topicos.map((t) => {

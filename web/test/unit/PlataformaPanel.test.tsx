@@ -18,12 +18,12 @@ const partition = (
   grupos: [{ grupo: "pagamentos", committedOffset: 10, lag: 0 }],
 });
 
-const plataforma = (particoes: Plataforma["topicos"][0]["particoes"]): Plataforma => ({
+const plataforma = (
+  particoes: Plataforma["topicos"][0]["particoes"],
+  up: number[] = [1, 3],
+): Plataforma => ({
   cluster: {
-    brokers: [
-      { nodeId: 1, host: "127.0.0.1", port: 9092 },
-      { nodeId: 3, host: "127.0.0.1", port: 9096 },
-    ],
+    brokers: up.map((nodeId) => ({ nodeId, host: "127.0.0.1", port: 9090 + 2 * nodeId })),
     controller: 3,
   },
   topicos: [{ topic: "pedidos-criados", particoes }],
@@ -36,7 +36,7 @@ describe("The platform panel on a cluster", () => {
   it("When every partition has its leader and all replicas in sync, then it shows them and flags nothing", () => {
     render(
       <PlataformaPanel
-        plataforma={plataforma([partition(0, 1, [1, 2, 3]), partition(1, 2, [1, 2, 3])])}
+        plataforma={plataforma([partition(0, 1, [1, 2, 3]), partition(1, 2, [1, 2, 3])], [1, 2, 3])}
         error={null}
       />,
     );
@@ -45,6 +45,7 @@ describe("The platform panel on a cluster", () => {
     expect(screen.queryByText(/sub-replicada/)).toBeNull();
     expect(screen.queryByText(/sem líder/)).toBeNull();
     expect(screen.getByTestId("brokers").textContent).toContain("3 (controlador)");
+    expect(screen.queryByTestId("brokers-fora")).toBeNull();
   });
 
   it("When a broker is down, then its partitions are flagged under-replicated, and one with no replica in sync up is flagged without a leader", () => {
@@ -58,6 +59,25 @@ describe("The platform panel on a cluster", () => {
     expect(screen.getByTestId("lider-pedidos-criados-1").textContent).toContain(
       "sem líder: partição fora do ar",
     );
-    expect(screen.getByTestId("brokers").textContent).not.toMatch(/\b2\b/);
+    expect(screen.getByTestId("brokers").textContent).toMatch(
+      /^Brokers no ar: 1 3 \(controlador\)\s+Fora do ar: 2 /,
+    );
+  });
+
+  it("Issue 33: when a node holding replicas is missing from the brokers up, then one render (one poll) names it down beside its partitions flagged under-replicated", () => {
+    render(
+      <PlataformaPanel
+        plataforma={plataforma(
+          [partition(0, 1, [1, 3]), partition(1, 3, [1, 3]), partition(2, 1, [1, 2, 3])],
+          [1, 3],
+        )}
+        error={null}
+      />,
+    );
+    expect(screen.getByTestId("brokers-fora").textContent).toMatch(
+      /Fora do ar: 2 \(2 partições sub-replicadas\)/,
+    );
+    expect(screen.getByTestId("isr-pedidos-criados-0").textContent).toContain("sub-replicada");
+    expect(screen.getByTestId("isr-pedidos-criados-2").textContent).not.toContain("sub-replicada");
   });
 });
