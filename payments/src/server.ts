@@ -24,7 +24,12 @@ export async function startPayments(
       : null;
   // Whichever service starts first creates the topics (the same ones, idempotently).
   if (kafka) await ensureTopics(kafka, pedidoTopics(names), REPLICATION_FACTOR);
-  const publisher: Publisher | null = kafka ? createPublisher(kafka, 5000, log) : null;
+  // A decided result is sent again until its 5 s limit, not given up after kafkajs's own
+  // tries (under 2 s): a partition whose leader died or paused moves within the limit, and
+  // a result given up is a record read again and decided again.
+  const publisher: Publisher | null = kafka
+    ? createPublisher(kafka, 5000, log, { tryUntilLimit: true })
+    : null;
   const pagamentos = pagamentoUseCases({
     instancia: config.instancia,
     decisionWaitMs: config.decisionWaitMs,

@@ -94,10 +94,10 @@ export function startOutboxRelay({
           );
         }
         failing = true;
-        // At most 1 s apart: a failover ends within the spec's 5 s wait, and the orders
+        // At most 0.5 s apart: a failover ends within the spec's 5 s wait, and the orders
         // waiting for it are answered as soon as a try succeeds.
         await pause(backoff);
-        backoff = Math.min(backoff * 2, 1000);
+        backoff = Math.min(backoff * 2, 500);
       }
     }
   }
