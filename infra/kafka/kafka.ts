@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from "node:child_process";
+import { execFile, spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import {
   existsSync,
@@ -12,6 +12,7 @@ import {
 } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { Kafka, logLevel } from "kafkajs";
 import { type InfraConfig, type Log, ROOT } from "../config.ts";
 
@@ -66,6 +67,32 @@ export function ferramentaKafka(classe: string, args: string[], log: Log = () =>
     encoding: "utf8",
     timeout: 300_000,
   });
+}
+
+/**
+ * The KRaft active controller's node id, from the quorum itself (kafka-metadata-quorum's
+ * LeaderId): in KRaft, a client's metadata names a random broker as "controller". Run
+ * without blocking, so that clients in the same process go on being answered meanwhile.
+ */
+export async function activeController(brokers: string): Promise<number> {
+  const { stdout } = await promisify(execFile)(
+    "java",
+    [
+      "-Xmx256m",
+      KAFKA_LOG4J,
+      "-cp",
+      KAFKA_CLASSPATH,
+      "org.apache.kafka.tools.MetadataQuorumCommand",
+      "--bootstrap-server",
+      brokers,
+      "describe",
+      "--status",
+    ],
+    { encoding: "utf8", timeout: 60_000 },
+  );
+  const id = Number(stdout.match(/LeaderId:\s+(\d+)/)?.[1]);
+  if (!Number.isInteger(id)) throw new Error(`no LeaderId in:\n${stdout}`);
+  return id;
 }
 
 /**

@@ -1,14 +1,11 @@
-import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { copyFileSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import {
+  activeController,
   apagarInstancia,
   clusterNode,
   deleteCluster,
-  KAFKA_CLASSPATH,
-  KAFKA_LOG4J,
   paths,
   type SecureListener,
   startKafka,
@@ -19,8 +16,6 @@ import {
 import { twoFreePorts } from "../../infra/ports.ts";
 import { TcpProxy } from "./broker.ts";
 import { step, testLogDir } from "./wait.ts";
-
-const run = promisify(execFile);
 
 /**
  * With SHOP_TEST_LOG_DIR (the fault suite), a broker's log is copied there before its folder
@@ -155,30 +150,9 @@ export function ownKafkaCluster(name: string) {
       const file = paths(clusterNode(cluster, id)).pid;
       return existsSync(file) ? Number(readFileSync(file, "utf8").trim()) : null;
     },
-    /**
-     * The KRaft active controller's node id, from the quorum itself (kafka-metadata-quorum's
-     * LeaderId): in KRaft, a client's metadata names a random broker as "controller". Run
-     * without blocking, so that the test's clients go on being answered meanwhile.
-     */
-    async controller(): Promise<number> {
-      const { stdout } = await run(
-        "java",
-        [
-          "-Xmx256m",
-          KAFKA_LOG4J,
-          "-cp",
-          KAFKA_CLASSPATH,
-          "org.apache.kafka.tools.MetadataQuorumCommand",
-          "--bootstrap-server",
-          this.brokers,
-          "describe",
-          "--status",
-        ],
-        { encoding: "utf8", timeout: 60_000 },
-      );
-      const id = Number(stdout.match(/LeaderId:\s+(\d+)/)?.[1]);
-      if (!Number.isInteger(id)) throw new Error(`no LeaderId in:\n${stdout}`);
-      return id;
+    /** The KRaft active controller's node id (infra's activeController). */
+    controller(): Promise<number> {
+      return activeController(this.brokers);
     },
     async dispose() {
       await stopKafkaCluster(log, { name: cluster });
