@@ -1,6 +1,7 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ROOT } from "../../infra/config.ts";
+import { longestWithoutAck } from "../../lab/src/timing.ts";
 
 /**
  * One row of docs/RELIABILITY.md's table: what a fault scenario did and what it found,
@@ -88,16 +89,11 @@ export interface FaultTiming {
  * its end, and the p99 latency of the requests made in between.
  */
 export function faultTiming(answers: Answer[], from: number, to: number): FaultTiming {
-  const acks = answers
-    .filter((a) => a.ok)
-    .map((a) => a.at + a.ms)
-    .filter((t) => t > from)
-    .sort((a, b) => a - b);
-  const firstAfter = acks.findIndex((t) => t >= to);
-  const points = [from, ...(firstAfter >= 0 ? acks.slice(0, firstAfter + 1) : [...acks, to])];
-  let longest = 0;
-  for (let i = 1; i < points.length; i++)
-    longest = Math.max(longest, (points[i] as number) - (points[i - 1] as number));
+  const longest = longestWithoutAck(
+    answers.filter((a) => a.ok).map((a) => a.at + a.ms),
+    from,
+    to,
+  );
   const during = answers
     .filter((a) => a.at >= from && a.at <= to)
     .map((a) => a.ms)

@@ -17,6 +17,7 @@ import { clusterAddresses, rabbitNode, startRabbitCluster } from "../../../infra
 import { readTopic } from "../kafka.ts";
 import { queryRows } from "../process.ts";
 import { listOrders, placeOrder, send } from "../shop-http.ts";
+import { longestWithoutAck } from "../timing.ts";
 import type { LabWorld } from "../world.ts";
 
 /** The spec's confirmation wait: the goal for the longest a client waits. */
@@ -27,17 +28,6 @@ interface Seen {
   acks: number[];
   refused: number;
   slowestMs: number;
-}
-
-/** The longest span from `from` with no acknowledgement, up to the first one after `to`. */
-function longestWithoutAck(acks: number[], from: number, to: number): number {
-  const after = acks.filter((t) => t > from).sort((a, b) => a - b);
-  const firstAfterTo = after.findIndex((t) => t >= to);
-  const points = [from, ...(firstAfterTo >= 0 ? after.slice(0, firstAfterTo + 1) : [...after, to])];
-  let longest = 0;
-  for (let i = 1; i < points.length; i++)
-    longest = Math.max(longest, (points[i] as number) - (points[i - 1] as number));
-  return longest;
 }
 
 export const failover = {
