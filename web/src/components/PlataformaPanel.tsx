@@ -54,14 +54,14 @@ function Grafico({ pontos }: { pontos: { t: number; lag: number }[] }) {
  * down, or fenced by the controller. They come from the same answer as the partitions'
  * in-sync replicas, so a node down and its partitions under-replicated show in one poll.
  */
-function foraDoAr(p: Plataforma): number[] {
+function nodesDown(p: Plataforma): number[] {
   const up = new Set(p.cluster?.brokers.map((b) => b.nodeId) ?? []);
   const holding = new Set(p.topicos.flatMap((t) => t.particoes.flatMap((x) => x.replicas)));
   return [...holding].filter((id) => !up.has(id)).sort((a, b) => a - b);
 }
 
 /** Partitions with fewer replicas in sync than they have. */
-const subReplicadas = (p: Plataforma) =>
+const underReplicated = (p: Plataforma) =>
   p.topicos.flatMap((t) => t.particoes).filter((x) => x.isr.length < x.replicas.length).length;
 
 export function PlataformaPanel({
@@ -239,10 +239,10 @@ export function PlataformaPanel({
                   {b.nodeId === plataforma.cluster?.controller ? " (controlador)" : ""}{" "}
                 </span>
               ))}
-              {foraDoAr(plataforma).length > 0 && (
+              {nodesDown(plataforma).length > 0 && (
                 <span className="alerta" data-testid="brokers-fora">
                   {" "}
-                  Fora do ar: {foraDoAr(plataforma).join(", ")} ({subReplicadas(plataforma)}{" "}
+                  Fora do ar: {nodesDown(plataforma).join(", ")} ({underReplicated(plataforma)}{" "}
                   partições sub-replicadas)
                 </span>
               )}
