@@ -25,6 +25,8 @@ const running: ServiceProcess[] = [];
 const WAIT_MS = 5_000;
 /** A request's own time beside the wait (the HTTP round trip, saving the order). */
 const REQUEST_MS = 1_500;
+/** A kill of the node that is also the active controller: the wait, a request, an election. */
+const COMBINED_MS = WAIT_MS + REQUEST_MS + 1_000;
 
 /** Java's String.hashCode, which Kafka uses to place a group in __consumer_offsets. */
 function javaHash(s: string): number {
@@ -172,8 +174,9 @@ describe("Fault injection: event-log edition", () => {
     /**
      * The failover goal: what a client and the orders placed during the fault went through.
      * `combined`: the node killed was also the KRaft active controller (combined mode), whose
-     * successor gives every broker a full session before fencing it: measured at 3-5 s, at
-     * the goal's edge, so held to the wait plus the request's own time (docs/decisions.md).
+     * successor gives every broker a full session before fencing it: measured at 3.1-5.8 s,
+     * at the goal's edge, so held to the wait, a request's own time and a second for the
+     * election (COMBINED_MS; docs/decisions.md), which the 8 s of Kafka's defaults fail.
      */
     const withinFailoverGoal = (
       r: Awaited<ReturnType<ReturnType<typeof eventLogShop>["finish"]>>,
@@ -183,7 +186,7 @@ describe("Fault injection: event-log edition", () => {
       if (!combined) {
         expect(stream.unconfirmed, "orders answered 500 during the failover").toEqual([]);
         expect(r.timing?.longestWithoutAckMs).toBeLessThan(WAIT_MS);
-      } else expect(r.timing?.longestWithoutAckMs).toBeLessThan(WAIT_MS + REQUEST_MS);
+      } else expect(r.timing?.longestWithoutAckMs).toBeLessThan(COMBINED_MS);
       // Saved to decided: an order saved at the kill waits for its own publish, then for
       // payments and the orders API to read from the partitions' new leaders, each within
       // the wait; a loop on a dead coordinator (12 s before the kafkajs patch) is not.
