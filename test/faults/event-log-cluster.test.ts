@@ -205,8 +205,9 @@ describe("Fault injection: event-log edition", () => {
       // within the wait: three waits at most (measured up to 10.5 s, 9.6 s when the node
       // killed was not the controller).
       // Not asserted when the node was also the controller: once in three clean-clone CI
-      // runs an order then waited 99 s for its decision, a stall not yet explained (issue 33
-      // stays open for it; RELIABILITY, Known limits). The row reports the figure.
+      // runs an order then waited 99 s for its decision: a consumer heartbeating a live node
+      // that answered COORDINATOR_NOT_AVAILABLE (issue 33 stays open for it; RELIABILITY,
+      // Known limits). The row reports the figure.
       if (!combined) expect(r.progress?.longestOrderWaitMs).toBeLessThan(3 * WAIT_MS);
       // No loop: a record whose result cannot be written within payments' 5 s limit is read
       // and decided again, so once at most in a failover under the wait, and twice at most
