@@ -75,24 +75,68 @@ export function ferramentaKafka(classe: string, args: string[], log: Log = () =>
  * without blocking, so that clients in the same process go on being answered meanwhile.
  */
 export async function activeController(brokers: string): Promise<number> {
-  const { stdout } = await promisify(execFile)(
-    "java",
-    [
-      "-Xmx256m",
-      KAFKA_LOG4J,
-      "-cp",
-      KAFKA_CLASSPATH,
-      "org.apache.kafka.tools.MetadataQuorumCommand",
-      "--bootstrap-server",
-      brokers,
-      "describe",
-      "--status",
-    ],
-    { encoding: "utf8", timeout: 60_000 },
-  );
+  const stdout = await kafkaTool("org.apache.kafka.tools.MetadataQuorumCommand", [
+    "--bootstrap-server",
+    brokers,
+    "describe",
+    "--status",
+  ]);
   const id = Number(stdout.match(/LeaderId:\s+(\d+)/)?.[1]);
   if (!Number.isInteger(id)) throw new Error(`no LeaderId in:\n${stdout}`);
   return id;
+}
+
+/** One of Kafka's Java tools run without blocking this process's clients. */
+async function kafkaTool(classe: string, args: string[]): Promise<string> {
+  const { stdout } = await promisify(execFile)(
+    "java",
+    ["-Xmx256m", KAFKA_LOG4J, "-cp", KAFKA_CLASSPATH, classe, ...args],
+    { encoding: "utf8", timeout: 60_000 },
+  );
+  return stdout;
+}
+
+/**
+ * Moves the leadership of `topic[partition]` to node `to`, a live replica, and no data: its
+ * replicas reordered with `to` first (the preferred leader), then a preferred-leader
+ * election. What a rolling restart or Kafka's own leader rebalance does to a partition
+ * while every node stays up: for __consumer_offsets, the group coordinator moves to `to`.
+ */
+export async function moveLeader(
+  brokers: string,
+  topic: string,
+  partition: number,
+  replicas: number[],
+  to: number,
+): Promise<void> {
+  if (!replicas.includes(to)) throw new Error(`node ${to} is no replica of ${topic}[${partition}]`);
+  const order = [to, ...replicas.filter((r) => r !== to)];
+  const file = join(WORK, `move-${topic}-${partition}-${process.pid}.json`);
+  mkdirSync(WORK, { recursive: true });
+  writeFileSync(
+    file,
+    JSON.stringify({ version: 1, partitions: [{ topic, partition, replicas: order }] }),
+  );
+  try {
+    const at = ["--bootstrap-server", brokers];
+    await kafkaTool("org.apache.kafka.tools.reassign.ReassignPartitionsCommand", [
+      ...at,
+      "--reassignment-json-file",
+      file,
+      "--execute",
+    ]);
+    await kafkaTool("org.apache.kafka.tools.LeaderElectionCommand", [
+      ...at,
+      "--election-type",
+      "PREFERRED",
+      "--topic",
+      topic,
+      "--partition",
+      String(partition),
+    ]);
+  } finally {
+    rmSync(file, { force: true });
+  }
 }
 
 /**

@@ -404,6 +404,56 @@ describe("Fault injection: event-log edition", () => {
       withinFailoverGoal(r, stream, { combined: coordinator.node === controller });
     }, 240_000);
 
+    it("When the payments group's coordinator moves to another live node under load (its __consumer_offsets partition's leader changed, as a rolling restart does), then payments heartbeats and commits at the new coordinator: no record is decided twice and no order waits past the 5 s wait", async () => {
+      const { s, api, stream } = await underLoad("f-cluster-coordinator-moved");
+      const group = s.names.groups.pagamentos;
+      await waitFor(async () => (await committed(group, s.names.topics.pedidosCriados)) > 0, {
+        what: "payments' first commit",
+      });
+      const from = await coordinatorOf(group);
+      const replicas = (await metadata("__consumer_offsets")).partitions.find(
+        (p) => p.partitionId === from.partition,
+      )?.replicas as number[];
+      const to = replicas.find((r) => r !== from.node) as number;
+      const atMove = await committed(group, s.names.topics.pedidosCriados);
+      const movedAt = Date.now();
+      // The old coordinator stays up and connected: asked by the consumer, it answers
+      // NOT_COORDINATOR, which kafkajs took for a rebalance and threw the batch in progress
+      // away with the records decided in it (patches/kafkajs+2.2.4.patch).
+      await cluster.moveLeader("__consumer_offsets", from.partition, replicas, to);
+      await waitFor(async () => (await coordinatorOf(group)).node === to, {
+        timeoutMs: 30_000,
+        intervalMs: 250,
+        what: `the group's coordinator moved to node ${to}`,
+      });
+      const movedMs = Date.now() - movedAt;
+      await stream.done;
+      const r = await s.finish(
+        api,
+        stream,
+        {
+          scenario: "payments group coordinator moved (event-log, cluster)",
+          fault:
+            "preferred-leader election moving the payments group's __consumer_offsets partition to another live node",
+        },
+        async () => {
+          const after = await committed(group, s.names.topics.pedidosCriados);
+          const pid = cluster.pid(from.node);
+          return {
+            hit: after > atMove && pid !== null && alive(pid),
+            text: `node ${from.node} led __consumer_offsets[${from.partition}], where ${group} commits, and stayed up; node ${to} led it ${(movedMs / 1000).toFixed(1)} s after the move began; the group committed ${after - atMove} more offsets after it`,
+          };
+        },
+        Date.now(),
+        movedAt,
+      );
+      withinFailoverGoal(r, stream);
+      expect(
+        r.progress?.mostDecisions,
+        "a coordinator that moves makes no record decided twice",
+      ).toBe(1);
+    }, 240_000);
+
     it("When the broker leading the partitions being written is paused for 2 s (SIGSTOP, a long GC pause) under load, then nothing is lost or doubled, and the row says whether it was fenced", async () => {
       const { s, api, stream } = await underLoad("f-cluster-pause");
       const before = await metadata(s.names.topics.pedidosCriados);

@@ -6,6 +6,7 @@ import {
   apagarInstancia,
   clusterNode,
   deleteCluster,
+  moveLeader,
   paths,
   type SecureListener,
   startKafka,
@@ -153,6 +154,10 @@ export function ownKafkaCluster(name: string) {
     /** The KRaft active controller's node id (infra's activeController). */
     controller(): Promise<number> {
       return activeController(this.brokers);
+    },
+    /** Moves topic[partition]'s leadership to live node `to` (infra's moveLeader). */
+    moveLeader(topic: string, partition: number, replicas: number[], to: number): Promise<void> {
+      return moveLeader(this.brokers, topic, partition, replicas, to);
     },
     async dispose() {
       await stopKafkaCluster(log, { name: cluster });
