@@ -86,13 +86,16 @@ export interface FaultTiming {
 /**
  * What the client felt between `from` (the fault) and `to` (its end): the longest gap
  * between acknowledgements, counted from the fault to the first acknowledgement after
- * its end, and the p99 latency of the requests made in between.
+ * its end, and the p99 latency of the requests made in between. A client that had stopped
+ * asking, and had every answer, before the fault ended waited for nothing after that: the
+ * gap is counted up to its last answer, not to the fault's end.
  */
 export function faultTiming(answers: Answer[], from: number, to: number): FaultTiming {
+  const lastAnswer = Math.max(from, ...answers.map((a) => a.at + a.ms));
   const longest = longestWithoutAck(
     answers.filter((a) => a.ok).map((a) => a.at + a.ms),
     from,
-    to,
+    Math.min(to, lastAnswer),
   );
   const during = answers
     .filter((a) => a.at >= from && a.at <= to)

@@ -16,12 +16,24 @@ describe("What a client felt during a fault (faultTiming)", () => {
     expect(t.p99Ms).toBe(5000);
   });
 
-  it("When nothing was asked during the fault, then its p99 is 0 over 0 answers", () => {
+  it("When nothing was asked during the fault, then the client waited for nothing: 0 without an acknowledgement, and a p99 of 0 over 0 answers", () => {
     expect(faultTiming([{ at: 0, ms: 5, ok: true }], 10, 20)).toEqual({
-      longestWithoutAckMs: 10,
+      longestWithoutAckMs: 0,
       p99Ms: 0,
       answers: 0,
     });
+  });
+
+  it("When the client stops asking before the fault ends, then the gap is counted up to its last answer, not to the fault's end", () => {
+    const answers = [
+      { at: 0, ms: 10, ok: true },
+      { at: 1000, ms: 300, ok: true }, // the last request, answered at 1300
+    ];
+    // The fault (a controller's election, say) ended at 9000, long after the last request.
+    expect(faultTiming(answers, 500, 9000).longestWithoutAckMs).toBe(1300 - 500);
+    // A last request left waiting until after the fault's end still counts whole.
+    const slow = [...answers, { at: 1200, ms: 9000, ok: true }];
+    expect(faultTiming(slow, 500, 9000).longestWithoutAckMs).toBe(10_200 - 1300);
   });
 });
 
