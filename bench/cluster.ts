@@ -88,8 +88,8 @@ export async function benchCluster(opts: {
         "orders/s",
       ),
       row(
-        "memory: the six broker processes",
-        `${kafkaMb + rabbitMb} MB (three Kafka ${kafkaMb} MB, three RabbitMQ ${rabbitMb} MB)`,
+        "memory: the nine broker processes",
+        `${kafkaMb + rabbitMb} MB (three Kafka brokers and three controllers ${kafkaMb} MB, three RabbitMQ ${rabbitMb} MB)`,
         `one Kafka broker and one RabbitMQ node ${singleMb} MB`,
         kafkaMb + rabbitMb,
         singleMb,

@@ -19,7 +19,7 @@ import { runServices, SHOPS } from "./services.ts";
  *   setup                       .env, the Kafka jars, RabbitMQ and the test browser (used by CI)
  *   up | down                   both brokers
  *   kafka start|stop|status     the Kafka broker alone; `kafka start --nodes 3` (or
- *                               KAFKA_NODES=3) a KRaft cluster of three instead
+ *                               KAFKA_NODES=3) a KRaft cluster of three brokers and three controllers instead
  *   rabbitmq start|stop|status  RabbitMQ alone; `rabbitmq start --nodes 3` (or
  *                               BROKER_CLUSTER_SIZE=3) a cluster of three beside it
  *   start | start:broker        brokers, then the services of one edition (npm start)

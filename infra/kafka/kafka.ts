@@ -256,6 +256,8 @@ interface ClusterRole {
   nodeId: number;
   voters: string;
   replicas: number;
+  /** A node of a cluster with dedicated controllers is one or the other; combined, both. */
+  roles: "broker" | "controller" | "broker,controller";
 }
 
 /**
@@ -281,8 +283,10 @@ export function quorumProperty(p: Paths, voters: string): string {
  * stopped heartbeating only after broker.session.timeout.ms (9 s by default), and until then
  * the controller keeps a dead node as the leader of its partitions: writes to them wait. At
  * 2.5 s with a heartbeat every 250 ms, a dead broker's partitions move within the spec's 5 s
- * confirmation wait (2.5-3.5 s measured; 3-5 s when it was also the active controller,
- * whose successor waits a full session before fencing it). The cost: a broker silent for
+ * confirmation wait (2.5-3.6 s measured). The controllers are processes of their own, so
+ * that a broker's death never costs an election too (in combined mode, the successor of a
+ * controller that was also a broker gave every broker a full session first: 3.1-5.8 s).
+ * The cost: a broker silent for
  * longer than 2.5 s (a long GC pause, a stopped process) is fenced and its partitions
  * move; a 2 s pause is not (the SIGSTOP fault scenario), and 2 s sessions fenced it.
  */
@@ -299,12 +303,24 @@ function serverProperties(kafka: KafkaSettings, p: Paths, role?: ClusterRole): s
   const voters = role?.voters ?? `1@${kafka.host}:${kafka.controllerPort}`;
   const replicas = role?.replicas ?? 1;
   const minInsync = replicas >= 3 ? 2 : 1;
+  const roles = role?.roles ?? "broker,controller";
+  if (roles === "controller")
+    return `# Written by infra/kafka/kafka.ts at every start; edit that file, not this one.
+# A dedicated KRaft controller: the cluster's metadata quorum, no partitions, no clients.
+process.roles=controller
+node.id=${role?.nodeId}
+${quorumProperty(p, voters)}
+listeners=CONTROLLER://${kafka.host}:${kafka.controllerPort}
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:PLAINTEXT
+log.dirs=${p.data}
+${clusterFailover}`;
   const { secure } = kafka;
   return `# Written by infra/kafka/kafka.ts at every start; edit that file, not this one.
-process.roles=broker,controller
+process.roles=${roles}
 node.id=${role?.nodeId ?? 1}
 ${quorumProperty(p, voters)}
-listeners=PLAINTEXT://${kafka.host}:${kafka.port},CONTROLLER://${kafka.host}:${kafka.controllerPort}${secure ? `,SASL_SSL://${kafka.host}:${secure.port}` : ""}
+listeners=PLAINTEXT://${kafka.host}:${kafka.port}${roles === "broker" ? "" : `,CONTROLLER://${kafka.host}:${kafka.controllerPort}`}${secure ? `,SASL_SSL://${kafka.host}:${secure.port}` : ""}
 advertised.listeners=PLAINTEXT://${kafka.host}:${kafka.advertisedPort ?? kafka.port}${secure ? `,SASL_SSL://${kafka.host}:${secure.port}` : ""}
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
@@ -456,14 +472,17 @@ export async function startKafka(
 }
 
 /** Starts one broker JVM in the background, its output appended to its log. */
-function spawnBroker(p: Paths, log: Log): { pid: number; logFrom: number } {
+function spawnBroker(
+  p: Paths,
+  log: Log,
+  heap = ["-Xms256m", "-Xmx1g"],
+): { pid: number; logFrom: number } {
   const logFrom = existsSync(p.log) ? statSync(p.log).size : 0;
   const out = openSync(p.log, "a");
   const child = spawn(
     "java",
     [
-      "-Xms256m",
-      "-Xmx1g",
+      ...heap,
       "-XX:+UseG1GC",
       "-XX:MaxGCPauseMillis=20",
       "-Djava.awt.headless=true",
@@ -547,17 +566,46 @@ export interface ClusterSettings {
   nodes: { port: number; controllerPort: number }[];
 }
 
-/** The instance (folder) name of node `i` (1-based) of a cluster. */
-export const clusterNode = (name: string, i: number) => `${name}-${i}`;
+/**
+ * The node ids of a cluster's dedicated controllers start after this one: controller i
+ * (1-based) is node 100 + i, on node i's controllerPort; broker i is node i, on its port.
+ */
+export const CONTROLLER_IDS = 100;
+
+/** The instance (folder) name of node `id` of a cluster: broker i, or controller 100 + i. */
+export const clusterNode = (name: string, id: number) =>
+  id > CONTROLLER_IDS ? `${name}-controller-${id - CONTROLLER_IDS}` : `${name}-${id}`;
+
+/** The node ids of a cluster of `size`: its brokers, then its dedicated controllers. */
+export const clusterNodeIds = (size: number, dedicated = true) => [
+  ...Array.from({ length: size }, (_, i) => i + 1),
+  ...(dedicated ? Array.from({ length: size }, (_, i) => CONTROLLER_IDS + i + 1) : []),
+];
 
 /**
- * True when every node of the cluster listens and the cluster counts all of them. Each
- * node is asked itself first: the cluster's metadata still lists a node killed a moment
- * ago (until its session times out), and lists it for good while the controller quorum
- * has lost its majority, so a count alone would call a cluster with two dead nodes complete.
+ * A cluster whose storage was formatted before its controllers were dedicated (combined
+ * nodes, each broker and controller): its nodes keep that layout, and its topics.
  */
-async function clusterComplete(brokers: string[], size: number): Promise<boolean> {
-  for (const b of brokers) {
+function formattedCombined(name: string): boolean {
+  return (
+    existsSync(join(paths(clusterNode(name, 1)).data, "meta.properties")) &&
+    !existsSync(paths(clusterNode(name, CONTROLLER_IDS + 1)).dir)
+  );
+}
+
+/**
+ * True when every node of the cluster listens and the cluster counts all of its brokers.
+ * Each address is asked itself first: the cluster's metadata still lists a broker killed a
+ * moment ago (until its session times out), and lists it for good while the controller
+ * quorum has lost its majority, so a count alone would call a cluster with two dead nodes
+ * complete; a dead controller appears in no broker count at all.
+ */
+async function clusterComplete(
+  brokers: string[],
+  controllers: string[],
+  size: number,
+): Promise<boolean> {
+  for (const b of [...brokers, ...controllers]) {
     const [host, port] = b.split(":") as [string, string];
     if (!(await portOpen(host, Number(port)))) return false;
   }
@@ -580,10 +628,14 @@ async function clusterComplete(brokers: string[], size: number): Promise<boolean
 }
 
 /**
- * A KRaft cluster of `settings.nodes.length` nodes on this machine, from the same jars:
- * node ids 1..n, one cluster id, a controller quorum of all of them, each node in its own
- * folder (`.work/<name>-<i>/`). Replication factor 3 and min.insync.replicas 2 for a
- * cluster of three. Idempotent: a cluster that already answers complete is reused.
+ * A KRaft cluster on this machine, from the same jars, each node in its own folder
+ * (`.work/<name>-<i>/`, `.work/<name>-controller-<i>/`), one cluster id: as many brokers as
+ * `settings.nodes` (ids 1..n) and as many dedicated controllers (ids 101..100+n, the
+ * metadata quorum), so that a controller's death moves no partition and a broker's is
+ * fenced by a controller that is alive (docs/decisions.md, "Failover"). A cluster formatted
+ * with combined nodes keeps them. Replication factor 3 and min.insync.replicas 2 for a
+ * cluster of three. Idempotent: a cluster that already answers complete is reused, and the
+ * nodes that are down in one that does not are started.
  */
 export async function startKafkaCluster(
   settings: ClusterSettings,
@@ -593,40 +645,70 @@ export async function startKafkaCluster(
   const started = Date.now();
   const { host, nodes } = settings;
   const brokers = nodes.map((n) => `${host}:${n.port}`);
-  if (await clusterComplete(brokers, nodes.length)) {
+  const combined = formattedCombined(name);
+  const controllers = combined ? [] : nodes.map((n) => `${host}:${n.controllerPort}`);
+  if (await clusterComplete(brokers, controllers, nodes.length)) {
     log(`kafka: reusing the cluster that answers on ${brokers.join(",")}`);
     return { reused: true, ms: Date.now() - started, brokers };
   }
   ensureJars(log);
-  const voters = nodes.map((n, i) => `${i + 1}@${host}:${n.controllerPort}`).join(",");
+  if (combined)
+    log(
+      `kafka: the cluster in ${WORK}/${name}-* was formatted with nodes that are broker and controller both; kept so (for dedicated controllers, stop it and delete those folders)`,
+    );
+  const controllerId = (i: number) => (combined ? i + 1 : CONTROLLER_IDS + i + 1);
+  const voters = nodes.map((n, i) => `${controllerId(i)}@${host}:${n.controllerPort}`).join(",");
   const idFile = join(WORK, `${name}.cluster-id`);
   mkdirSync(WORK, { recursive: true });
   if (!existsSync(idFile)) writeFileSync(idFile, newClusterId());
   const clusterId = readFileSync(idFile, "utf8").trim();
-  // Each controller's directory id, the same list on every node formatted in this start.
+  // Each controller's directory id, the same list on every controller formatted in this start.
   const initialControllers = nodes
-    .map((n, i) => `${i + 1}@${host}:${n.controllerPort}:${newClusterId()}`)
+    .map((n, i) => `${controllerId(i)}@${host}:${n.controllerPort}:${newClusterId()}`)
     .join(",");
+  // The quorum first, then the brokers that register with it.
+  const wanted = [
+    ...(combined
+      ? []
+      : nodes.map((n, i) => ({ id: controllerId(i), roles: "controller" as const, ...n }))),
+    ...nodes.map((n, i) => ({
+      id: i + 1,
+      roles: combined ? ("broker,controller" as const) : ("broker" as const),
+      ...n,
+    })),
+  ];
   const running: { pid: number; p: Paths; logFrom: number }[] = [];
-  for (const [i, n] of nodes.entries()) {
-    const p = paths(clusterNode(name, i + 1));
+  for (const node of wanted) {
+    const p = paths(clusterNode(name, node.id));
     const pid = readPid(p);
     if (pid !== null && isOurBroker(pid, p)) {
       running.push({ pid, p, logFrom: 0 });
       continue;
     }
-    if (await portOpen(host, n.port))
+    const port = node.roles === "controller" ? node.controllerPort : node.port;
+    if (await portOpen(host, port))
       throw new Error(
-        `kafka: ${host}:${n.port}, node ${i + 1} of the cluster, is taken (a single broker? npm run infra -- kafka stop)`,
+        `kafka: ${host}:${port}, node ${node.id} of the cluster, is taken (a single broker? npm run infra -- kafka stop)`,
       );
     mkdirSync(p.data, { recursive: true });
-    const node = { brokers: [`${host}:${n.port}`], host, ...n };
+    const settingsOfNode = { brokers: [`${host}:${node.port}`], host, ...node };
     writeFileSync(
       p.conf,
-      serverProperties(node, p, { nodeId: i + 1, voters, replicas: nodes.length }),
+      serverProperties(settingsOfNode, p, {
+        nodeId: node.id,
+        voters,
+        replicas: nodes.length,
+        roles: node.roles,
+      }),
     );
-    formatStorageOnce(p, log, ["--initial-controllers", initialControllers], clusterId);
-    running.push({ ...spawnBroker(p, log), p });
+    const quorum =
+      node.roles === "broker"
+        ? ["--no-initial-controllers"]
+        : ["--initial-controllers", initialControllers];
+    formatStorageOnce(p, log, quorum, clusterId);
+    // A controller keeps the metadata log and nothing else: a quarter of a broker's heap.
+    const heap = node.roles === "controller" ? ["-Xms64m", "-Xmx256m"] : undefined;
+    running.push({ ...spawnBroker(p, log, heap), p });
   }
   const deadline = started + timeoutMs;
   while (Date.now() < deadline) {
@@ -635,9 +717,9 @@ export async function startKafkaCluster(
       throw new Error(
         `kafka: a cluster node exited during start-up (log: ${gone.p.log}):\n${kafkaLogTail(gone.p, gone.logFrom)}`,
       );
-    if (await clusterComplete(brokers, nodes.length)) {
+    if (await clusterComplete(brokers, controllers, nodes.length)) {
       log(
-        `kafka: cluster of ${nodes.length} answering on ${brokers.join(",")} after ${Date.now() - started} ms`,
+        `kafka: cluster of ${nodes.length} brokers${combined ? "" : ` and ${nodes.length} controllers`} answering on ${brokers.join(",")} after ${Date.now() - started} ms`,
       );
       return { reused: false, ms: Date.now() - started, brokers };
     }
@@ -646,22 +728,31 @@ export async function startKafkaCluster(
   throw new Error(`kafka: the cluster on ${brokers.join(",")} did not come up complete in time`);
 }
 
+/** The folders of a cluster's nodes that exist: its brokers, and its controllers if any. */
+function clusterInstances(name: string, size: number): string[] {
+  return clusterNodeIds(size)
+    .map((id) => clusterNode(name, id))
+    .filter((instance) => existsSync(paths(instance).dir));
+}
+
 /** Stops (or, with SIGKILL, kills) every node of a cluster this script started. */
 export async function stopKafkaCluster(
   log: Log,
   { name = "cluster", size = 3, signal = "SIGTERM" as "SIGTERM" | "SIGKILL" } = {},
 ) {
-  await Promise.all(
-    Array.from({ length: size }, (_, i) =>
-      stopKafka(log, { instance: clusterNode(name, i + 1), signal }),
-    ),
-  );
+  // The brokers first: a broker stopping in order reports to a controller that is up.
+  const instances = clusterInstances(name, size);
+  const isController = (i: string) => i.includes("-controller-");
+  const stop = (list: string[]) =>
+    Promise.all(list.map((instance) => stopKafka(log, { instance, signal })));
+  await stop(instances.filter((i) => !isController(i)));
+  await stop(instances.filter(isController));
 }
 
 /** Deletes a stopped cluster's folders and its cluster id: a test's own cluster. */
 export function deleteCluster(name: string, size = 3): void {
   if (name === "cluster") throw new Error("kafka: the default cluster is not a test's to delete");
-  for (let i = 1; i <= size; i++)
-    rmSync(paths(clusterNode(name, i)).dir, { recursive: true, force: true });
+  for (const instance of clusterInstances(name, size))
+    rmSync(paths(instance).dir, { recursive: true, force: true });
   rmSync(join(WORK, `${name}.cluster-id`), { force: true });
 }

@@ -5,6 +5,7 @@ import {
   activeController,
   apagarInstancia,
   clusterNode,
+  clusterNodeIds,
   deleteCluster,
   moveLeader,
   paths,
@@ -106,8 +107,8 @@ export function ownKafka(
 }
 
 /**
- * A KRaft cluster of three of the test's own (ports chosen free at run time, folders of its
- * own): the test may kill and restart any node. `dispose()` stops it and deletes its folders.
+ * A KRaft cluster of three brokers and three dedicated controllers of the test's own (ports
+ * chosen free at run time, folders of its own): the test may kill and restart any node. `dispose()` stops it and deletes its folders.
  */
 export function ownKafkaCluster(name: string) {
   const cluster = `${name}-${randomBytes(3).toString("hex")}`;
@@ -137,11 +138,11 @@ export function ownKafkaCluster(name: string) {
       }
       return startKafkaCluster(settings, log, { name: cluster });
     },
-    /** kill -9 of node `id` (1..3). */
+    /** kill -9 of node `id`: a broker (1..3) or a dedicated controller (101..103). */
     kill: (id: number) => stopKafka(log, { instance: clusterNode(cluster, id), signal: "SIGKILL" }),
-    /** The JVMs' pids, of the nodes running now. */
+    /** The JVMs' pids, of the nodes running now: brokers and controllers. */
     pids(): number[] {
-      return [1, 2, 3].flatMap((i) => {
+      return clusterNodeIds(3).flatMap((i) => {
         const pid = this.pid(i);
         return pid === null ? [] : [pid];
       });
@@ -161,7 +162,7 @@ export function ownKafkaCluster(name: string) {
     },
     async dispose() {
       await stopKafkaCluster(log, { name: cluster });
-      for (const i of [1, 2, 3]) keepLog(clusterNode(cluster, i));
+      for (const id of clusterNodeIds(3)) keepLog(clusterNode(cluster, id));
       deleteCluster(cluster);
     },
   };

@@ -6,7 +6,7 @@ import { parse } from "yaml";
 import type { z } from "zod";
 import { ENTRADAS, type Entrada, NODE_FLAGS } from "../../infra/build.ts";
 import { ROOT } from "../../infra/config.ts";
-import { clusterFailover, KAFKA_VERSION } from "../../infra/kafka/kafka.ts";
+import { CONTROLLER_IDS, clusterFailover, KAFKA_VERSION } from "../../infra/kafka/kafka.ts";
 import { readConfig as ordersConfig } from "../../orders-api/src/config.ts";
 
 /** Docker cannot run here, so compose.yaml is checked by parsing it. */
@@ -204,8 +204,9 @@ describe("compose.yaml, for users who have Docker", () => {
       expect(k.image).toBe(services.kafka?.image);
       const env = k.environment ?? {};
       expect(env.KAFKA_NODE_ID).toBe(String(i + 1));
+      expect(env.KAFKA_PROCESS_ROLES).toBe("broker");
       expect(env.KAFKA_CONTROLLER_QUORUM_VOTERS).toBe(
-        "1@kafka-1:9093,2@kafka-2:9093,3@kafka-3:9093",
+        "101@kafka-controller-1:9093,102@kafka-controller-2:9093,103@kafka-controller-3:9093",
       );
       expect(env.KAFKA_DEFAULT_REPLICATION_FACTOR).toBe("3");
       expect(env.KAFKA_MIN_INSYNC_REPLICAS).toBe("2");
@@ -220,18 +221,33 @@ describe("compose.yaml, for users who have Docker", () => {
       expect(env.KAFKA_ADVERTISED_LISTENERS).toContain(`kafka-${i + 1}:19092`);
       hostPorts.add(host);
     }
-    expect(ids.size).toBe(1);
     expect(hostPorts.size).toBe(3);
     expect(hostPorts.has("9092")).toBe(false); // beside the single broker, not on its port
+    // Issue 33: the quorum is three controllers of their own, the voters the brokers name.
+    for (const i of [1, 2, 3]) {
+      const c = services[`kafka-controller-${i}`] as ComposeService;
+      expect(c.profiles).toEqual(["cluster"]);
+      expect(c.image).toBe(services.kafka?.image);
+      expect(c.ports).toBeUndefined();
+      const env = c.environment ?? {};
+      expect(env.KAFKA_NODE_ID).toBe(String(CONTROLLER_IDS + i));
+      expect(env.KAFKA_PROCESS_ROLES).toBe("controller");
+      expect(env.KAFKA_LISTENERS).toBe("CONTROLLER://:9093");
+      expect(env.KAFKA_CONTROLLER_QUORUM_VOTERS).toBe(
+        kafkas[0]?.environment?.KAFKA_CONTROLLER_QUORUM_VOTERS,
+      );
+      ids.add(env.CLUSTER_ID ?? "");
+    }
+    expect(ids.size).toBe(1);
   });
 
-  it("Issue 33: when parsed, then the cluster profile's Kafka nodes have infra's failover settings, property by property", () => {
+  it("Issue 33: when parsed, then the cluster profile's Kafka brokers and controllers have infra's failover settings, property by property", () => {
     const settings = clusterFailover
       .split("\n")
       .filter((line) => /^[a-z]/.test(line))
       .map((line) => line.split("=") as [string, string]);
     expect(settings.length).toBeGreaterThanOrEqual(4);
-    for (const name of ["kafka-1", "kafka-2", "kafka-3"]) {
+    for (const name of [1, 2, 3].flatMap((i) => [`kafka-${i}`, `kafka-controller-${i}`])) {
       const env = services[name]?.environment ?? {};
       for (const [key, value] of settings)
         expect(env[`KAFKA_${key.toUpperCase().replaceAll(".", "_")}`], `${name}: ${key}`).toBe(
