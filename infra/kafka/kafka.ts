@@ -706,8 +706,11 @@ export async function startKafkaCluster(
         ? ["--no-initial-controllers"]
         : ["--initial-controllers", initialControllers];
     formatStorageOnce(p, log, quorum, clusterId);
-    // A controller keeps the metadata log and nothing else: a quarter of a broker's heap.
-    const heap = node.roles === "controller" ? ["-Xms64m", "-Xmx256m"] : undefined;
+    // A controller keeps the metadata log and nothing else: a quarter of a broker's heap,
+    // and the quick compiler only (its start took 3.8-4.5 s of CPU, 2.2-2.6 s so; the
+    // cluster answered after 13.7 s instead of 16.6 s on 2 cores).
+    const heap =
+      node.roles === "controller" ? ["-Xms64m", "-Xmx256m", "-XX:TieredStopAtLevel=1"] : undefined;
     running.push({ ...spawnBroker(p, log, heap), p });
   }
   const deadline = started + timeoutMs;
