@@ -54,13 +54,16 @@ export const SHOPS = {
 } satisfies Record<string, Shop>;
 
 /**
- * What `npm start` adds to each service's environment: on a terminal, text logs in colour
- * (a service's own output is a pipe to us, where it would default to JSON); piped, JSON for
- * tools. LOG_FORMAT, NO_COLOR or FORCE_COLOR given by the person win.
+ * What `npm start` adds to each service's environment: text logs, which a person reads
+ * (a service's own output is a pipe to us, where it would default to JSON), in colour on a
+ * terminal; plain text when npm start itself is piped (an editor's console, `| tee`), as
+ * a person still reads it there. JSON is for tools and asked for: LOG_FORMAT=json, as the
+ * compose file and the Docker image run the services. LOG_FORMAT, NO_COLOR or FORCE_COLOR
+ * given by the person win.
  */
 export function outputEnv(terminal: boolean, env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
-  if (!env.LOG_FORMAT) out.LOG_FORMAT = terminal ? "text" : "json";
+  if (!env.LOG_FORMAT) out.LOG_FORMAT = "text";
   if (terminal && env.NO_COLOR === undefined && env.FORCE_COLOR === undefined) {
     out.FORCE_COLOR = "1";
   }

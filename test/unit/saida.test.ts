@@ -7,8 +7,8 @@ import { logFormat } from "../../libs/service/src/logger.ts";
 
 /**
  * Issue 18: under `npm start` every service's output reads well for a person (prefixed,
- * coloured on a terminal, one line per event) and stays JSON for machines (LOG_FORMAT=json,
- * or piped). `npm start`'s own runner (runServices) drives a small service that logs three
+ * coloured on a terminal, one line per event, piped too) and is JSON for machines when
+ * asked (LOG_FORMAT=json). `npm start`'s own runner (runServices) drives a small service that logs three
  * events, once on a real pseudo-terminal (util-linux `script`) and once through a pipe.
  */
 const DRIVER = `
@@ -50,13 +50,23 @@ describe("npm start reads well", () => {
     expect(retry).toMatch(new RegExp(`${ESC}\\[3\\dm.*WARN`));
   }, 30_000);
 
-  it("When npm start is piped, then each service's line is its JSON object, prefixed, with no colour", () => {
+  it("Issue 34: when npm start is piped (an editor's console, | tee), then each service's event is still one line of text for a person, prefixed, with no colour", () => {
     const lines = npmStartOf(false);
     expect(lines).toHaveLength(3);
     for (const line of lines) {
-      expect(line.startsWith("[falante] {")).toBe(true);
+      expect(line.startsWith("[falante] ")).toBe(true);
       expect(line).not.toContain(ESC);
+      expect(line).not.toMatch(/\{"level"/);
     }
+    const [listening, retry, pago] = lines as [string, string, string];
+    expect(listening).toMatch(/INFO.*listening on http:\/\/127\.0\.0\.1:1/);
+    expect(retry).toMatch(/WARN.*a send failed; trying again/);
+    expect(pago).toMatch(/order PAGO.*"pedido":7/);
+  }, 30_000);
+
+  it("When LOG_FORMAT=json is given to a piped npm start, then each service's line is its JSON object, for tools", () => {
+    const lines = npmStartOf(false, { LOG_FORMAT: "json" });
+    expect(lines).toHaveLength(3);
     const events = lines.map((l) => JSON.parse(l.slice("[falante] ".length)));
     expect(events.map((e) => [e.level, e.msg])).toEqual([
       ["info", "listening on http://127.0.0.1:1"],
@@ -79,7 +89,7 @@ describe("npm start reads well", () => {
 
   it("When npm start chooses its services' settings, then a person's LOG_FORMAT, NO_COLOR and FORCE_COLOR win", () => {
     expect(outputEnv(true, {})).toEqual({ LOG_FORMAT: "text", FORCE_COLOR: "1" });
-    expect(outputEnv(false, {})).toEqual({ LOG_FORMAT: "json" });
+    expect(outputEnv(false, {})).toEqual({ LOG_FORMAT: "text" });
     expect(outputEnv(true, { LOG_FORMAT: "json" })).toEqual({ FORCE_COLOR: "1" });
     expect(outputEnv(true, { NO_COLOR: "1" })).toEqual({ LOG_FORMAT: "text" });
     expect(prefixOf("payments", 1, false)).toBe("[payments] ");
