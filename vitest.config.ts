@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { LongestFirst } from "./test/sequencer.ts";
 
 /**
  * Two projects:
@@ -15,6 +16,8 @@ const unitFiles = [
 export default defineConfig({
   test: {
     reporters: ["default", "./test/summary-reporter.ts"],
+    // The slow files first, on a clean clone too (test/sequencer.ts).
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         test: {

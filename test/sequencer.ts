@@ -1,0 +1,52 @@
+import { relative } from "node:path";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
+
+/**
+ * Seconds each slow test file took in a full `npm test` on this 2-core machine (2026-11-25,
+ * Node 24, Kafka 4.4). Vitest runs the longest first only when its cache holds the last
+ * run's durations; a clean clone (CI) has none, and the largest file first is not the
+ * longest: the fault project started broker.test.ts (166 s) before event-log.test.ts
+ * (237 s) and ended a minute after the best pairing. Files not listed count as quick.
+ * Keep the list roughly true; a stale figure only costs some of the time it saves.
+ */
+export const SECONDS: Record<string, number> = {
+  "test/faults/event-log.test.ts": 237,
+  "test/faults/event-log-cluster.test.ts": 173,
+  "test/faults/broker.test.ts": 166,
+  "test/faults/event-log-network.test.ts": 65,
+  "test/lab/failover.test.ts": 127,
+  "test/lab/kafka-fora.test.ts": 60,
+  "orders-api/test/outbox.test.ts": 56,
+  "orders-api/test/kafka-parado.test.ts": 47,
+  "dlq/test/dlq.test.ts": 36,
+  "test/lab/prova-broker.test.ts": 35,
+  "test/hostile/corpos-http.test.ts": 31,
+  "payments/test/um-de-cada-vez.test.ts": 31,
+  "web/test/browser.test.ts": 30,
+  "test/lab/rebalance.test.ts": 29,
+  "test/secured-connections.test.ts": 27,
+  "test/lab/replay.test.ts": 26,
+  "analytics/test/analytics.test.ts": 26,
+  "payments/test/pagamentos.test.ts": 22,
+  "payments/test/releitura.test.ts": 19,
+  "test/infra/kafka.test.ts": 15,
+  "broker/payments/test/pagamentos.test.ts": 13,
+  "broker/orders/test/falhas.test.ts": 12,
+  "payments/test/presa.test.ts": 12,
+  "test/opentelemetry.test.ts": 11,
+  "orders-api/test/resultados.test.ts": 11,
+  "orders-api/test/trace.test.ts": 10,
+};
+
+/**
+ * Longest first, from SECONDS, within each group of projects (vitest keeps the groups'
+ * order): two workers then finish together instead of one waiting on a long file started
+ * last. Files of the same weight keep vitest's own order.
+ */
+export class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const root = this.ctx.config.root;
+    const seconds = (f: TestSpecification) => SECONDS[relative(root, f.moduleId)] ?? 0;
+    return (await super.sort(files)).sort((a, b) => seconds(b) - seconds(a));
+  }
+}
