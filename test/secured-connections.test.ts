@@ -23,7 +23,7 @@ import {
  * own with a SASL_SSL listener (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; SCRAM credentials
  * written at start) and a RabbitMQ node of its own with an amqps:// listener, both with a
  * CA and certificate the test makes with openssl. The services reach them through the
- * settings of the README's table; a wrong password or an untrusted certificate stops a
+ * settings of docs/configuration.md's table; a wrong password or an untrusted certificate stops a
  * service at start with an error that names the setting to fix, instead of a retry loop.
  */
 const kafkaUser = { name: "shop-client", password: `pw-${randomUUID()}` };

@@ -80,7 +80,7 @@ function installServer(log: Log): void {
   if (!isRoot()) {
     throw new Error(
       "rabbitmq: rabbitmq-server is not installed and this is not root. Install it with " +
-        "`sudo apt-get install rabbitmq-server` or run the Docker alternative (README).",
+        "`sudo apt-get install rabbitmq-server` or run the Docker alternative (docs/docker.md).",
     );
   }
   log("rabbitmq: installing Debian's rabbitmq-server with apt-get...");
