@@ -76,7 +76,9 @@ export interface AmqpClientOptions {
 export function securityProblem(error: unknown): Error | null {
   const e = error as { message?: string; code?: string };
   const message = e?.message ?? String(error);
-  if (/ACCESS.REFUSED|403/.test(message))
+  // amqplib: "Handshake terminated by server: 403 (ACCESS-REFUSED)"; not any "403", which
+  // a port in "connect ECONNREFUSED 127.0.0.1:40397" also holds.
+  if (/ACCESS.REFUSED|: 403 \(/.test(message))
     return new Error(
       `RabbitMQ refused the connection (BROKER_USER, BROKER_PASSWORD, BROKER_VHOST): ${message}`,
       { cause: error },

@@ -39,5 +39,7 @@ describe("RabbitMQ's TLS settings (issue 17)", () => {
       )?.message,
     ).toMatch(/BROKER_CA_FILE/);
     expect(securityProblem(new Error("connect ECONNREFUSED 127.0.0.1:5672"))).toBeNull();
+    // A down node whose port holds "403" is still a down node, retried (issue 34).
+    expect(securityProblem(new Error("connect ECONNREFUSED 127.0.0.1:40397"))).toBeNull();
   });
 });
