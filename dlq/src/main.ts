@@ -1,6 +1,6 @@
 import { createLogger, escapeControls, loadDotEnv, readArguments } from "@shop/service";
 import { readConfig } from "./config.ts";
-import { kafkaDlq } from "./kafka.ts";
+import { kafkaDlq, kafkaProblem } from "./kafka.ts";
 import { type DeadLetter, json, line } from "./letters.ts";
 import { rabbitDlq } from "./rabbitmq.ts";
 
@@ -56,7 +56,30 @@ async function main(): Promise<number> {
       throw new Error("BROKER_USER and BROKER_PASSWORD are needed for RabbitMQ (see .env)");
   }
 
-  const all = async () => (await Promise.all(sources.map((f) => f.read()))).flat();
+  /**
+   * Each source read on its own: one that cannot be read is said in one sentence on
+   * stderr (never a stack trace), and what the others hold is still listed. Null when no
+   * source could be read at all.
+   */
+  const all = async (): Promise<DeadLetter[] | null> => {
+    const read = await Promise.all(
+      sources.map((source) =>
+        source.read().catch((error: unknown) => {
+          console.error(`dlq: ${problemOf(source, error)}`);
+          return null;
+        }),
+      ),
+    );
+    for (const source of sources) for (const note of source.notes) console.error(`dlq: ${note}`);
+    const readable = read.filter((letters) => letters !== null);
+    return readable.length === 0 ? null : readable.flat();
+  };
+  const problemOf = (source: Source, error: unknown) =>
+    source.name === "Kafka"
+      ? kafkaProblem(config.kafkaBrokers, error)
+      : error instanceof Error
+        ? error.message
+        : String(error);
   const print = (letters: DeadLetter[]) => {
     if (values.json) console.log(json(letters));
     else for (const c of letters) console.log(line(c));
@@ -65,6 +88,7 @@ async function main(): Promise<number> {
   switch (command) {
     case "list": {
       const letters = await all();
+      if (letters === null) return 1;
       print(letters);
       if (!values.json)
         console.log(
@@ -73,7 +97,7 @@ async function main(): Promise<number> {
       return 0;
     }
     case "show": {
-      const c = (await all()).find((x) => x.id === id);
+      const c = (await all())?.find((x) => x.id === id);
       if (!c) {
         console.error(
           escapeControls(
@@ -103,15 +127,35 @@ async function main(): Promise<number> {
           return 2;
         }
       }
+      // A letter's id names its edition: a source that cannot hold it is not asked.
+      const asked = sources.filter(
+        (f) => values.all === true || id?.startsWith(`${f.name.toLowerCase()}:`),
+      );
       const done = (
         await Promise.all(
-          sources.map((f) => f.redrive((c) => values.all === true || c.id === id, corpo)),
+          asked.map((f) =>
+            f
+              .redrive((c) => values.all === true || c.id === id, corpo)
+              .catch((error: unknown) => {
+                console.error(`dlq: ${problemOf(f, error)}`);
+                return [];
+              }),
+          ),
         )
       ).flat();
+      for (const source of asked) for (const note of source.notes) console.error(`dlq: ${note}`);
       const how = corpo === undefined ? "" : " (a fixed copy)";
       for (const c of done) console.log(escapeControls(`redriven${how}: ${c.id} -> ${c.origem}`));
       console.log(`${done.length} dead letter(s) redriven`);
-      return done.length === 0 && id ? 1 : 0;
+      if (done.length === 0 && id) {
+        console.error(
+          escapeControls(
+            `no pending dead letter ${id}; \`npm run dlq -- list\` shows the ids and their state`,
+          ),
+        );
+        return 1;
+      }
+      return 0;
     }
     default:
       console.error(`unknown command ${command}\n\n${USAGE}`);

@@ -1,4 +1,11 @@
-import { AmqpClient, amqpUrl, amqpUrls, type BrokerAddress, tlsSocketOptions } from "@shop/amqp";
+import {
+  AmqpClient,
+  amqpUrl,
+  amqpUrls,
+  type BrokerAddress,
+  securityProblem,
+  tlsSocketOptions,
+} from "@shop/amqp";
 import { ERROR_QUEUES } from "@shop/contracts";
 import type { Logger } from "@shop/service";
 import amqp, { type Channel, type GetMessage } from "amqplib";
@@ -51,32 +58,63 @@ function letterOf(queue: string, position: number, m: GetMessage): DeadLetter {
  */
 export function rabbitDlq(r: BrokerAddress, log: Logger) {
   const queues = [ERROR_QUEUES.solicitacoes, ERROR_QUEUES.resultados];
+  /** What the last walk found missing, said for a person (the CLI prints it once). */
+  const notes: string[] = [];
+
+  /** A connection, or a sentence saying why there is none (the setting to fix). */
+  async function connect() {
+    try {
+      const conn = await amqp.connect(amqpUrl(r), tlsSocketOptions(r.tls?.caFile));
+      // A failure surfaces through the call that caused it; this keeps it from also
+      // being an unhandled 'error' event that kills the CLI with a stack trace.
+      conn.on("error", () => {});
+      return conn;
+    } catch (error) {
+      throw new Error(connectionProblem(r, error), { cause: error });
+    }
+  }
 
   /**
    * Fetches, one by one, the messages each `.erros` queue holds now and hands each to
-   * `visitar` (unacked: whatever visitar does not ack goes back when the channel closes);
-   * `aoFimDaFila` runs after each queue.
+   * `visit` (unacked: whatever visit does not ack goes back when the channel closes);
+   * `atQueueEnd` runs after each queue. A queue that does not exist (the broker edition
+   * never ran on this RabbitMQ) holds no letter: it is noted, not an error.
    */
   async function walkQueue(
     visit: (ch: Channel, queue: string, position: number, m: GetMessage) => Promise<void>,
     atQueueEnd: (ch: Channel) => void = () => {},
   ): Promise<void> {
-    const conn = await amqp.connect(amqpUrl(r), tlsSocketOptions(r.tls?.caFile));
+    const conn = await connect();
+    const missing: string[] = [];
     try {
-      const ch = await conn.createChannel();
       for (const queue of queues) {
-        const { messageCount } = await ch.checkQueue(queue).catch(() => ({ messageCount: 0 }));
-        for (let i = 0; i < messageCount; i++) {
+        // A channel per queue: RabbitMQ closes the channel of a check that found no queue.
+        const ch = await conn.createChannel();
+        ch.on("error", () => {});
+        const found = await ch.checkQueue(queue).catch((error: unknown) => {
+          if (/NOT_FOUND|404/.test(String(error))) return null;
+          throw error;
+        });
+        if (!found) {
+          missing.push(queue);
+          continue;
+        }
+        for (let i = 0; i < found.messageCount; i++) {
           const m = await ch.get(queue, { noAck: false });
           if (!m) break;
           await visit(ch, queue, i + 1, m);
         }
         atQueueEnd(ch);
+        await ch.close();
       }
-      await ch.close();
     } finally {
-      await conn.close();
+      await conn.close().catch(() => {});
     }
+    notes.splice(0, notes.length);
+    if (missing.length > 0)
+      notes.push(
+        `RabbitMQ (vhost ${r.vhost}) has ${missing.length === queues.length ? "none of the shop's dead-letter queues" : `no ${missing.join(", ")}`} yet: the broker edition has not run on it (npm run start:broker declares them), so it holds no dead letter`,
+      );
   }
 
   async function read(): Promise<DeadLetter[]> {
@@ -129,5 +167,19 @@ export function rabbitDlq(r: BrokerAddress, log: Logger) {
     return done;
   }
 
-  return { read, redrive };
+  return { name: "RabbitMQ", notes, read, redrive };
+}
+
+/** Why no connection to RabbitMQ could be made, in terms of what to check. */
+export function connectionProblem(r: BrokerAddress, error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const where = `RabbitMQ at ${r.host}:${r.port}`;
+  if (/ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|timed? ?out/i.test(message))
+    return `${where} cannot be reached (${message}): is it running? npm run infra -- rabbitmq start`;
+  // The broker closes the handshake instead of opening the vhost (amqplib says only that).
+  if (/NOT_ALLOWED|vhost|Expected ConnectionOpenOk/i.test(message))
+    return `${where} has no vhost "${r.vhost}" that user ${r.user} may use (BROKER_VHOST; npm run setup creates the shop's)`;
+  const security = securityProblem(error);
+  if (security) return `${where}: ${security.message}`;
+  return `${where}: ${message}`;
 }

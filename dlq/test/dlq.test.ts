@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readConfig as brokerOrdersConfig } from "../../broker/orders/src/config.ts";
 import { type OrdersService, startOrders } from "../../broker/orders/src/server.ts";
 import { ROOT } from "../../infra/config.ts";
+import { freePort } from "../../infra/ports.ts";
 import { readConfig as ordersConfig } from "../../orders-api/src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../../orders-api/src/server.ts";
 import { brokerEnv, publishRaw, readyCount } from "../../test/helpers/broker.ts";
@@ -358,4 +359,82 @@ describe("Dead letters of the broker edition", () => {
     );
     expect(await readyCount(vhost, ERROR_QUEUES.resultados)).toBe(before);
   }, 60_000);
+});
+
+describe("Issue 34: the dead-letter CLI says what is wrong in a sentence, and lists what it can", () => {
+  let vhost: TestVhost;
+  let env: NodeJS.ProcessEnv;
+  /** A line of a Node.js stack trace, which a person should never be shown. */
+  const STACK_FRAME = /^\s+at .+[:(]/m;
+  const polite = (r: { out: string; err: string }) => {
+    expect(r.out).not.toMatch(STACK_FRAME);
+    expect(r.err).not.toMatch(STACK_FRAME);
+  };
+
+  beforeAll(async () => {
+    // A vhost where the broker edition never ran: none of the shop's queues.
+    vhost = await createTestVhost("dlq-empty");
+    env = { ...brokerEnv(vhost, "dlq-empty"), ...serviceEnv(testPrefix("dlq-empty")) };
+  });
+  afterAll(async () => {
+    await vhost?.dispose();
+  });
+
+  it("When RabbitMQ has none of the shop's queues yet, then list shows Kafka's letters, says so in one line, and exits 0", () => {
+    const r = dlq(env, "list");
+    polite(r);
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toContain(
+      `dlq: RabbitMQ (vhost ${vhost.vhost}) has none of the shop's dead-letter queues yet`,
+    );
+    expect(r.out).toMatch(/^0 dead letter\(s\), 0 pending$/m);
+    const json = dlq(env, "list", "--json");
+    expect(JSON.parse(json.out)).toEqual([]);
+  });
+
+  it("When a Kafka letter is redriven and RabbitMQ has no queues, then RabbitMQ is not asked, and an id that is not there exits 1 with a sentence", () => {
+    const r = dlq(env, "redrive", "kafka:nowhere.dlq:0:0");
+    polite(r);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain("no pending dead letter kafka:nowhere.dlq:0:0");
+    expect(r.err).not.toContain("RabbitMQ");
+  });
+
+  it("When RabbitMQ refuses the user, then the sentence names the settings; Kafka is still listed (0), and RabbitMQ alone exits 1", async () => {
+    const refused = { ...env, BROKER_PASSWORD: "not-the-password" };
+    const both = dlq(refused, "list");
+    polite(both);
+    expect(both.code).toBe(0);
+    expect(both.err).toMatch(/dlq: RabbitMQ at .* refused the connection \(BROKER_USER/);
+    const alone = dlq(refused, "list", "--edition", "rabbitmq");
+    polite(alone);
+    expect(alone.code).toBe(1);
+  });
+
+  it("When RabbitMQ is not running where BROKER_PORT says, then the sentence says it cannot be reached and how to start it", async () => {
+    const down = { ...env, BROKER_PORT: String(await freePort()) };
+    const r = dlq(down, "list", "--edition", "rabbitmq");
+    polite(r);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/cannot be reached .*npm run infra -- rabbitmq start/);
+  });
+
+  it("When the vhost does not exist, then the sentence names BROKER_VHOST", () => {
+    const r = dlq(
+      { ...env, BROKER_VHOST: `${vhost.vhost}-missing` },
+      "list",
+      "--edition",
+      "rabbitmq",
+    );
+    polite(r);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/has no vhost .* \(BROKER_VHOST/);
+  });
+
+  it("When an argument is unknown, then usage and exit 2, with no stack trace", () => {
+    const r = dlq(env, "list", "--bogus");
+    polite(r);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/bogus/);
+  });
 });
