@@ -1,14 +1,34 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { paths } from "../infra/kafka/kafka.ts";
 import { ownKafkaCluster } from "../test/helpers/own-kafka.ts";
 import { ownRabbitCluster } from "../test/helpers/own-rabbit.ts";
 import { benchIntake, type Ceiling, type Row, rssMb } from "./intake.ts";
 import { benchPipeline } from "./pipeline.ts";
-import { pidsOf, RABBITMQ } from "./stats.ts";
+import { KAFKA_BROKER, pidsOf, RABBITMQ } from "./stats.ts";
 
 /** The machine's own RabbitMQ: the Erlang VM that is none of the cluster's nodes. */
 const machineRabbitPid = (clusterPids: number[]) =>
   pidsOf(RABBITMQ).find((p) => !clusterPids.includes(p)) ?? null;
+
+/**
+ * The single Kafka broker the run measured against: the one this checkout's infra noted,
+ * or else one that another checkout's infra started with its default config (the bench
+ * reuses a broker that answers on the port, whoever started it); null if neither runs.
+ */
+function singleKafkaPid(clusterPids: number[]): number | null {
+  const noted = paths("default").pid;
+  if (existsSync(noted)) {
+    const pid = Number(readFileSync(noted, "utf8").trim());
+    if (pidsOf(KAFKA_BROKER).includes(pid)) return pid;
+  }
+  return (
+    pidsOf(KAFKA_BROKER).find(
+      (p) =>
+        !clusterPids.includes(p) &&
+        readFileSync(`/proc/${p}/cmdline`, "utf8").includes("/infra/kafka/.work/server.properties"),
+    ) ?? null
+  );
+}
 
 const total = (pids: number[]) => pids.reduce((sum, p) => sum + rssMb(p), 0);
 
@@ -51,9 +71,10 @@ export async function benchCluster(opts: {
     const pipelineRate = (pipeline as Row).value;
     const kafkaMb = total(kafka.pids());
     const rabbitMb = total(rabbit.pids());
-    const singleKafka = Number(readFileSync(paths("default").pid, "utf8").trim());
+    const singleKafka = singleKafkaPid(kafka.pids());
     const singleRabbit = machineRabbitPid(rabbit.pids());
-    const singleMb = rssMb(singleKafka) + (singleRabbit ? rssMb(singleRabbit) : 0);
+    const singleMb =
+      (singleKafka ? rssMb(singleKafka) : 0) + (singleRabbit ? rssMb(singleRabbit) : 0);
     const row = (
       benchmark: string,
       measured: string,
@@ -90,7 +111,7 @@ export async function benchCluster(opts: {
       row(
         "memory: the nine broker processes",
         `${kafkaMb + rabbitMb} MB (three Kafka brokers and three controllers ${kafkaMb} MB, three RabbitMQ ${rabbitMb} MB)`,
-        `one Kafka broker and one RabbitMQ node ${singleMb} MB`,
+        `one Kafka broker${singleKafka ? "" : " (none found: not counted)"} and one RabbitMQ node${singleRabbit ? "" : " (none found: not counted)"} ${singleMb} MB`,
         kafkaMb + rabbitMb,
         singleMb,
         "MB",
