@@ -77,7 +77,7 @@ async function publicar(key: string, value: string) {
 const pedidoAtual = async (id: number) =>
   (await http<Pedido>("GET", `${api.url}/pedidos/${id}`)).body;
 
-describe("Rule 7: the results consumer updates an order only while AGUARDANDO_PAGAMENTO", () => {
+describe("Rule E7: the results consumer updates an order only while AGUARDANDO_PAGAMENTO", () => {
   it("When an APROVADO result arrives, then the order is PAGO with motivo and processadoPor set", async () => {
     const p = await novoPedido();
     await publicar(String(p.id), resultado(p.id, "APROVADO", "caixa-1"));

@@ -12,7 +12,7 @@ import {
 import { waitFor } from "../../test/helpers/wait.ts";
 
 /**
- * Rule 8: the payments component commits automatically every 5 seconds. kafkajs commits an
+ * Rule E8: the payments component commits automatically every 5 seconds. kafkajs commits an
  * eachBatch consumer's offsets only when the batch ends; a batch of records that each wait
  * 3 s would otherwise go uncommitted for as long as it lasts.
  */
@@ -21,7 +21,7 @@ afterAll(async () => {
   await Promise.all(processes.map((p) => p.stop()));
 }, 60_000);
 
-describe("Rule 8: payments commits its offsets at an interval, also inside a long batch", () => {
+describe("Rule E8: payments commits its offsets at an interval, also inside a long batch", () => {
   // With ENTREGA=exatamente-uma-vez the offsets are committed by the transaction, at the same interval.
   it.each(["pelo-menos-uma-vez", "exatamente-uma-vez"])(
     "When one fetched batch takes longer than the commit interval (ENTREGA=%s), then the group's committed offset moves before the batch ends",

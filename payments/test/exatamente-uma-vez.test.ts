@@ -14,7 +14,7 @@ import { readConfig } from "../src/config.ts";
 
 /**
  * ENTREGA=exatamente-uma-vez: each result and its record's offset are committed in one Kafka
- * transaction. At-least-once (the spec's rule 8) stays the default. The crash side by side
+ * transaction. At-least-once (Rule E8) stays the default. The crash side by side
  * with at-least-once is in test/faults/event-log.test.ts.
  */
 const processes: ServiceProcess[] = [];

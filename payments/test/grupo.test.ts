@@ -15,7 +15,7 @@ import {
 import { waitFor } from "../../test/helpers/wait.ts";
 
 /**
- * Rules 9 and 10: payments instances as real processes in one consumer group share the
+ * Rules E9 and E10: payments instances as real processes in one consumer group share the
  * 3 partitions; each order is charged by one instance only; partitions move when one leaves.
  */
 const prefix = testPrefix("grupo");
@@ -122,7 +122,7 @@ afterAll(async () => {
   await api?.stop();
 }, 60_000);
 
-describe("Rules 9 and 10: payments instances in the pagamentos group", () => {
+describe("Rules E9 and E10: payments instances in the pagamentos group", () => {
   it("When two instances share the group, then every order is charged by exactly one instance and both take part", async () => {
     await Promise.all([startInstance("caixa-1"), startInstance("caixa-2")]);
     const a = await settled();

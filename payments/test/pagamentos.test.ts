@@ -64,7 +64,7 @@ const finalizado = (id: number) =>
     { timeoutMs: 30_000, what: `order ${id} to be decided` },
   );
 
-describe("Rule 6: payments decides after the wait and publishes the result with the same key", () => {
+describe("Rule E6: payments decides after the wait and publishes the result with the same key", () => {
   it("When valor is exactly 100.00, then the order ends PAGO, processed by caixa-1", async () => {
     const p = await pedir(4, 25);
     expect(p.valor).toBe(100);
@@ -95,7 +95,7 @@ describe("Rule 6: payments decides after the wait and publishes the result with 
     );
   });
 
-  it("Rule 1: all records of an order are on one partition: its PedidoCriado and its ResultadoPagamento share it", async () => {
+  it("Rule E1: all records of an order are on one partition: its PedidoCriado and its ResultadoPagamento share it", async () => {
     const ids = await Promise.all([1, 2, 3, 4, 5, 6].map((n) => pedir(1, n).then((p) => p.id)));
     await Promise.all(ids.map(finalizado));
     const kafka = testKafka();

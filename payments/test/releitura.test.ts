@@ -13,7 +13,7 @@ import {
 import { waitFor } from "../../test/helpers/wait.ts";
 
 /**
- * Rule 8: payments commits automatically every few seconds, so a crash may make it read a
+ * Rule E8: payments commits automatically every few seconds, so a crash may make it read a
  * record again. The idempotent orders API tolerates it.
  */
 const prefix = testPrefix("releitura");
@@ -45,7 +45,7 @@ async function startPayments() {
   return p;
 }
 
-describe("Rule 8: a crash before the offset commit makes payments read a record again", () => {
+describe("Rule E8: a crash before the offset commit makes payments read a record again", () => {
   it("When payments is killed -9 after a decision but before its commit, then after a restart it decides that order again and the orders API ignores the repeat", async () => {
     // Orders first, so that the instance fetches them together in one batch per partition.
     const ids: number[] = [];

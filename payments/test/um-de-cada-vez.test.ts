@@ -10,9 +10,9 @@ import { readConfig } from "../src/config.ts";
 import { type PaymentsInstance, startPayments } from "../src/server.ts";
 
 /**
- * Rule 6: payments reads pedidos-criados on its own thread and spends 3 seconds per record.
+ * Rule E6: payments reads pedidos-criados on its own thread and spends 3 seconds per record.
  * One instance decides one record at a time, its three partitions taking turns; the group's
- * other instances are what decide in parallel (rule 9). PARTICOES_EM_PARALELO is the
+ * other instances are what decide in parallel (Rule E9). PARTICOES_EM_PARALELO is the
  * documented way out, for benchmarks.
  */
 const prefix = testPrefix("um-de-cada-vez");
@@ -121,7 +121,7 @@ afterAll(async () => {
   await api?.stop();
 }, 60_000);
 
-describe("Rule 6: one payments instance decides one record at a time, 3 s each", () => {
+describe("Rule E6: one payments instance decides one record at a time, 3 s each", () => {
   it("When one instance (the default setting) has orders waiting on all three partitions, then its decisions are at least 3 s apart", async () => {
     const orders = await onePerPartition();
     const caixa = await startInstance("caixa-1");
@@ -154,7 +154,7 @@ describe("Rule 6: one payments instance decides one record at a time, 3 s each",
     await stopAll();
   }, 120_000);
 
-  it("Rule 9: when three instances (the default setting) share the group, then the first orders of the three partitions are decided in parallel, one by each", async () => {
+  it("Rule E9: when three instances (the default setting) share the group, then the first orders of the three partitions are decided in parallel, one by each", async () => {
     const three = await Promise.all(["caixa-1", "caixa-2", "caixa-3"].map((n) => startInstance(n)));
     await settled(three);
     const orders = await onePerPartition();

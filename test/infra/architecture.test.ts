@@ -85,3 +85,31 @@ describe("Safety nets: npm run typecheck reads every TypeScript file (issue 14)"
     expect(tracked.filter((f) => !listed.has(f))).toEqual([]);
   }, 60_000);
 });
+
+describe("Rule B23: each broker-edition service owns its database", () => {
+  /** Every TypeScript source file of a service, with its text. */
+  const sourcesOf = (dir: string) =>
+    spawnSync("git", ["ls-files", `${dir}/src`], { cwd: ROOT, encoding: "utf8" })
+      .stdout.split("\n")
+      .filter((f) => f.endsWith(".ts"))
+      .map((f) => ({ file: f, text: readFileSync(join(ROOT, f), "utf8") }));
+
+  it("When the orders and payments services' code is read, then neither imports the other's code nor names the other's database, and their default databases differ", () => {
+    const pairs = [
+      ["broker/orders", "broker/payments", "payments.db"],
+      ["broker/payments", "broker/orders", "orders.db"],
+    ] as const;
+    for (const [own, other, otherDb] of pairs) {
+      const sources = sourcesOf(own);
+      expect(sources.length).toBeGreaterThan(3);
+      for (const { file, text } of sources) {
+        expect(text, file).not.toContain(`${other.split("/")[1]}/src`);
+        expect(text, file).not.toContain(otherDb);
+      }
+    }
+    const defaultDb = (service: string) =>
+      readFileSync(join(ROOT, service, "src/config.ts"), "utf8").match(/dbPath: "([^"]+)"/)?.[1];
+    expect(defaultDb("broker/orders")).toBe(".data/orders.db");
+    expect(defaultDb("broker/payments")).toBe(".data/payments.db");
+  });
+});

@@ -149,7 +149,7 @@ describe("Unroutable publish", () => {
 });
 
 describe("Divergent content goes to .erros after 3 attempts", () => {
-  it("Orders consumer rules 1 and 3: when a result names another pedidoId, then the orders consumer fails 3 times, the message lands in pedidos.resultados.erros and the record is unchanged", async () => {
+  it("Rules B18 and B20: when a result names another pedidoId, then the orders consumer fails 3 times, the message lands in pedidos.resultados.erros and the record is unchanged", async () => {
     const p = await novoPedido();
     const key = randomUUID();
     await pedir(p.id, key);
@@ -177,7 +177,7 @@ describe("Divergent content goes to .erros after 3 attempts", () => {
     expect((await estado(p.id)).status).toBe("EM_PAGAMENTO");
   }, 30_000);
 
-  it("Orders consumer rules 1 and 5: when a result is not even JSON, then it also lands in pedidos.resultados.erros after 3 attempts", async () => {
+  it("Rules B18 and B22: when a result is not even JSON, then it also lands in pedidos.resultados.erros after 3 attempts", async () => {
     const antes = await readyCount(vhost, ERROR_QUEUES.resultados);
     await publishRaw(vhost, EXCHANGES.events, ROUTING_KEYS.resultado, "<xml/>");
     await waitFor(async () => (await readyCount(vhost, ERROR_QUEUES.resultados)) === antes + 1, {

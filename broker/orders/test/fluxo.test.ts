@@ -193,7 +193,7 @@ describe("POST /pedidos/{pedidoId}/pagamentos", () => {
     await ate(p.id, "PAGO");
   });
 
-  it("Rule 4: when a concluded request is repeated, then 200 with the stored result and nothing is published", async () => {
+  it("Rule B4: when a concluded request is repeated, then 200 with the stored result and nothing is published", async () => {
     const p = await novoPedido();
     const key = randomUUID();
     await pedir(p.id, key, "APROVAR");
@@ -262,7 +262,7 @@ describe("POST /pedidos/{pedidoId}/pagamentos", () => {
     expect((await estado(p.id)).status).toBe("ABERTO");
   });
 
-  it("Orders consumer rules 2 and 4: refusal, then approval: the order goes back to ABERTO with items and total unchanged, then PAGO; the old refusal repeated changes nothing", async () => {
+  it("Rules B19 and B21: refusal, then approval: the order goes back to ABERTO with items and total unchanged, then PAGO; the old refusal repeated changes nothing", async () => {
     const p = await novoPedido();
     const recusa = randomUUID();
     expect((await pedir(p.id, recusa, "RECUSAR")).status).toBe(202);

@@ -11,7 +11,7 @@ import {
 import { http } from "../../../test/helpers/shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
 
-describe("Orders consumer rule 4: ack only after the commit", () => {
+describe("Rule B21: ack only after the commit", () => {
   it(
     "When the orders service is killed -9 after committing a result and before its ack, then the redelivered result changes nothing: the order stays PAGO, the record concluded once, nothing in .erros",
     () =>

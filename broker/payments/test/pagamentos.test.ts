@@ -27,7 +27,7 @@ interface Decisao {
 
 describe("Restart before the ack", () => {
   it(
-    "Payments consumer rules 5 and 6: when both processes stop after the decision is stored and published but before the ack, then after a restart the redelivery keeps one record and the order ends PAGO",
+    "Rules B16 and B17: when both processes stop after the decision is stored and published but before the ack, then after a restart the redelivery keeps one record and the order ends PAGO",
     () =>
       inOwnVhost("pagamentos", async ({ start, vhost, ordersEnv, paymentsEnv }) => {
         let orders = await start("orders", "broker/orders", ordersEnv);
@@ -123,7 +123,7 @@ describe("A crash with idle consumers beside the busy one", () => {
 
 describe("Divergent request content", () => {
   it(
-    "Payments consumer rule 4: when a known key comes with another valor, then payments fails 3 times, the command lands in pagamentos.solicitacoes.erros and the stored decision is unchanged",
+    "Rule B15: when a known key comes with another valor, then payments fails 3 times, the command lands in pagamentos.solicitacoes.erros and the stored decision is unchanged",
     () =>
       inOwnVhost("pagamentos", async ({ start, vhost, paymentsEnv }) => {
         const payments = await start("payments-3", "broker/payments", paymentsEnv);

@@ -2,7 +2,7 @@ import { toCents } from "@shop/contracts";
 import { describe, expect, it } from "vitest";
 import { decidir } from "./decisao.ts";
 
-describe("Rule 6: approve when valor is at most 100.00, otherwise refuse", () => {
+describe("Rule E6: approve when valor is at most 100.00, otherwise refuse", () => {
   it("When valor is 100.00, then it is approved (the limit is inclusive)", () => {
     expect(decidir(toCents(100))).toEqual({ status: "APROVADO", motivo: null });
   });

@@ -44,7 +44,7 @@ describe("Rules of POST /pedidos/{pedidoId}/pagamentos", () => {
         .kind,
     ).toBe("new");
   });
-  it("Rule 3: when the same key and content come again while PENDENTE, then it is published again", () => {
+  it("Rule B3: when the same key and content come again while PENDENTE, then it is published again", () => {
     expect(
       decidePagamentoRequest(pedido("EM_PAGAMENTO"), registro(), {
         solicitacaoId: KEY,
@@ -52,13 +52,13 @@ describe("Rules of POST /pedidos/{pedidoId}/pagamentos", () => {
       }).kind,
     ).toBe("republish");
   });
-  it("Rule 4: when the same key and content come after the record is concluded, then the stored result is given", () => {
+  it("Rule B4: when the same key and content come after the record is concluded, then the stored result is given", () => {
     const r = registro({ estado: "CONCLUIDA", aprovado: true, motivo: "ok" });
     expect(
       decidePagamentoRequest(pedido("PAGO"), r, { solicitacaoId: KEY, cenario: "APROVAR" }).kind,
     ).toBe("concluded");
   });
-  it("Rule 5: when the same key comes with another cenario, another order or another valor, then it is a conflict", () => {
+  it("Rule B5: when the same key comes with another cenario, another order or another valor, then it is a conflict", () => {
     expect(
       decidePagamentoRequest(pedido("EM_PAGAMENTO"), registro(), {
         solicitacaoId: KEY,
@@ -82,7 +82,7 @@ describe("Rules of POST /pedidos/{pedidoId}/pagamentos", () => {
       }).kind,
     ).toBe("conflict");
   });
-  it("Rule 9: when the order is PAGO, or EM_PAGAMENTO under another key, then a new key is a conflict", () => {
+  it("Rule B9: when the order is PAGO, or EM_PAGAMENTO under another key, then a new key is a conflict", () => {
     expect(
       decidePagamentoRequest(pedido("PAGO"), null, { solicitacaoId: KEY, cenario: "APROVAR" }).kind,
     ).toBe("conflict");

@@ -7,7 +7,7 @@ import {
   MOTIVO_RECUSADO,
 } from "./decisao.ts";
 
-describe("Payments consumer rule 2: a deterministic decision", () => {
+describe("Rule B13: a deterministic decision", () => {
   it("When the cenario is APROVAR, then it approves; RECUSAR refuses; always the same", () => {
     expect(decidir("APROVAR")).toEqual({ aprovado: true, motivo: MOTIVO_APROVADO });
     expect(decidir("RECUSAR")).toEqual({ aprovado: false, motivo: MOTIVO_RECUSADO });
@@ -15,7 +15,7 @@ describe("Payments consumer rule 2: a deterministic decision", () => {
   });
 });
 
-describe("Payments consumer rule 4: the same key with other content fails", () => {
+describe("Rule B15: the same key with other content fails", () => {
   const d: Decisao = {
     solicitacaoId: "s",
     pedidoId: "p",

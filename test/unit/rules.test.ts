@@ -1,0 +1,72 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ROOT } from "../../infra/config.ts";
+
+/** docs/rules.md: each rule (`**E7.**`) with the tests it names (`- \`file\` › "name"`). */
+function rules(): Map<string, { file: string; name: string }[]> {
+  const found = new Map<string, { file: string; name: string }[]>();
+  let current: string | null = null;
+  for (const line of readFileSync(join(ROOT, "docs/rules.md"), "utf8").split("\n")) {
+    const rule = line.match(/^\*\*([EB]\d+)\.\*\* \S/);
+    if (rule) {
+      current = rule[1] as string;
+      expect(found.has(current), `${current} twice`).toBe(false);
+      found.set(current, []);
+      continue;
+    }
+    const test = line.match(/^- `([^`]+)` › "(.+)"$/);
+    if (test && current)
+      found.get(current)?.push({ file: test[1] as string, name: test[2] as string });
+  }
+  return found;
+}
+
+/** The rules a text names: `Rule E7`, `Rules B16 and B17`, `Rules E9, E10 and E11`. */
+function rulesNamed(text: string): string[] {
+  return [...text.matchAll(/\bRules? ((?:[EB]\d+)(?:(?:, | and )[EB]\d+)*)\b/g)].flatMap((m) =>
+    [...(m[1] as string).matchAll(/[EB]\d+/g)].map((r) => r[0]),
+  );
+}
+
+describe("docs/rules.md: every rule proven by a test, every test's rule written down (issue 34)", () => {
+  it("When the rules are read, then each of both editions has a number of its own and names at least one test, each in a file that exists and holds that name", () => {
+    const all = rules();
+    expect([...all.keys()].filter((r) => r.startsWith("E")).length).toBeGreaterThanOrEqual(13);
+    expect([...all.keys()].filter((r) => r.startsWith("B")).length).toBeGreaterThanOrEqual(22);
+    for (const [rule, tests] of all) {
+      expect(tests.length, `${rule} names no test`).toBeGreaterThan(0);
+      for (const { file, name } of tests) {
+        expect(existsSync(join(ROOT, file)), `${rule}: ${file}`).toBe(true);
+        const source = readFileSync(join(ROOT, file), "utf8").replace(/\s*\n\s*/g, " ");
+        expect(source.includes(name), `${rule}: "${name}" in ${file}`).toBe(true);
+      }
+    }
+  });
+
+  it("When a test file names a rule, then that rule is in docs/rules.md", () => {
+    const known = new Set(rules().keys());
+    const files = spawnSync("git", ["ls-files", "*.test.ts", "*.test.tsx"], {
+      cwd: ROOT,
+      encoding: "utf8",
+    })
+      .stdout.split("\n")
+      .filter(Boolean);
+    expect(files.length).toBeGreaterThan(50);
+    const unknown = files.flatMap((file) =>
+      rulesNamed(readFileSync(join(ROOT, file), "utf8"))
+        .filter((r) => !known.has(r))
+        .map((r) => `${file}: ${r}`),
+    );
+    expect(unknown).toEqual([]);
+    expect(rulesNamed("Rules B16 and B17: x; Rule E7; Rules E9, E10 and E11")).toEqual([
+      "B16",
+      "B17",
+      "E7",
+      "E9",
+      "E10",
+      "E11",
+    ]);
+  });
+});
