@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,13 +13,23 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const ENV_FILE = DOTENV_PATH;
 const ENV_EXAMPLE = join(ROOT, ".env.example");
 
+/**
+ * The RabbitMQ users of a checkout: named after its folder, so that two checkouts on one
+ * machine (a second clone, CI's clean clone beside yours) each have users of their own,
+ * and one's `npm run setup` never resets the passwords the other's .env holds.
+ */
+export function checkoutUsers(root = ROOT) {
+  const id = createHash("sha256").update(resolve(root)).digest("hex").slice(0, 6);
+  return { user: `shop-${id}`, admin: `shop-admin-${id}`, monitor: `shop-monitor-${id}` };
+}
+
 /** What `npm run setup` puts in place of each placeholder of .env.example. */
 const GERADOS: Record<string, () => string> = {
-  "<broker-user>": () => "shop",
+  "<broker-user>": () => checkoutUsers().user,
   "<broker-password>": () => randomBytes(18).toString("base64url"),
-  "<broker-admin-user>": () => "shop-admin",
+  "<broker-admin-user>": () => checkoutUsers().admin,
   "<broker-admin-password>": () => randomBytes(18).toString("base64url"),
-  "<broker-monitor-user>": () => "shop-monitor",
+  "<broker-monitor-user>": () => checkoutUsers().monitor,
   "<broker-monitor-password>": () => randomBytes(18).toString("base64url"),
   "<broker-erlang-cookie>": () => randomBytes(24).toString("hex"),
   "<grafana-password>": () => randomBytes(18).toString("base64url"),
