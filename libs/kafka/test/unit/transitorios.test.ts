@@ -11,6 +11,8 @@ describe("kafkajs's log entries: expected start-up transients (issue 14)", () =>
       // A new topic's ListOffsets sent on metadata from before its leader was known
       // (seen at the clean start on Node 24); kafkajs refreshes the metadata and retries.
       "This server is not the leader for that topic-partition",
+      // A group's new coordinator still loading it (issue 33): the patched consumer retries.
+      "The coordinator is loading and hence can't process requests for this group",
     ]) {
       expect(expectedTransient("Response CreateTopics(key: 19, version: 3)", error), error).toBe(
         true,
