@@ -217,6 +217,18 @@ export const API_PEDIDOS_BROKER: ApiInfo = {
     },
     {
       method: "get",
+      path: "/pedidos",
+      summary: "Orders, newest first",
+      query: {
+        limite: {
+          schema: PedidosQuerySchema.shape.limite,
+          description: `how many, a whole number from 1 to ${PEDIDOS_LIST_LIMITS.max} (default ${PEDIDOS_LIST_LIMITS.default}); anything else is 400`,
+        },
+      },
+      responses: { 200: { description: "the orders", schema: z.array(PedidoBrokerSchema) } },
+    },
+    {
+      method: "get",
       path: "/plataforma",
       summary:
         "The RabbitMQ cluster from its management API: nodes running, each queue's leader, members and members online",

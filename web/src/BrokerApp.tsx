@@ -3,6 +3,7 @@ import { type FormEvent, useCallback, useId, useState } from "react";
 import { INTERVALO_MS } from "./App.tsx";
 import { buscarJson } from "./api.ts";
 import { BrokerPanel } from "./components/BrokerPanel.tsx";
+import { type PedidoBrokerResumo, PedidosBrokerList } from "./components/PedidosBrokerList.tsx";
 import { formatarCentavos, formatarHoraCurta } from "./formato.ts";
 import { usePolling } from "./usePolling.ts";
 
@@ -74,6 +75,12 @@ export function BrokerApp({ apiUrl }: { apiUrl: string }) {
     () => buscarJson<PlataformaBroker>(`${apiUrl}/plataforma`),
     [apiUrl],
   );
+  // The newest 200 orders, however they were made (this page, curl, the course's client).
+  const carregarPedidos = useCallback(
+    () => buscarJson<PedidoBrokerResumo[]>(`${apiUrl}/pedidos?limite=200`),
+    [apiUrl],
+  );
+  const pedidos = usePolling(carregarPedidos, INTERVALO_MS);
   const pedido = usePolling(carregarPedido, INTERVALO_MS);
   const historico = usePolling(carregarHistorico, INTERVALO_MS);
   const plataforma = usePolling(carregarPlataforma, INTERVALO_MS);
@@ -96,6 +103,7 @@ export function BrokerApp({ apiUrl }: { apiUrl: string }) {
     if (r.status === 201) {
       setPedidoId((r.corpo as PedidoBroker).id);
       setSolicitacaoId(crypto.randomUUID());
+      pedidos.refresh();
     }
   }
 
@@ -235,6 +243,16 @@ export function BrokerApp({ apiUrl }: { apiUrl: string }) {
               </>
             )}
           </section>
+
+          <PedidosBrokerList
+            pedidos={pedidos.data}
+            error={pedidos.error}
+            aberto={pedidoId}
+            onAbrir={(id) => {
+              setPedidoId(id);
+              setSolicitacaoId(crypto.randomUUID());
+            }}
+          />
         </div>
         <div className="coluna">
           <BrokerPanel

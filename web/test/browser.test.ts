@@ -142,8 +142,42 @@ const inFirstViewport = (page: Page, selector: string) =>
     return r !== undefined && r.top >= 0 && r.top < window.innerHeight && window.scrollY === 0;
   }, selector);
 
+/**
+ * Whether an element is in view without scrolling sideways: its right edge within the
+ * window and within every box around it that clips what overflows (a table's scroll area).
+ */
+const inViewSideways = (page: Page, selector: string) =>
+  page.evaluate((s) => {
+    const el = document.querySelector(s);
+    if (!el) return false;
+    const right = el.getBoundingClientRect().right;
+    if (right > window.innerWidth + 1) return false;
+    for (let box = el.parentElement; box; box = box.parentElement) {
+      const clips = ["auto", "scroll", "hidden"].includes(getComputedStyle(box).overflowX);
+      if (clips && right > box.getBoundingClientRect().right + 1) return false;
+    }
+    return true;
+  }, selector);
+
 const overflowsAt390 = (page: Page) =>
   page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
+
+/**
+ * What a page reports as wrong while it loads and runs: console errors, uncaught
+ * exceptions, and any answer of 400 or more to one of its requests (a missing favicon
+ * logs a 404 in the console too). Listening from before the first request.
+ */
+function problemsOf(page: Page): string[] {
+  const problems: string[] = [];
+  page.on("console", (m) => {
+    if (m.type() === "error") problems.push(`console: ${m.text()}`);
+  });
+  page.on("pageerror", (e) => problems.push(`uncaught: ${e.message}`));
+  page.on("response", (r) => {
+    if (r.status() >= 400) problems.push(`${r.status()} ${r.url()}`);
+  });
+  return problems;
+}
 
 describe("The event-log edition's page", () => {
   it("When a person orders one item under 100.00 and one over, then both show Aguardando pagamento and turn Pago and Recusado without a reload, and the panel shows who holds each partition", async () => {
@@ -196,6 +230,15 @@ describe("The event-log edition's page", () => {
       /Outbox: 0 eventos esperando o Kafka/,
     );
     expect(await page.getByTestId("mortas").textContent()).toMatch(/Cartas mortas de/);
+    // Issue 34: each order's status and motivo, and each group's lag, in view at 1280×800
+    // without scrolling sideways.
+    for (const s of [
+      'tr[data-pedido="2"] [data-status]',
+      'tr[data-pedido="2"] td:nth-child(3)',
+      `[data-testid="grupos"] tr[data-grupo="${prefix}pagamentos"] td:nth-child(2)`,
+    ]) {
+      expect(await inViewSideways(page, s), s).toBe(true);
+    }
     // Everything in sight at 1280×800: the form, the latest orders, the platform panel.
     for (const s of ["form.card", 'tr[data-pedido="2"]', "section.plataforma", ".atribuicao"]) {
       expect(await inFirstViewport(page, s), s).toBe(true);
@@ -235,9 +278,14 @@ describe("The event-log edition's page", () => {
 
   it("When the page is 390×844 (a phone), then it stacks with no horizontal overflow and no serious accessibility violation", async () => {
     const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    const problems = problemsOf(page);
     await page.goto(pages.eventos);
     await page.locator('tr[data-pedido="1"]').waitFor();
     await page.locator(".atribuicao").first().waitFor();
+    // Issue 34: the page loads without a console error (its favicon was a 404), and each
+    // order's status is in view without scrolling sideways.
+    expect(problems).toEqual([]);
+    expect(await inViewSideways(page, 'tr[data-pedido="1"] [data-status]')).toBe(true);
     expect(await overflowsAt390(page)).toBe(false);
     expect(await seriousViolations(page)).toEqual([]);
     await page.screenshot({ path: join(ARTIFACTS, "web-eventos-390x844.png"), fullPage: true });
@@ -341,12 +389,48 @@ describe("The broker edition's page", () => {
     await page.close();
   }, 90_000);
 
+  it("Issue 34: when orders were made elsewhere (curl, the course's client) before the page opened, then it lists them newest first with status and total, and a click opens one", async () => {
+    const made: string[] = [];
+    for (const sku of ["LIVRO", "CANETA"]) {
+      const r = await fetch(`${brokerOrders.url}/pedidos`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          clienteId: "curl",
+          itens: [{ sku, quantidade: 1, precoUnitario: 12.5 }],
+        }),
+      });
+      made.push(((await r.json()) as { id: string }).id);
+    }
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(pages.broker);
+    const rows = page.locator("tr[data-pedido-broker]");
+    await rows.nth(1).waitFor();
+    const listed = await rows.evaluateAll((trs) =>
+      trs.map((tr) => tr.getAttribute("data-pedido-broker")),
+    );
+    // Newest first: the second made is above the first.
+    expect(listed.indexOf(made[1] as string)).toBeLessThan(listed.indexOf(made[0] as string));
+    const first = page.locator(`tr[data-pedido-broker="${made[0]}"]`);
+    expect(await first.textContent()).toMatch(/Aberto.*R\$\s*12,50/);
+    await first.getByRole("button").click();
+    await expect.poll(() => page.getByTestId("pedido-broker").textContent()).toContain(made[0]);
+    expect(await inViewSideways(page, `tr[data-pedido-broker="${made[0]}"] [data-status]`)).toBe(
+      true,
+    );
+    await page.close();
+  }, 60_000);
+
   it("When the broker page is 390×844, then it stacks with no horizontal overflow and no serious accessibility violation", async () => {
     const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    const problems = problemsOf(page);
     await page.goto(pages.broker);
     await page.getByRole("button", { name: "Criar pedido" }).click();
     await page.locator('[data-http="201"]').waitFor();
     await page.locator('tr[data-fila="pagamentos.solicitacoes"]').waitFor({ timeout: 10_000 });
+    await page.locator("tr[data-pedido-broker] [data-status]").first().waitFor();
+    expect(problems).toEqual([]);
+    expect(await inViewSideways(page, "tr[data-pedido-broker] [data-status]")).toBe(true);
     expect(await overflowsAt390(page)).toBe(false);
     expect(await seriousViolations(page)).toEqual([]);
     await page.screenshot({ path: join(ARTIFACTS, "web-broker-390x844.png"), fullPage: true });

@@ -77,6 +77,9 @@ export function pedidoUseCases({ store, inTransaction, publisher }: PedidoUseCas
 
     getPedido: (id: string): Pedido | null => store.findPedido(id),
 
+    /** The newest orders first, as many as asked. */
+    listPedidos: (limit: number): Pedido[] => store.listPedidos(limit),
+
     /** Items may change only while the order is ABERTO, and its total stays in the money range. */
     addItem(id: string, item: Item): Promise<AddItemOutcome> {
       return inTransaction(() => {

@@ -91,6 +91,10 @@ export function openStore(path: string) {
     insertItem: db.prepare(
       "INSERT INTO itens (pedido_id, seq, sku, quantidade, preco_centavos) VALUES (?, (SELECT COUNT(*) FROM itens WHERE pedido_id = ?), ?, ?, ?)",
     ),
+    /** The newest orders first (ids are UUIDs: the insertion order is the rowid's). */
+    recent: db.prepare<[number], { id: string }>(
+      "SELECT id FROM pedidos ORDER BY rowid DESC LIMIT ?",
+    ),
     pedido: db.prepare<[string], { id: string; cliente_id: string; status: Pedido["status"] }>(
       "SELECT id, cliente_id, status FROM pedidos WHERE id = ?",
     ),
@@ -141,6 +145,10 @@ export function openStore(path: string) {
       for (const i of itens) q.insertItem.run(id, id, i.sku, i.quantidade, i.precoCentavos);
     },
     findPedido,
+    /** Up to `limit` orders, newest first, each with its items. */
+    listPedidos(limit: number): Pedido[] {
+      return q.recent.all(limit).map((r) => findPedido(r.id) as Pedido);
+    },
     insertItem(id: string, item: PedidoItem): void {
       q.insertItem.run(id, id, item.sku, item.quantidade, item.precoCentavos);
     },

@@ -71,6 +71,20 @@ describe("Orders (broker edition)", () => {
     expect(await estado(p.id)).toEqual(p);
   });
 
+  it("Issue 34: when orders exist, then GET /pedidos lists them newest first with status and total; limite takes fewer, and a limite out of range is 400", async () => {
+    const made = [await novoPedido(), await novoPedido(), await novoPedido()];
+    const listed = await http<PedidoBroker[]>("GET", `${orders.url}/pedidos`);
+    expect(listed.status).toBe(200);
+    const ids = listed.body.map((p) => p.id);
+    // Newest first: the three just made lead the list, the last one made on top.
+    expect(ids.slice(0, 3)).toEqual(made.map((p) => p.id).reverse());
+    expect(listed.body[0]).toEqual(made[2]);
+    const two = await http<PedidoBroker[]>("GET", `${orders.url}/pedidos?limite=2`);
+    expect(two.body.map((p) => p.id)).toEqual(ids.slice(0, 2));
+    for (const bad of ["0", "5001", "x"])
+      expect((await http("GET", `${orders.url}/pedidos?limite=${bad}`)).status, bad).toBe(400);
+  });
+
   const invalidos: [string, unknown][] = [
     ["no items", { clienteId: "c", itens: [] }],
     ["a missing clienteId", { itens: [{ sku: "A", quantidade: 1, precoUnitario: 1 }] }],

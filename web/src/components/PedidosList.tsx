@@ -75,13 +75,15 @@ export function PedidosList({
             <table>
               <thead>
                 <tr>
+                  {/* What a person comes to see first, so that a narrow screen shows it
+                      without scrolling sideways: the status and why (issue 34). */}
                   <th scope="col">#</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Motivo</th>
+                  <th scope="col">Valor</th>
                   <th scope="col">Cliente</th>
                   <th scope="col">Item</th>
                   <th scope="col">Qtd.</th>
-                  <th scope="col">Valor</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Motivo</th>
                   <th scope="col">Processado por</th>
                   <th scope="col">Criado em</th>
                 </tr>
@@ -107,10 +109,6 @@ export function PedidosList({
                         p.id
                       )}
                     </td>
-                    <td>{p.cliente}</td>
-                    <td>{p.item}</td>
-                    <td className="num">{p.quantidade}</td>
-                    <td className="num">{formatarCentavos(toCents(p.valor))}</td>
                     <td>
                       <span
                         className={`badge badge-${p.status.toLowerCase()}`}
@@ -120,6 +118,10 @@ export function PedidosList({
                       </span>
                     </td>
                     <td>{p.motivo ?? "—"}</td>
+                    <td className="num">{formatarCentavos(toCents(p.valor))}</td>
+                    <td>{p.cliente}</td>
+                    <td>{p.item}</td>
+                    <td className="num">{p.quantidade}</td>
                     <td>{p.processadoPor ?? "—"}</td>
                     <td>
                       <time dateTime={p.criadoEm}>{formatarHora(p.criadoEm)}</time>

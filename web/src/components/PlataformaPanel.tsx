@@ -152,17 +152,27 @@ export function PlataformaPanel({
               <caption>Grupos de consumidores com offsets nos tópicos da loja</caption>
               <thead>
                 <tr>
+                  {/* The lag beside the group's name: what a person comes to see, in view
+                      without scrolling sideways (issue 34). */}
                   <th scope="col">Grupo</th>
-                  <th scope="col">Estado</th>
-                  <th scope="col">Membros</th>
                   <th scope="col">Lag</th>
                   <th scope="col">Lag nos últimos {JANELA_MS / 60_000} min</th>
+                  <th scope="col">Estado</th>
+                  <th scope="col">Membros</th>
                 </tr>
               </thead>
               <tbody>
                 {plataforma.grupos.map((g) => (
                   <tr key={g.grupo} data-grupo={g.grupo}>
                     <td>{g.grupo}</td>
+                    <td className="num">
+                      <span className={(lagAgora(g.grupo) ?? 0) > 0 ? "lag" : undefined}>
+                        {lagAgora(g.grupo) ?? "—"}
+                      </span>
+                    </td>
+                    <td>
+                      <Grafico pontos={historia.lag.get(g.grupo) ?? []} />
+                    </td>
                     <td>{estadoDe(g.estado)}</td>
                     <td>
                       {g.membros.length === 0
@@ -172,14 +182,6 @@ export function PlataformaPanel({
                               {m.clientId}{" "}
                             </span>
                           ))}
-                    </td>
-                    <td className="num">
-                      <span className={(lagAgora(g.grupo) ?? 0) > 0 ? "lag" : undefined}>
-                        {lagAgora(g.grupo) ?? "—"}
-                      </span>
-                    </td>
-                    <td>
-                      <Grafico pontos={historia.lag.get(g.grupo) ?? []} />
                     </td>
                   </tr>
                 ))}

@@ -5,6 +5,8 @@ import {
   NovoPedidoBrokerSchema,
   OUT_OF_RANGE,
   PagamentoRequestSchema,
+  PEDIDOS_LIST_LIMITS,
+  PedidosQuerySchema,
   type PlataformaBroker,
 } from "@shop/contracts";
 import { AppError, createHttpApp, finishApp, type Logger, notFound, validate } from "@shop/service";
@@ -105,6 +107,13 @@ export function createApp({
   app.post("/pedidos", async (req, res) => {
     const pedido = await pedidos.createPedido(validate(NovoPedidoBrokerSchema, req.body));
     res.status(201).json(toWire(pedido));
+  });
+
+  app.get("/pedidos", (req, res) => {
+    const { limite } = validate(PedidosQuerySchema, req.query);
+    res.json(
+      pedidos.listPedidos(limite ? Number(limite) : PEDIDOS_LIST_LIMITS.default).map(toWire),
+    );
   });
 
   app.get("/pedidos/:id", (req, res) => {

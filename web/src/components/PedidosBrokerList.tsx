@@ -1,0 +1,129 @@
+import { useState } from "react";
+import { formatarCentavos } from "../formato.ts";
+import { Rolagem } from "./Rolagem.tsx";
+
+/** An order as the broker edition's orders service lists it. */
+export interface PedidoBrokerResumo {
+  id: string;
+  clienteId: string;
+  status: "ABERTO" | "EM_PAGAMENTO" | "PAGO";
+  total: number;
+  itens: unknown[];
+}
+
+const ROTULO_STATUS: Record<PedidoBrokerResumo["status"], string> = {
+  ABERTO: "Aberto",
+  EM_PAGAMENTO: "Em pagamento",
+  PAGO: "Pago",
+};
+
+/** Rows on one page of the list. */
+export const POR_PAGINA_BROKER = 10;
+
+/**
+ * The broker edition's orders, newest first (GET /pedidos), however they were made (this
+ * page, curl, the course's client): status and total first, so that a phone shows them
+ * without scrolling sideways; a click opens the order in the payment card.
+ */
+export function PedidosBrokerList({
+  pedidos,
+  error,
+  aberto,
+  onAbrir,
+}: {
+  pedidos: PedidoBrokerResumo[] | null;
+  error: string | null;
+  /** The order open in the payment card, marked in the list. */
+  aberto: string | null;
+  onAbrir: (id: string) => void;
+}) {
+  const [pagina, setPagina] = useState(0);
+  const total = pedidos?.length ?? 0;
+  const paginas = Math.max(1, Math.ceil(total / POR_PAGINA_BROKER));
+  const atual = Math.min(pagina, paginas - 1);
+  const visiveis = pedidos?.slice(atual * POR_PAGINA_BROKER, (atual + 1) * POR_PAGINA_BROKER) ?? [];
+  return (
+    <section className="card" aria-labelledby="pedidos-broker-titulo">
+      <h2 id="pedidos-broker-titulo">
+        Pedidos <small>({total})</small>
+      </h2>
+      {error && (
+        <p className="alerta" role="alert">
+          Sem resposta do serviço de pedidos ({error}).
+        </p>
+      )}
+      {pedidos && total === 0 && <p>Nenhum pedido ainda.</p>}
+      {total > 0 && (
+        <>
+          <Rolagem rotulo="Lista de pedidos">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Pedido</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Total</th>
+                  <th scope="col">Itens</th>
+                  <th scope="col">Cliente</th>
+                </tr>
+              </thead>
+              <tbody>
+                {visiveis.map((p) => (
+                  <tr
+                    key={p.id}
+                    data-pedido-broker={p.id}
+                    aria-current={p.id === aberto ? "true" : undefined}
+                  >
+                    <td>
+                      <button
+                        type="button"
+                        className="link"
+                        onClick={() => onAbrir(p.id)}
+                        aria-label={`Abrir o pedido ${p.id}`}
+                      >
+                        <code>{p.id.slice(0, 8)}</code>
+                      </button>
+                    </td>
+                    <td>
+                      <span
+                        className={`badge badge-${p.status.toLowerCase()}`}
+                        data-status={p.status}
+                      >
+                        {ROTULO_STATUS[p.status]}
+                      </span>
+                    </td>
+                    <td className="num">{formatarCentavos(Math.round(p.total * 100))}</td>
+                    <td className="num">{p.itens.length}</td>
+                    <td>{p.clienteId}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </Rolagem>
+          {paginas > 1 && (
+            <nav className="paginas" aria-label="Páginas de pedidos">
+              <button
+                type="button"
+                onClick={() => setPagina(atual - 1)}
+                disabled={atual === 0}
+                aria-label="Página anterior"
+              >
+                ‹
+              </button>
+              <span aria-live="polite">
+                Página {atual + 1} de {paginas}
+              </span>
+              <button
+                type="button"
+                onClick={() => setPagina(atual + 1)}
+                disabled={atual >= paginas - 1}
+                aria-label="Próxima página"
+              >
+                ›
+              </button>
+            </nav>
+          )}
+        </>
+      )}
+    </section>
+  );
+}
