@@ -73,6 +73,20 @@ const operation: RouteSpec[] = [
   },
 ];
 
+/** GET /pedidos of both editions: the orders, newest first, as many as `limite` asks. */
+const listOfPedidos = (pedido: z.ZodType) => ({
+  method: "get" as const,
+  path: "/pedidos",
+  summary: "Orders, newest first",
+  query: {
+    limite: {
+      schema: PedidosQuerySchema.shape.limite,
+      description: `how many, a whole number from 1 to ${PEDIDOS_LIST_LIMITS.max} (default ${PEDIDOS_LIST_LIMITS.default}); anything else is 400`,
+    },
+  },
+  responses: { 200: { description: "the orders", schema: z.array(pedido) } },
+});
+
 export const API_PEDIDOS: ApiInfo = {
   title: "Orders API (event-log edition)",
   description:
@@ -110,18 +124,7 @@ export const API_PEDIDOS: ApiInfo = {
         },
       },
     },
-    {
-      method: "get",
-      path: "/pedidos",
-      summary: "Orders, newest first",
-      query: {
-        limite: {
-          schema: PedidosQuerySchema.shape.limite,
-          description: `how many, a whole number from 1 to ${PEDIDOS_LIST_LIMITS.max} (default ${PEDIDOS_LIST_LIMITS.default}); anything else is 400`,
-        },
-      },
-      responses: { 200: { description: "the orders", schema: z.array(PedidoSchema) } },
-    },
+    listOfPedidos(PedidoSchema),
     {
       method: "get",
       path: "/pedidos/{id}",
@@ -215,18 +218,7 @@ export const API_PEDIDOS_BROKER: ApiInfo = {
       body: NovoPedidoBrokerSchema,
       responses: { 201: { description: "the order, ABERTO", schema: PedidoBrokerSchema } },
     },
-    {
-      method: "get",
-      path: "/pedidos",
-      summary: "Orders, newest first",
-      query: {
-        limite: {
-          schema: PedidosQuerySchema.shape.limite,
-          description: `how many, a whole number from 1 to ${PEDIDOS_LIST_LIMITS.max} (default ${PEDIDOS_LIST_LIMITS.default}); anything else is 400`,
-        },
-      },
-      responses: { 200: { description: "the orders", schema: z.array(PedidoBrokerSchema) } },
-    },
+    listOfPedidos(PedidoBrokerSchema),
     {
       method: "get",
       path: "/plataforma",

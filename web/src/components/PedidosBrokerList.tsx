@@ -1,5 +1,5 @@
-import { useState } from "react";
 import { formatarCentavos } from "../formato.ts";
+import { usePaginas } from "./Paginas.tsx";
 import { Rolagem } from "./Rolagem.tsx";
 
 /** An order as the broker edition's orders service lists it. */
@@ -37,11 +37,8 @@ export function PedidosBrokerList({
   aberto: string | null;
   onAbrir: (id: string) => void;
 }) {
-  const [pagina, setPagina] = useState(0);
   const total = pedidos?.length ?? 0;
-  const paginas = Math.max(1, Math.ceil(total / POR_PAGINA_BROKER));
-  const atual = Math.min(pagina, paginas - 1);
-  const visiveis = pedidos?.slice(atual * POR_PAGINA_BROKER, (atual + 1) * POR_PAGINA_BROKER) ?? [];
+  const { visiveis, pager } = usePaginas(pedidos, POR_PAGINA_BROKER);
   return (
     <section className="card" aria-labelledby="pedidos-broker-titulo">
       <h2 id="pedidos-broker-titulo">
@@ -99,29 +96,7 @@ export function PedidosBrokerList({
               </tbody>
             </table>
           </Rolagem>
-          {paginas > 1 && (
-            <nav className="paginas" aria-label="Páginas de pedidos">
-              <button
-                type="button"
-                onClick={() => setPagina(atual - 1)}
-                disabled={atual === 0}
-                aria-label="Página anterior"
-              >
-                ‹
-              </button>
-              <span aria-live="polite">
-                Página {atual + 1} de {paginas}
-              </span>
-              <button
-                type="button"
-                onClick={() => setPagina(atual + 1)}
-                disabled={atual >= paginas - 1}
-                aria-label="Próxima página"
-              >
-                ›
-              </button>
-            </nav>
-          )}
+          {pager}
         </>
       )}
     </section>

@@ -1,6 +1,7 @@
 import { type Pedido, toCents } from "@shop/contracts";
 import { useEffect, useRef, useState } from "react";
 import { formatarCentavos, formatarHora, formatarHoraCurta } from "../formato.ts";
+import { usePaginas } from "./Paginas.tsx";
 import { Rolagem } from "./Rolagem.tsx";
 
 const ROTULO_STATUS: Record<Pedido["status"], string> = {
@@ -45,11 +46,8 @@ export function PedidosList({
   onAbrir?: (id: number) => void;
 }) {
   const mudados = useMudancas(pedidos);
-  const [pagina, setPagina] = useState(0);
   const total = pedidos?.length ?? 0;
-  const paginas = Math.max(1, Math.ceil(total / POR_PAGINA));
-  const atual = Math.min(pagina, paginas - 1);
-  const visiveis = pedidos?.slice(atual * POR_PAGINA, (atual + 1) * POR_PAGINA) ?? [];
+  const { visiveis, pager } = usePaginas(pedidos, POR_PAGINA);
   // How long one poll's answer took to reach the screen (the browser test reads it).
   useEffect(() => {
     if (!pedidos || performance.getEntriesByName("pedidos:dados").length === 0) return;
@@ -131,32 +129,7 @@ export function PedidosList({
               </tbody>
             </table>
           </Rolagem>
-          {paginas > 1 && (
-            <nav className="paginas" aria-label="Páginas de pedidos">
-              <button type="button" onClick={() => setPagina(0)} disabled={atual === 0}>
-                Mais recentes
-              </button>
-              <button
-                type="button"
-                onClick={() => setPagina(atual - 1)}
-                disabled={atual === 0}
-                aria-label="Página anterior"
-              >
-                ‹
-              </button>
-              <span aria-live="polite">
-                Página {atual + 1} de {paginas}
-              </span>
-              <button
-                type="button"
-                onClick={() => setPagina(atual + 1)}
-                disabled={atual >= paginas - 1}
-                aria-label="Próxima página"
-              >
-                ›
-              </button>
-            </nav>
-          )}
+          {pager}
         </>
       )}
     </section>
