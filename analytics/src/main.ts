@@ -1,4 +1,5 @@
 import { isMainThread } from "node:worker_threads";
+import { kafkaProblem } from "@shop/kafka";
 import { createLogger, readArguments } from "@shop/service";
 import { ReplayRecusado, runAnalytics } from "./analytics.ts";
 import { readConfig } from "./config.ts";
@@ -54,8 +55,12 @@ async function main(): Promise<number> {
     });
     return 0;
   } catch (error) {
-    console.error(`analytics: ${(error as Error).message}`);
-    return error instanceof ReplayRecusado ? 3 : 1;
+    if (error instanceof ReplayRecusado) {
+      console.error(`analytics: ${error.message}`);
+      return 3;
+    }
+    console.error(`analytics: ${kafkaProblem(config.kafkaBrokers, error)}`);
+    return 1;
   }
 }
 

@@ -5,6 +5,7 @@ import { ensureTopics } from "@shop/kafka";
 import type { Producer } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../../infra/config.ts";
+import { freePort } from "../../infra/ports.ts";
 import { testConfig } from "../../test/helpers/env.ts";
 import { testKafka } from "../../test/helpers/kafka.ts";
 import { capturingLogger, testPrefix } from "../../test/helpers/shop.ts";
@@ -27,19 +28,16 @@ interface Run {
 
 /** The CLI as a person runs it; GRUPO is given without the test prefix, which the CLI adds. */
 function cli(grupo: string, ...args: string[]): Promise<Run> {
+  return cliWith({ KAFKA_BROKERS: testConfig().kafka.brokers.join(","), GRUPO: grupo }, ...args);
+}
+
+function cliWith(env: Record<string, string>, ...args: string[]): Promise<Run> {
   const started = Date.now();
   return new Promise((resolve) => {
     const child = spawn(
       process.execPath,
       ["--import", "tsx", join(ROOT, "analytics/src/main.ts"), ...args],
-      {
-        env: {
-          ...process.env,
-          KAFKA_BROKERS: testConfig().kafka.brokers.join(","),
-          KAFKA_PREFIXO: prefix,
-          GRUPO: grupo,
-        },
-      },
+      { env: { ...process.env, KAFKA_PREFIXO: prefix, ...env } },
     );
     let stdout = "";
     let stderr = "";
@@ -331,4 +329,28 @@ describe("Groups, offsets and replay", () => {
     expect(run.stderr).toMatch(/cannot replay: group .*busy has 1 active member/);
     expect(run.ms).toBeLessThan(20_000);
   }, 90_000);
+});
+
+describe("Issue 34: the analytics CLI says what is wrong in a sentence", () => {
+  /** A line of a Node.js stack trace, which a person should never be shown. */
+  const STACK_FRAME = /^\s+at .+[:(]/m;
+
+  it("When Kafka is not running where KAFKA_BROKERS says, then one line names the address and how to start it, exit 1, no stack trace", async () => {
+    const r = await cliWith(
+      { KAFKA_BROKERS: `127.0.0.1:${await freePort()}`, GRUPO: "ninguem" },
+      "--until-caught-up",
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /^analytics: Kafka at 127\.0\.0\.1:\d+ cannot be reached .*npm run infra -- kafka start$/m,
+    );
+    expect(r.stderr + r.stdout).not.toMatch(STACK_FRAME);
+  }, 60_000);
+
+  it("When an argument is unknown, then it names it with the usage, exit 2, no stack trace", async () => {
+    const r = await cliWith({ GRUPO: "ninguem" }, "--bogus");
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/bogus/);
+    expect(r.stderr + r.stdout).not.toMatch(STACK_FRAME);
+  });
 });

@@ -149,14 +149,3 @@ export function kafkaDlq(
 
   return { name: "Kafka", notes: [] as string[], read, redrive };
 }
-
-/** Why Kafka could not be read, in terms of what to check. */
-export function kafkaProblem(brokers: string[], error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  const where = `Kafka at ${brokers.join(",")}`;
-  if (/ECONNREFUSED|ENOTFOUND|Connection error|retries exceeded|timed? ?out/i.test(message))
-    return `${where} cannot be reached (${message}): is it running? npm run infra -- kafka start`;
-  if (/SASL|authenticat/i.test(message))
-    return `${where} refused the credentials (KAFKA_SASL_MECHANISM, KAFKA_USER, KAFKA_PASSWORD): ${message}`;
-  return `${where}: ${message}`;
-}

@@ -1,6 +1,7 @@
+import { kafkaProblem } from "@shop/kafka";
 import { createLogger, escapeControls, loadDotEnv, readArguments } from "@shop/service";
 import { readConfig } from "./config.ts";
-import { kafkaDlq, kafkaProblem } from "./kafka.ts";
+import { kafkaDlq } from "./kafka.ts";
 import { type DeadLetter, json, line } from "./letters.ts";
 import { rabbitDlq } from "./rabbitmq.ts";
 

@@ -71,6 +71,20 @@ export function securityProblem(error: unknown): Error | null {
   return null;
 }
 
+/**
+ * Why Kafka could not be used, said for a person: where, and what to check. For the
+ * command-line tools, which end on it instead of a stack trace.
+ */
+export function kafkaProblem(brokers: string[], error: unknown): string {
+  const where = `Kafka at ${brokers.join(",")}`;
+  const security = securityProblem(error);
+  if (security) return `${where}: ${security.message}`;
+  const message = error instanceof Error ? error.message : String(error);
+  if (/ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|Connection error|Connection timeout/i.test(message))
+    return `${where} cannot be reached (${message}): is it running? npm run infra -- kafka start`;
+  return `${where}: ${message}`;
+}
+
 /** A kafkajs client whose own log lines go through our logger, warnings and errors only. */
 export function createKafka(
   brokers: string[],

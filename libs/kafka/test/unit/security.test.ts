@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { kafkaSecurityOf, securityProblem } from "../../src/index.ts";
+import { kafkaProblem, kafkaSecurityOf, securityProblem } from "../../src/index.ts";
 
 describe("Kafka's TLS and SASL settings (issue 17)", () => {
   it("When nothing is set, then there is neither TLS nor SASL", () => {
@@ -45,5 +45,23 @@ describe("Kafka's TLS and SASL settings (issue 17)", () => {
     expect(
       securityProblem(new Error("Connection error: connect ECONNREFUSED 127.0.0.1:9092")),
     ).toBeNull();
+  });
+});
+
+describe("Kafka problems said for a person (issue 34)", () => {
+  it("When Kafka cannot be reached or refuses the credentials, then the sentence says where and what to check", () => {
+    const brokers = ["127.0.0.1:1"];
+    expect(
+      kafkaProblem(brokers, new Error("Connection error: connect ECONNREFUSED 127.0.0.1:1")),
+    ).toBe(
+      "Kafka at 127.0.0.1:1 cannot be reached (Connection error: connect ECONNREFUSED 127.0.0.1:1): is it running? npm run infra -- kafka start",
+    );
+    const sasl = Object.assign(new Error("SASL SCRAM-SHA-256 authentication failed"), {
+      name: "KafkaJSSASLAuthenticationError",
+    });
+    expect(kafkaProblem(brokers, sasl)).toMatch(/^Kafka at 127\.0\.0\.1:1: .*KAFKA_SASL_PASSWORD/);
+    expect(kafkaProblem(brokers, new Error("something else"))).toBe(
+      "Kafka at 127.0.0.1:1: something else",
+    );
   });
 });
