@@ -63,11 +63,21 @@ export const KAFKA_VERSION = (() => {
  */
 export function ferramentaKafka(classe: string, args: string[], log: Log = () => {}) {
   ensureJars(log);
-  return spawnSync("java", ["-Xmx512m", KAFKA_LOG4J, "-cp", KAFKA_CLASSPATH, classe, ...args], {
+  return spawnSync("java", toolArgs("-Xmx512m", classe, args), {
     encoding: "utf8",
     timeout: 300_000,
   });
 }
+
+/** The JVM's arguments for one of Kafka's tools: its heap, the jars' log settings and classpath. */
+const toolArgs = (heap: string, classe: string, args: string[]) => [
+  heap,
+  KAFKA_LOG4J,
+  "-cp",
+  KAFKA_CLASSPATH,
+  classe,
+  ...args,
+];
 
 /**
  * The KRaft active controller's node id, from the quorum itself (kafka-metadata-quorum's
@@ -88,11 +98,10 @@ export async function activeController(brokers: string): Promise<number> {
 
 /** One of Kafka's Java tools run without blocking this process's clients. */
 async function kafkaTool(classe: string, args: string[]): Promise<string> {
-  const { stdout } = await promisify(execFile)(
-    "java",
-    ["-Xmx256m", KAFKA_LOG4J, "-cp", KAFKA_CLASSPATH, classe, ...args],
-    { encoding: "utf8", timeout: 60_000 },
-  );
+  const { stdout } = await promisify(execFile)("java", toolArgs("-Xmx256m", classe, args), {
+    encoding: "utf8",
+    timeout: 60_000,
+  });
   return stdout;
 }
 
@@ -286,9 +295,9 @@ export function quorumProperty(p: Paths, voters: string): string {
  * confirmation wait (2.5-3.6 s measured). The controllers are processes of their own, so
  * that a broker's death never costs an election too (in combined mode, the successor of a
  * controller that was also a broker gave every broker a full session first: 3.1-5.8 s).
- * The cost: a broker silent for
- * longer than 2.5 s (a long GC pause, a stopped process) is fenced and its partitions
- * move; a 2 s pause is not (the SIGSTOP fault scenario), and 2 s sessions fenced it.
+ * The cost: a broker silent for longer than 2.5 s (a long GC pause, a stopped process) is
+ * fenced and its partitions move; a 2 s pause is not (the SIGSTOP fault scenario), and 2 s
+ * sessions fenced it.
  */
 export const clusterFailover = `# Failover within the spec's 5 s wait (docs/decisions.md, "Failover"): a silent broker
 # is fenced after 2.5 s, not 9 s, and a silent controller is replaced after 1 s, not 2 s
@@ -577,9 +586,9 @@ export const clusterNode = (name: string, id: number) =>
   id > CONTROLLER_IDS ? `${name}-controller-${id - CONTROLLER_IDS}` : `${name}-${id}`;
 
 /** The node ids of a cluster of `size`: its brokers, then its dedicated controllers. */
-export const clusterNodeIds = (size: number, dedicated = true) => [
+export const clusterNodeIds = (size: number) => [
   ...Array.from({ length: size }, (_, i) => i + 1),
-  ...(dedicated ? Array.from({ length: size }, (_, i) => CONTROLLER_IDS + i + 1) : []),
+  ...Array.from({ length: size }, (_, i) => CONTROLLER_IDS + i + 1),
 ];
 
 /**
@@ -731,11 +740,9 @@ export async function startKafkaCluster(
   throw new Error(`kafka: the cluster on ${brokers.join(",")} did not come up complete in time`);
 }
 
-/** The folders of a cluster's nodes that exist: its brokers, and its controllers if any. */
-function clusterInstances(name: string, size: number): string[] {
-  return clusterNodeIds(size)
-    .map((id) => clusterNode(name, id))
-    .filter((instance) => existsSync(paths(instance).dir));
+/** The ids of a cluster's nodes whose folders exist: its brokers, and its controllers if any. */
+function nodesOnDisk(name: string, size: number): number[] {
+  return clusterNodeIds(size).filter((id) => existsSync(paths(clusterNode(name, id)).dir));
 }
 
 /** Stops (or, with SIGKILL, kills) every node of a cluster this script started. */
@@ -744,18 +751,17 @@ export async function stopKafkaCluster(
   { name = "cluster", size = 3, signal = "SIGTERM" as "SIGTERM" | "SIGKILL" } = {},
 ) {
   // The brokers first: a broker stopping in order reports to a controller that is up.
-  const instances = clusterInstances(name, size);
-  const isController = (i: string) => i.includes("-controller-");
-  const stop = (list: string[]) =>
-    Promise.all(list.map((instance) => stopKafka(log, { instance, signal })));
-  await stop(instances.filter((i) => !isController(i)));
-  await stop(instances.filter(isController));
+  const ids = nodesOnDisk(name, size);
+  const stop = (some: number[]) =>
+    Promise.all(some.map((id) => stopKafka(log, { instance: clusterNode(name, id), signal })));
+  await stop(ids.filter((id) => id <= CONTROLLER_IDS));
+  await stop(ids.filter((id) => id > CONTROLLER_IDS));
 }
 
 /** Deletes a stopped cluster's folders and its cluster id: a test's own cluster. */
 export function deleteCluster(name: string, size = 3): void {
   if (name === "cluster") throw new Error("kafka: the default cluster is not a test's to delete");
-  for (const instance of clusterInstances(name, size))
-    rmSync(paths(instance).dir, { recursive: true, force: true });
+  for (const id of nodesOnDisk(name, size))
+    rmSync(paths(clusterNode(name, id)).dir, { recursive: true, force: true });
   rmSync(join(WORK, `${name}.cluster-id`), { force: true });
 }
