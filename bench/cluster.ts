@@ -1,32 +1,26 @@
-import { existsSync, readFileSync } from "node:fs";
 import { paths } from "../infra/kafka/kafka.ts";
 import { ownKafkaCluster } from "../test/helpers/own-kafka.ts";
 import { ownRabbitCluster } from "../test/helpers/own-rabbit.ts";
 import { benchIntake, type Ceiling, type Row, rssMb } from "./intake.ts";
 import { benchPipeline } from "./pipeline.ts";
-import { KAFKA_BROKER, pidsOf, RABBITMQ } from "./stats.ts";
+import { pidsOf, RABBITMQ } from "./stats.ts";
 
 /** The machine's own RabbitMQ: the Erlang VM that is none of the cluster's nodes. */
 const machineRabbitPid = (clusterPids: number[]) =>
   pidsOf(RABBITMQ).find((p) => !clusterPids.includes(p)) ?? null;
 
+/** A Kafka broker started by some checkout's infra with its default config. */
+const DEFAULT_BROKER = /\0kafka\.Kafka\0.*\/infra\/kafka\/\.work\/server\.properties\0/;
+
 /**
- * The single Kafka broker the run measured against: the one this checkout's infra noted,
- * or else one that another checkout's infra started with its default config (the bench
- * reuses a broker that answers on the port, whoever started it); null if neither runs.
+ * The single Kafka broker the run measured against: this checkout's, or else the one
+ * another checkout's infra started (the bench reuses a broker that answers on the port,
+ * whoever started it); null if none runs. The clusters' nodes have configs of their own.
  */
-function singleKafkaPid(clusterPids: number[]): number | null {
-  const noted = paths("default").pid;
-  if (existsSync(noted)) {
-    const pid = Number(readFileSync(noted, "utf8").trim());
-    if (pidsOf(KAFKA_BROKER).includes(pid)) return pid;
-  }
+function singleKafkaPid(): number | null {
+  const ours = paths("default").conf.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   return (
-    pidsOf(KAFKA_BROKER).find(
-      (p) =>
-        !clusterPids.includes(p) &&
-        readFileSync(`/proc/${p}/cmdline`, "utf8").includes("/infra/kafka/.work/server.properties"),
-    ) ?? null
+    pidsOf(new RegExp(`\\0kafka\\.Kafka\\0${ours}\\0`))[0] ?? pidsOf(DEFAULT_BROKER)[0] ?? null
   );
 }
 
@@ -71,7 +65,7 @@ export async function benchCluster(opts: {
     const pipelineRate = (pipeline as Row).value;
     const kafkaMb = total(kafka.pids());
     const rabbitMb = total(rabbit.pids());
-    const singleKafka = singleKafkaPid(kafka.pids());
+    const singleKafka = singleKafkaPid();
     const singleRabbit = machineRabbitPid(rabbit.pids());
     const singleMb =
       (singleKafka ? rssMb(singleKafka) : 0) + (singleRabbit ? rssMb(singleRabbit) : 0);

@@ -96,10 +96,8 @@ describe("Fault injection: event-log edition", () => {
     const coordinatorOf = async (groupId: string) => {
       const partition = Math.abs(javaHash(groupId)) % 10;
       const m = await metadata("__consumer_offsets");
-      return {
-        partition,
-        node: m.partitions.find((p) => p.partitionId === partition)?.leader as number,
-      };
+      const p = m.partitions.find((x) => x.partitionId === partition);
+      return { partition, node: p?.leader as number, replicas: p?.replicas ?? [] };
     };
 
     /** Kills node `id` -9 and proves it: the pid infra noted for it is gone. */
@@ -397,16 +395,13 @@ describe("Fault injection: event-log edition", () => {
         what: "payments' first commit",
       });
       const from = await coordinatorOf(group);
-      const replicas = (await metadata("__consumer_offsets")).partitions.find(
-        (p) => p.partitionId === from.partition,
-      )?.replicas as number[];
-      const to = replicas.find((r) => r !== from.node) as number;
+      const to = from.replicas.find((r) => r !== from.node) as number;
       const atMove = await committed(group, s.names.topics.pedidosCriados);
       const movedAt = Date.now();
       // The old coordinator stays up and connected: asked by the consumer, it answers
       // NOT_COORDINATOR, which kafkajs took for a rebalance and threw the batch in progress
       // away with the records decided in it (patches/kafkajs+2.2.4.patch).
-      await cluster.moveLeader("__consumer_offsets", from.partition, replicas, to);
+      await cluster.moveLeader("__consumer_offsets", from.partition, from.replicas, to);
       await waitFor(async () => (await coordinatorOf(group)).node === to, {
         timeoutMs: 30_000,
         intervalMs: 250,
