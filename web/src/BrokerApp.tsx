@@ -3,7 +3,7 @@ import { type FormEvent, useCallback, useId, useState } from "react";
 import { INTERVALO_MS } from "./App.tsx";
 import { buscarJson } from "./api.ts";
 import { BrokerPanel } from "./components/BrokerPanel.tsx";
-import { type PedidoBrokerResumo, PedidosBrokerList } from "./components/PedidosBrokerList.tsx";
+import { type PedidoBrokerSummary, PedidosBrokerList } from "./components/PedidosBrokerList.tsx";
 import { formatarCentavos, formatarHoraCurta } from "./formato.ts";
 import { usePolling } from "./usePolling.ts";
 
@@ -77,7 +77,7 @@ export function BrokerApp({ apiUrl }: { apiUrl: string }) {
   );
   // The newest 200 orders, however they were made (this page, curl, the course's client).
   const carregarPedidos = useCallback(
-    () => buscarJson<PedidoBrokerResumo[]>(`${apiUrl}/pedidos?limite=200`),
+    () => buscarJson<PedidoBrokerSummary[]>(`${apiUrl}/pedidos?limite=200`),
     [apiUrl],
   );
   const pedidos = usePolling(carregarPedidos, INTERVALO_MS);
@@ -247,8 +247,8 @@ export function BrokerApp({ apiUrl }: { apiUrl: string }) {
           <PedidosBrokerList
             pedidos={pedidos.data}
             error={pedidos.error}
-            aberto={pedidoId}
-            onAbrir={(id) => {
+            open={pedidoId}
+            onOpen={(id) => {
               setPedidoId(id);
               setSolicitacaoId(crypto.randomUUID());
             }}

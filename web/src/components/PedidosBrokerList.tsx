@@ -1,9 +1,9 @@
 import { formatarCentavos } from "../formato.ts";
-import { usePaginas } from "./Paginas.tsx";
+import { usePager } from "./Pager.tsx";
 import { Rolagem } from "./Rolagem.tsx";
 
 /** An order as the broker edition's orders service lists it. */
-export interface PedidoBrokerResumo {
+export interface PedidoBrokerSummary {
   id: string;
   clienteId: string;
   status: "ABERTO" | "EM_PAGAMENTO" | "PAGO";
@@ -11,14 +11,14 @@ export interface PedidoBrokerResumo {
   itens: unknown[];
 }
 
-const ROTULO_STATUS: Record<PedidoBrokerResumo["status"], string> = {
+const STATUS_LABEL: Record<PedidoBrokerSummary["status"], string> = {
   ABERTO: "Aberto",
   EM_PAGAMENTO: "Em pagamento",
   PAGO: "Pago",
 };
 
 /** Rows on one page of the list. */
-export const POR_PAGINA_BROKER = 10;
+export const BROKER_PAGE_SIZE = 10;
 
 /**
  * The broker edition's orders, newest first (GET /pedidos), however they were made (this
@@ -28,17 +28,17 @@ export const POR_PAGINA_BROKER = 10;
 export function PedidosBrokerList({
   pedidos,
   error,
-  aberto,
-  onAbrir,
+  open,
+  onOpen,
 }: {
-  pedidos: PedidoBrokerResumo[] | null;
+  pedidos: PedidoBrokerSummary[] | null;
   error: string | null;
   /** The order open in the payment card, marked in the list. */
-  aberto: string | null;
-  onAbrir: (id: string) => void;
+  open: string | null;
+  onOpen: (id: string) => void;
 }) {
   const total = pedidos?.length ?? 0;
-  const { visiveis, pager } = usePaginas(pedidos, POR_PAGINA_BROKER);
+  const { visible, pager } = usePager(pedidos, BROKER_PAGE_SIZE);
   return (
     <section className="card" aria-labelledby="pedidos-broker-titulo">
       <h2 id="pedidos-broker-titulo">
@@ -64,17 +64,17 @@ export function PedidosBrokerList({
                 </tr>
               </thead>
               <tbody>
-                {visiveis.map((p) => (
+                {visible.map((p) => (
                   <tr
                     key={p.id}
                     data-pedido-broker={p.id}
-                    aria-current={p.id === aberto ? "true" : undefined}
+                    aria-current={p.id === open ? "true" : undefined}
                   >
                     <td>
                       <button
                         type="button"
                         className="link"
-                        onClick={() => onAbrir(p.id)}
+                        onClick={() => onOpen(p.id)}
                         aria-label={`Abrir o pedido ${p.id}`}
                       >
                         <code>{p.id.slice(0, 8)}</code>
@@ -85,7 +85,7 @@ export function PedidosBrokerList({
                         className={`badge badge-${p.status.toLowerCase()}`}
                         data-status={p.status}
                       >
-                        {ROTULO_STATUS[p.status]}
+                        {STATUS_LABEL[p.status]}
                       </span>
                     </td>
                     <td className="num">{formatarCentavos(Math.round(p.total * 100))}</td>

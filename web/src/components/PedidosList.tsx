@@ -1,7 +1,7 @@
 import { type Pedido, toCents } from "@shop/contracts";
 import { useEffect, useRef, useState } from "react";
 import { formatarCentavos, formatarHora, formatarHoraCurta } from "../formato.ts";
-import { usePaginas } from "./Paginas.tsx";
+import { usePager } from "./Pager.tsx";
 import { Rolagem } from "./Rolagem.tsx";
 
 const ROTULO_STATUS: Record<Pedido["status"], string> = {
@@ -47,7 +47,7 @@ export function PedidosList({
 }) {
   const mudados = useMudancas(pedidos);
   const total = pedidos?.length ?? 0;
-  const { visiveis, pager } = usePaginas(pedidos, POR_PAGINA);
+  const { visible, pager } = usePager(pedidos, POR_PAGINA);
   // How long one poll's answer took to reach the screen (the browser test reads it).
   useEffect(() => {
     if (!pedidos || performance.getEntriesByName("pedidos:dados").length === 0) return;
@@ -87,7 +87,7 @@ export function PedidosList({
                 </tr>
               </thead>
               <tbody>
-                {visiveis.map((p) => (
+                {visible.map((p) => (
                   <tr
                     key={p.id}
                     data-pedido={p.id}
