@@ -2,14 +2,13 @@ import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { waitFor } from "@shop/service";
 import autocannon from "autocannon";
+import { brokerEnv, shopConfig } from "../harness/env.ts";
+import { ServiceProcess } from "../harness/process.ts";
+import { createVhost } from "../harness/vhost.ts";
 import { ROOT } from "../infra/config.ts";
 import { amqpUrlAdmin } from "../infra/rabbitmq/rabbitmq.ts";
-import { brokerEnv } from "../test/helpers/broker.ts";
-import { testConfig } from "../test/helpers/env.ts";
-import { createTestVhost } from "../test/helpers/rabbit.ts";
-import { ServiceProcess } from "../test/helpers/shop.ts";
-import { waitFor } from "../test/helpers/wait.ts";
 import { type Row, rssMb } from "./intake.ts";
 import { latenciesFromDb, measureCpu, pidsOf, RABBITMQ } from "./stats.ts";
 
@@ -93,7 +92,7 @@ export async function benchBroker(opts: {
 }): Promise<Row[]> {
   const { requests, connections, log } = opts;
   ensurePerfTest(log);
-  const vhost = await createTestVhost("bench");
+  const vhost = await createVhost("bench");
   const running: ServiceProcess[] = [];
   try {
     const ordersEnv = brokerEnv(vhost, "bench-orders");
@@ -191,7 +190,7 @@ export async function benchBroker(opts: {
     );
     const perfCpu = measureCpu({ RabbitMQ: pidsOf(RABBITMQ) });
     const perf = perfTest(
-      amqpUrlAdmin(testConfig().rabbit, vhost.vhost),
+      amqpUrlAdmin(shopConfig().rabbit, vhost.vhost),
       connections,
       size,
       seconds4Perf,

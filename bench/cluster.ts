@@ -1,6 +1,6 @@
+import { ownKafkaCluster } from "../harness/own-kafka.ts";
+import { ownRabbitCluster } from "../harness/own-rabbit.ts";
 import { paths } from "../infra/kafka/kafka.ts";
-import { ownKafkaCluster } from "../test/helpers/own-kafka.ts";
-import { ownRabbitCluster } from "../test/helpers/own-rabbit.ts";
 import { benchIntake, type Ceiling, type Row, rssMb } from "./intake.ts";
 import { benchPipeline } from "./pipeline.ts";
 import { pidsOf, RABBITMQ } from "./stats.ts";

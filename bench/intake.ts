@@ -1,9 +1,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import autocannon from "autocannon";
+import { serviceEnv, tempDb, uniquePrefix } from "../harness/env.ts";
+import { ServiceProcess } from "../harness/process.ts";
 import { ROOT } from "../infra/config.ts";
 import { ferramentaKafka } from "../infra/kafka/kafka.ts";
-import { ServiceProcess, serviceEnv, tempDb, testPrefix } from "../test/helpers/shop.ts";
 import { deleteTopics, KAFKA_BROKER, measureCpu, pidsOf } from "./stats.ts";
 
 export interface Row {
@@ -118,7 +119,7 @@ export async function benchIntake(opts: {
 }): Promise<Row[]> {
   const { seconds, connections, ceiling, log } = opts;
 
-  const prefix = testPrefix("bench");
+  const prefix = uniquePrefix("bench");
   const api = await ServiceProcess.start("orders-api", "orders-api", {
     ...serviceEnv(prefix, { DB_PATH: tempDb("bench") }),
     KAFKA_BROKERS: opts.brokers,

@@ -1,8 +1,8 @@
-import { Database } from "@shop/service";
+import { Database, waitFor } from "@shop/service";
 import autocannon from "autocannon";
-import { otlpCollector } from "../test/helpers/otlp.ts";
-import { ServiceProcess, serviceEnv, tempDb, testPrefix } from "../test/helpers/shop.ts";
-import { waitFor } from "../test/helpers/wait.ts";
+import { serviceEnv, tempDb, uniquePrefix } from "../harness/env.ts";
+import { otlpCollector } from "../harness/otlp.ts";
+import { ServiceProcess } from "../harness/process.ts";
 import { type Row, rssMb } from "./intake.ts";
 import {
   deleteTopics,
@@ -154,7 +154,7 @@ export async function benchPipeline(opts: {
     paymentsEnv: Record<string, string> = {},
     everyEnv: Record<string, string> = {},
   ) => {
-    const prefix = testPrefix(`pipe-${label}`);
+    const prefix = uniquePrefix(`pipe-${label}`);
     const dbPath = tempDb(`pipe-${label}`);
     const env = (extra: Record<string, string>) => ({
       ...serviceEnv(prefix, extra),

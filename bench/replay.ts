@@ -2,8 +2,9 @@ import { spawn } from "node:child_process";
 import { kafkaNames, pedidoTopics, REPLICATION_FACTOR } from "@shop/contracts";
 import { ensureTopics } from "@shop/kafka";
 import { Kafka, logLevel } from "kafkajs";
+import { uniquePrefix } from "../harness/env.ts";
+import { analyticsCli } from "../harness/process.ts";
 import { ferramentaKafka } from "../infra/kafka/kafka.ts";
-import { analyticsCli, testPrefix } from "../test/helpers/shop.ts";
 import { type Row, rssMb } from "./intake.ts";
 import { deleteTopics } from "./stats.ts";
 
@@ -118,7 +119,7 @@ export async function benchReplay(opts: {
   trials?: number;
   log: (l: string) => void;
 }): Promise<Row[]> {
-  const prefix = testPrefix("replay");
+  const prefix = uniquePrefix("replay");
   const nomes = await fill(opts.brokers, prefix, opts.total, opts.log);
   const trials = opts.trials ?? 3;
 

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { parseArgs } from "node:util";
 import { loadDotEnv } from "@shop/service";
 import { PedidoCriado } from "../contracts/src/index.ts";
 import { construir } from "../infra/build.ts";
@@ -24,16 +25,46 @@ import { kafkaTwoHop } from "./two-hop.ts";
  * of work against a baseline's, each with its goal. Results go to bench/results/
  * (git-ignored) as JSON, the cost table as Markdown, and SVG charts of both.
  */
-const quick = process.argv.includes("--quick");
 const BENCHMARKS = ["decode", "intake", "pipeline", "replay", "broker", "cluster"];
-/** --only=intake,broker runs some of them (the bare-Express ceiling always runs). */
-/** --profile: every service writes a CPU profile to bench/results/profiles-<time>/. */
-const profile = process.argv.includes("--profile");
-const onlyArg = process.argv.find((a) => a.startsWith("--only="));
-const only = onlyArg ? onlyArg.slice("--only=".length).split(",") : null;
+const USAGE = `usage: npm run bench [-- --quick] [--only=${BENCHMARKS.join(",")}] [--profile] [--fonte]
+
+Measures the shop's cost against baselines run beside it (5 to 8 minutes on 2 cores; --quick about 2).
+  --quick     shorter runs
+  --only=a,b  some of the benchmarks (the bare-Express ceiling always runs)
+  --profile   every service writes a CPU profile to bench/results/profiles-<time>/
+  --fonte     run the services from source instead of the bundles in dist/
+  --help      this text`;
+
+/** The command line, read strictly: an unknown option is named, never ignored. */
+function readArgs() {
+  try {
+    return parseArgs({
+      options: {
+        quick: { type: "boolean", default: false },
+        only: { type: "string" },
+        profile: { type: "boolean", default: false },
+        fonte: { type: "boolean", default: false },
+        help: { type: "boolean", default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (error) {
+    console.error(`bench: ${(error as Error).message}\n${USAGE}`);
+    process.exit(2);
+  }
+}
+const args = readArgs();
+if (args.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const quick = args.quick;
+const profile = args.profile;
+const only = args.only === undefined ? null : args.only.split(",");
 for (const name of only ?? []) {
   if (!BENCHMARKS.includes(name)) {
-    console.error(`unknown benchmark ${name}; choose from ${BENCHMARKS.join(", ")}`);
+    console.error(`bench: unknown benchmark "${name}"; choose from ${BENCHMARKS.join(", ")}`);
     process.exit(2);
   }
 }
@@ -115,7 +146,7 @@ async function main() {
   await Promise.all([startKafka(config.kafka, log), startRabbit(config.rabbit, log)]);
   // The services run as production runs them: bundled to plain JavaScript (npm run build),
   // without tsx's loader. --fonte measures them run from source instead.
-  if (!process.argv.includes("--fonte")) {
+  if (!args.fonte) {
     await construir();
     process.env.SHOP_CONSTRUIDO = "1";
   }
@@ -254,7 +285,8 @@ async function main() {
 main().then(
   () => process.exit(0),
   (error: unknown) => {
-    console.error(error instanceof Error ? error.stack : error);
+    // One sentence for a person, never a stack trace.
+    console.error(`bench: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(1);
   },
 );

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { Database } from "@shop/service";
-import { deleteTopicsWhere } from "../lab/src/kafka.ts";
+import { deleteTopicsWhere } from "../harness/kafka.ts";
 
 /** The p-th percentile of an ascending list (nearest rank); 0 for an empty list. */
 export function percentile(sorted: number[], p: number): number {

@@ -1,5 +1,5 @@
 import { Kafka, logLevel } from "kafkajs";
-import { testPrefix } from "../test/helpers/shop.ts";
+import { uniquePrefix } from "../harness/env.ts";
 import { deleteTopics, percentile } from "./stats.ts";
 
 /**
@@ -18,7 +18,7 @@ export async function kafkaTwoHop(opts: {
   warmup: number;
   log: (l: string) => void;
 }): Promise<{ n: number; p50: number; p99: number }> {
-  const prefix = testPrefix("two-hop");
+  const prefix = uniquePrefix("two-hop");
   const first = `${prefix}primeiro`;
   const second = `${prefix}segundo`;
   const kafka = new Kafka({

@@ -1,15 +1,15 @@
 import { loadDotEnv } from "@shop/service";
 import { ensureChromium } from "./browser.ts";
-import { ensureEnvFile, readInfraConfig } from "./config.ts";
+import { ensureEnvFile, type InfraConfig, type Log, readInfraConfig } from "./config.ts";
 import {
   ensureJars,
   kafkaAnswers,
   kafkaStartedByInfra,
   startKafka,
   startKafkaCluster,
-  stopKafka,
   stopKafkaCluster,
 } from "./kafka/kafka.ts";
+import { kafkaUsers, stopKafkaUnlessUsed } from "./kafka/users.ts";
 import { clusterAddresses, startUserCluster, userCluster } from "./rabbitmq/node.ts";
 import { amqpAnswers, panelUrl, startRabbit, stopRabbit } from "./rabbitmq/rabbitmq.ts";
 import { runServices, SHOPS } from "./services.ts";
@@ -75,13 +75,10 @@ async function main(argv: string[]): Promise<number> {
     case "down":
     case "kafka stop":
     case "rabbitmq stop": {
-      if (command !== "rabbitmq") {
-        await stopKafka(log);
-        await stopKafkaCluster(log);
-      }
+      if (command !== "rabbitmq") await stopKafkaHere(config.kafka, log);
       if (command !== "kafka") {
-        stopRabbit(log);
-        for (const n of userCluster()) n.stop(log);
+        await stopRabbit(log);
+        await Promise.all(userCluster().map((n) => n.stop(log)));
       }
       return 0;
     }
@@ -103,7 +100,11 @@ async function main(argv: string[]): Promise<number> {
     case "start":
     case "start:broker": {
       const shop = command === "start" ? SHOPS.eventLog : SHOPS.broker;
-      if (shop.needsKafka) await startKafkaNow();
+      if (shop.needsKafka) {
+        await startKafkaNow();
+        // A test run that started this Kafka leaves it running while the shop uses it.
+        if (!cluster) kafkaUsers(config.kafka).join();
+      }
       await startRabbitNow();
       return runServices(shop, config, log);
     }
@@ -114,6 +115,20 @@ async function main(argv: string[]): Promise<number> {
       );
       return 2;
   }
+}
+
+/**
+ * Stops the Kafka this checkout's infra started (one broker and the cluster), unless a run
+ * still uses it. A broker that answers but was not started here is named and left running.
+ */
+async function stopKafkaHere(kafka: InfraConfig["kafka"], log: Log): Promise<void> {
+  const single = await stopKafkaUnlessUsed(kafka, log);
+  if (single.inUse) return;
+  await stopKafkaCluster(log);
+  if (!single.stopped && (await kafkaAnswers(kafka)))
+    log(
+      `kafka: the broker answering on ${kafka.brokers.join(",")} was not started by this checkout's infra (another checkout's, Docker's or a person's): left running`,
+    );
 }
 
 main(process.argv.slice(2)).then(

@@ -14,12 +14,19 @@ const ENV_FILE = DOTENV_PATH;
 const ENV_EXAMPLE = join(ROOT, ".env.example");
 
 /**
- * The RabbitMQ users of a checkout: named after its folder, so that two checkouts on one
- * machine (a second clone, CI's clean clone beside yours) each have users of their own,
- * and one's `npm run setup` never resets the passwords the other's .env holds.
+ * Six hex digits that tell this checkout from another on the same machine (a second
+ * clone, CI's clean clone beside yours): taken from its folder's path.
+ */
+export function checkoutId(root = ROOT): string {
+  return createHash("sha256").update(resolve(root)).digest("hex").slice(0, 6);
+}
+
+/**
+ * The RabbitMQ users of a checkout, named after its id, so that each checkout has users of
+ * its own and one's `npm run setup` never resets the passwords the other's .env holds.
  */
 export function checkoutUsers(root = ROOT) {
-  const id = createHash("sha256").update(resolve(root)).digest("hex").slice(0, 6);
+  const id = checkoutId(root);
   return { user: `shop-${id}`, admin: `shop-admin-${id}`, monitor: `shop-monitor-${id}` };
 }
 

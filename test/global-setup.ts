@@ -1,15 +1,16 @@
 import { loadDotEnv } from "@shop/service";
+import { madeSince } from "../harness/env.ts";
 import { ensureChromium } from "../infra/browser.ts";
 import { ensureEnvFile, readInfraConfig } from "../infra/config.ts";
-import { kafkaAnswers, startKafka, stopKafka } from "../infra/kafka/kafka.ts";
+import { kafkaAnswers, startKafka } from "../infra/kafka/kafka.ts";
+import { kafkaUsers, stopKafkaUnlessUsed } from "../infra/kafka/users.ts";
 import { startRabbit } from "../infra/rabbitmq/rabbitmq.ts";
-import { deleteTopicsWhere, madeSince } from "./helpers/kafka.ts";
-
+import { deleteTopicsWhere } from "./helpers/kafka.ts";
 /**
  * Brings the real brokers up through infra/ before the integration tests. Afterwards it
  * deletes the topics this run's tests made (their names carry uniqueName's time stamp:
  * one run left about 240 behind, and Kafka kept every one), then stops only the Kafka
- * broker that it started itself.
+ * broker that it started itself, and only when no other run (a second checkout's) uses it.
  */
 export default async function setup(): Promise<() => Promise<void>> {
   const since = Date.now();
@@ -22,11 +23,13 @@ export default async function setup(): Promise<() => Promise<void>> {
     startKafka(config.kafka, log),
     startRabbit(config.rabbit, log),
   ]);
+  const using = kafkaUsers(config.kafka).join();
   log(
     `kafka ${kafka.reused ? "reused" : "started"} in ${kafka.ms} ms; ` +
       `rabbitmq ${rabbit.reused ? "reused" : "started"} in ${rabbit.ms} ms`,
   );
   return async () => {
+    using.leave();
     // Two projects (integration, faults) run this file; the first teardown deletes the
     // run's topics and stops a broker it started. The second then finds none to ask, and
     // kafkajs retried for 15 s before printing a stack trace ("error during close").
@@ -38,6 +41,6 @@ export default async function setup(): Promise<() => Promise<void>> {
       madeSince(t, since),
     );
     log(`deleted the ${deleted} topics this run's tests made`);
-    if (!kafka.reused) await stopKafka(log);
+    if (!kafka.reused) await stopKafkaUnlessUsed(config.kafka, log);
   };
 }

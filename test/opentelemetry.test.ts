@@ -7,20 +7,20 @@ import { readConfig as brokerOrdersConfig } from "../broker/orders/src/config.ts
 import { startOrders } from "../broker/orders/src/server.ts";
 import { readConfig as brokerPaymentsConfig } from "../broker/payments/src/config.ts";
 import { startPayments as startBrokerPayments } from "../broker/payments/src/server.ts";
+import { otlpCollector } from "../harness/otlp.ts";
+import { createVhost } from "../harness/vhost.ts";
 import { readConfig as ordersConfig } from "../orders-api/src/config.ts";
 import { startOrdersApi } from "../orders-api/src/server.ts";
 import { readConfig as paymentsConfig } from "../payments/src/config.ts";
 import { startPayments } from "../payments/src/server.ts";
 import { brokerEnv } from "./helpers/broker.ts";
-import { otlpCollector } from "./helpers/otlp.ts";
-import { createTestVhost } from "./helpers/rabbit.ts";
 import {
   capturingLogger,
   http,
   ServiceProcess,
   serviceEnv,
   tempDb,
-  testPrefix,
+  uniquePrefix,
 } from "./helpers/shop.ts";
 import { waitFor } from "./helpers/wait.ts";
 
@@ -68,7 +68,7 @@ const summary = (s: ReadableSpan) => ({
 
 describe("OpenTelemetry: one order, one trace (both editions)", () => {
   it("Event log: POST /pedidos -> send pedidos-criados -> payments processes it -> send pagamentos-resultados -> the orders API applies it, one trace, each span the child of the one before", async () => {
-    const prefix = testPrefix("otel");
+    const prefix = uniquePrefix("otel");
     const names = kafkaNames(prefix);
     const api = await startOrdersApi(
       ordersConfig(serviceEnv(prefix, { DB_PATH: tempDb("otel") })),
@@ -155,7 +155,7 @@ describe("OpenTelemetry: one order, one trace (both editions)", () => {
   });
 
   it("Broker: POST /pedidos/{id}/pagamentos -> publish the request -> payments processes it -> publish the result -> orders applies it, one trace", async () => {
-    const vhost = await createTestVhost("otel");
+    const vhost = await createVhost("otel");
     const orders = await startOrders(
       brokerOrdersConfig(brokerEnv(vhost, "otel-orders")),
       capturingLogger("broker-orders"),
@@ -229,7 +229,7 @@ describe("OpenTelemetry: one order, one trace (both editions)", () => {
   it("When no exporter is attached, then nothing is recorded, and the trace id still reaches the answer", async () => {
     detach();
     const before = exporter.getFinishedSpans().length;
-    const prefix = testPrefix("otel-off");
+    const prefix = uniquePrefix("otel-off");
     const api = await startOrdersApi(
       ordersConfig(serviceEnv(prefix, { DB_PATH: tempDb("otel-off") })),
       capturingLogger("orders-api"),
@@ -253,7 +253,7 @@ describe("OpenTelemetry: one order, one trace (both editions)", () => {
 
   it("When a service runs with OTEL_EXPORTER_OTLP_ENDPOINT set, then it exports its spans there over OTLP/HTTP (protobuf), the order's trace among them", async () => {
     const collector = await otlpCollector({ keepBodies: true });
-    const prefix = testPrefix("otel-otlp");
+    const prefix = uniquePrefix("otel-otlp");
     const api = await ServiceProcess.start("orders-api", "orders-api", {
       ...serviceEnv(prefix, { DB_PATH: tempDb("otel-otlp") }),
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,

@@ -3,11 +3,11 @@ import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { createKafka } from "@shop/kafka";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { shopConfig } from "../harness/env.ts";
+import { ownKafka } from "../harness/own-kafka.ts";
+import { type OwnRabbit, ownRabbit } from "../harness/own-rabbit.ts";
 import { ROOT } from "../infra/config.ts";
 import { makeCertificates, type TestCertificates } from "./helpers/certs.ts";
-import { testConfig } from "./helpers/env.ts";
-import { ownKafka } from "./helpers/own-kafka.ts";
-import { type OwnRabbit, ownRabbit } from "./helpers/own-rabbit.ts";
 import {
   capturingLogger,
   http,
@@ -15,7 +15,7 @@ import {
   ServiceProcess,
   serviceEnv,
   tempDb,
-  testPrefix,
+  uniquePrefix,
 } from "./helpers/shop.ts";
 
 /**
@@ -70,7 +70,7 @@ const kafkaSecure = (extra: Record<string, string> = {}) => ({
 
 /** The RabbitMQ settings of a client of the amqps:// listener. */
 const rabbitSecure = (extra: Record<string, string> = {}) => {
-  const r = testConfig().rabbit;
+  const r = shopConfig().rabbit;
   return {
     PORTA: "0",
     HOST: "127.0.0.1",
@@ -106,7 +106,7 @@ function failedStart(dir: string, env: Record<string, string>) {
 
 describe("Secured connections (issue 17)", () => {
   it("When the orders API reaches Kafka over SASL_SSL with SCRAM-SHA-256 and the test's CA, then an order is created and its event acknowledged", async () => {
-    const prefix = testPrefix("secure");
+    const prefix = uniquePrefix("secure");
     const api = await ServiceProcess.start("orders-api", "orders-api", {
       ...serviceEnv(prefix, { DB_PATH: tempDb("secure") }),
       ...kafkaSecure(),
@@ -141,7 +141,7 @@ describe("Secured connections (issue 17)", () => {
 
   it("When the Kafka password is wrong, then the orders API does not start and says which settings to fix", async () => {
     const run = await failedStart("orders-api", {
-      ...serviceEnv(testPrefix("secure-bad"), { DB_PATH: tempDb("secure-bad") }),
+      ...serviceEnv(uniquePrefix("secure-bad"), { DB_PATH: tempDb("secure-bad") }),
       ...kafkaSecure({ KAFKA_SASL_PASSWORD: `${kafkaUser.password}-wrong` }),
     });
     expect(run.code, run.output).toBe(1);
@@ -150,7 +150,7 @@ describe("Secured connections (issue 17)", () => {
 
   it("When the Kafka broker's certificate is signed by a CA the client does not trust, then the orders API does not start and names KAFKA_SSL_CA_FILE", async () => {
     const run = await failedStart("orders-api", {
-      ...serviceEnv(testPrefix("secure-ca"), { DB_PATH: tempDb("secure-ca") }),
+      ...serviceEnv(uniquePrefix("secure-ca"), { DB_PATH: tempDb("secure-ca") }),
       ...kafkaSecure({ KAFKA_SSL_CA_FILE: certs.otherCaFile }),
     });
     expect(run.code, run.output).toBe(1);
@@ -176,7 +176,7 @@ describe("Secured connections (issue 17)", () => {
   it("When the RabbitMQ password is wrong, then the orders service does not start and names BROKER_PASSWORD", async () => {
     const run = await failedStart(
       "broker/orders",
-      rabbitSecure({ BROKER_PASSWORD: `${testConfig().rabbit.password}-wrong` }),
+      rabbitSecure({ BROKER_PASSWORD: `${shopConfig().rabbit.password}-wrong` }),
     );
     expect(run.code, run.output).toBe(1);
     expect(run.output).toMatch(/BROKER_PASSWORD/);

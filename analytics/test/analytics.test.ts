@@ -1,20 +1,18 @@
-import { spawn } from "node:child_process";
-import { join } from "node:path";
 import { kafkaNames, pedidoTopics, REPLICATION_FACTOR } from "@shop/contracts";
 import { ensureTopics } from "@shop/kafka";
 import type { Producer } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT } from "../../infra/config.ts";
+import { shopConfig } from "../../harness/env.ts";
 import { freePort } from "../../infra/ports.ts";
-import { testConfig } from "../../test/helpers/env.ts";
+import { runTool, STACK_FRAME } from "../../test/helpers/cli.ts";
 import { testKafka } from "../../test/helpers/kafka.ts";
-import { capturingLogger, testPrefix } from "../../test/helpers/shop.ts";
+import { capturingLogger, uniquePrefix } from "../../test/helpers/shop.ts";
 import { waitFor } from "../../test/helpers/wait.ts";
 import { runAnalytics } from "../src/analytics.ts";
 import type { Dashboard } from "../src/domain/visao.ts";
 import { AnalyticsOutput } from "../src/output.ts";
 
-const prefix = testPrefix("analytics");
+const prefix = uniquePrefix("analytics");
 const nomes = kafkaNames(prefix);
 let producer: Producer;
 let nextId = 1;
@@ -28,31 +26,18 @@ interface Run {
 
 /** The CLI as a person runs it; GRUPO is given without the test prefix, which the CLI adds. */
 function cli(grupo: string, ...args: string[]): Promise<Run> {
-  return cliWith({ KAFKA_BROKERS: testConfig().kafka.brokers.join(","), GRUPO: grupo }, ...args);
+  return cliWith({ KAFKA_BROKERS: shopConfig().kafka.brokers.join(","), GRUPO: grupo }, ...args);
 }
 
-function cliWith(env: Record<string, string>, ...args: string[]): Promise<Run> {
+async function cliWith(env: Record<string, string>, ...args: string[]): Promise<Run> {
   const started = Date.now();
-  return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", join(ROOT, "analytics/src/main.ts"), ...args],
-      { env: { ...process.env, KAFKA_PREFIXO: prefix, ...env } },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => {
-      stdout += d;
-    });
-    child.stderr.on("data", (d) => {
-      stderr += d;
-    });
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr, ms: Date.now() - started });
-    });
-  });
+  const run = await runTool(
+    "analytics/src/main.ts",
+    args,
+    { KAFKA_PREFIXO: prefix, ...env },
+    60_000,
+  );
+  return { code: run.code, stdout: run.out, stderr: run.err, ms: Date.now() - started };
 }
 
 async function painelJson(grupo: string, ...args: string[]) {
@@ -156,7 +141,7 @@ describe("The analytics CLI", () => {
   it("When a reader was there from the start and a late reader joins in a new group, then both show the same dashboard", async () => {
     let earlyError: unknown = null;
     earlyRun = runAnalytics({
-      brokers: testConfig().kafka.brokers,
+      brokers: shopConfig().kafka.brokers,
       prefix,
       grupo: `${prefix}analytics`,
       replay: false,
@@ -305,7 +290,7 @@ describe("Groups, offsets and replay", () => {
     const grupo = `${prefix}busy`;
     const stop = new AbortController();
     const follower = runAnalytics({
-      brokers: testConfig().kafka.brokers,
+      brokers: shopConfig().kafka.brokers,
       prefix,
       grupo,
       replay: false,
@@ -332,9 +317,6 @@ describe("Groups, offsets and replay", () => {
 });
 
 describe("Issue 34: the analytics CLI says what is wrong in a sentence", () => {
-  /** A line of a Node.js stack trace, which a person should never be shown. */
-  const STACK_FRAME = /^\s+at .+[:(]/m;
-
   it("When Kafka is not running where KAFKA_BROKERS says, then one line names the address and how to start it, exit 1, no stack trace", async () => {
     const r = await cliWith(
       { KAFKA_BROKERS: `127.0.0.1:${await freePort()}`, GRUPO: "ninguem" },

@@ -3,7 +3,7 @@ import {
   amqpUrl,
   amqpUrls,
   type BrokerAddress,
-  securityProblem,
+  rabbitProblem,
   tlsSocketOptions,
 } from "@shop/amqp";
 import { ERROR_QUEUES } from "@shop/contracts";
@@ -70,7 +70,7 @@ export function rabbitDlq(r: BrokerAddress, log: Logger) {
       conn.on("error", () => {});
       return conn;
     } catch (error) {
-      throw new Error(connectionProblem(r, error), { cause: error });
+      throw new Error(rabbitProblem(r, error), { cause: error });
     }
   }
 
@@ -168,18 +168,4 @@ export function rabbitDlq(r: BrokerAddress, log: Logger) {
   }
 
   return { name: "RabbitMQ", notes, read, redrive };
-}
-
-/** Why no connection to RabbitMQ could be made, in terms of what to check. */
-export function connectionProblem(r: BrokerAddress, error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  const where = `RabbitMQ at ${r.host}:${r.port}`;
-  if (/ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|timed? ?out/i.test(message))
-    return `${where} cannot be reached (${message}): is it running? npm run infra -- rabbitmq start`;
-  // The broker closes the handshake instead of opening the vhost (amqplib says only that).
-  if (/NOT_ALLOWED|vhost|Expected ConnectionOpenOk/i.test(message))
-    return `${where} has no vhost "${r.vhost}" that user ${r.user} may use (BROKER_VHOST; npm run setup creates the shop's)`;
-  const security = securityProblem(error);
-  if (security) return `${where}: ${security.message}`;
-  return `${where}: ${message}`;
 }

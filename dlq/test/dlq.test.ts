@@ -5,14 +5,21 @@ import { ERROR_QUEUES, EXCHANGES, kafkaNames, ROUTING_KEYS } from "@shop/contrac
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readConfig as brokerOrdersConfig } from "../../broker/orders/src/config.ts";
 import { type OrdersService, startOrders } from "../../broker/orders/src/server.ts";
+import { createVhost, type ShopVhost } from "../../harness/vhost.ts";
 import { ROOT } from "../../infra/config.ts";
 import { freePort } from "../../infra/ports.ts";
 import { readConfig as ordersConfig } from "../../orders-api/src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../../orders-api/src/server.ts";
 import { brokerEnv, publishRaw, readyCount } from "../../test/helpers/broker.ts";
+import { STACK_FRAME } from "../../test/helpers/cli.ts";
 import { collectMessages, testKafka } from "../../test/helpers/kafka.ts";
-import { createTestVhost, type TestVhost } from "../../test/helpers/rabbit.ts";
-import { capturingLogger, http, serviceEnv, tempDb, testPrefix } from "../../test/helpers/shop.ts";
+import {
+  capturingLogger,
+  http,
+  serviceEnv,
+  tempDb,
+  uniquePrefix,
+} from "../../test/helpers/shop.ts";
 import { waitFor } from "../../test/helpers/wait.ts";
 
 /** The dead-letter CLI as a person runs it. */
@@ -30,7 +37,7 @@ function dlq(env: NodeJS.ProcessEnv, ...args: string[]) {
 }
 
 describe("Dead letters of the event-log edition", () => {
-  const prefix = testPrefix("dlq");
+  const prefix = uniquePrefix("dlq");
   const nomes = kafkaNames(prefix);
   const env = serviceEnv(prefix, { DB_PATH: tempDb("dlq") });
   let api: OrdersApi;
@@ -111,7 +118,7 @@ async function registros(topic: string, count: number) {
 }
 
 describe("Dead letters of the event-log edition: each letter's own state, bytes kept (issue 14)", () => {
-  const prefix = testPrefix("dlq-bytes");
+  const prefix = uniquePrefix("dlq-bytes");
   const nomes = kafkaNames(prefix);
   const env = serviceEnv(prefix, { DB_PATH: tempDb("dlq-bytes") });
   let api: OrdersApi;
@@ -217,12 +224,12 @@ describe("Dead letters of the event-log edition: each letter's own state, bytes 
 });
 
 describe("Dead letters of the broker edition", () => {
-  let vhost: TestVhost;
+  let vhost: ShopVhost;
   let orders: OrdersService;
   let env: NodeJS.ProcessEnv;
 
   beforeAll(async () => {
-    vhost = await createTestVhost("dlq");
+    vhost = await createVhost("dlq");
     env = brokerEnv(vhost, "dlq-orders");
     orders = await startOrders(brokerOrdersConfig(env), capturingLogger("broker-orders"));
   });
@@ -362,10 +369,8 @@ describe("Dead letters of the broker edition", () => {
 });
 
 describe("Issue 34: the dead-letter CLI says what is wrong in a sentence, and lists what it can", () => {
-  let vhost: TestVhost;
+  let vhost: ShopVhost;
   let env: NodeJS.ProcessEnv;
-  /** A line of a Node.js stack trace, which a person should never be shown. */
-  const STACK_FRAME = /^\s+at .+[:(]/m;
   const polite = (r: { out: string; err: string }) => {
     expect(r.out).not.toMatch(STACK_FRAME);
     expect(r.err).not.toMatch(STACK_FRAME);
@@ -373,8 +378,8 @@ describe("Issue 34: the dead-letter CLI says what is wrong in a sentence, and li
 
   beforeAll(async () => {
     // A vhost where the broker edition never ran: none of the shop's queues.
-    vhost = await createTestVhost("dlq-empty");
-    env = { ...brokerEnv(vhost, "dlq-empty"), ...serviceEnv(testPrefix("dlq-empty")) };
+    vhost = await createVhost("dlq-empty");
+    env = { ...brokerEnv(vhost, "dlq-empty"), ...serviceEnv(uniquePrefix("dlq-empty")) };
   });
   afterAll(async () => {
     await vhost?.dispose();

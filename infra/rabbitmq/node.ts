@@ -1,8 +1,11 @@
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { type InfraConfig, type Log, ROOT } from "../config.ts";
 import { amqpAnswers, type ShopUsers, shopGrants, waitFor } from "./rabbitmq.ts";
+
+const execFileAsync = promisify(execFile);
 
 /** Where a node listens: AMQP, Erlang distribution and (optional) management panel. */
 export interface NodePorts {
@@ -71,18 +74,25 @@ export function rabbitNode(name: string, dir: string, ports: NodePorts, tls?: Tl
     }
   }
 
-  /** rabbitmqctl against this node; bounded, so that a node gone away fails instead of hanging. */
-  const ctl = (...args: string[]) => {
-    const r = spawnSync("rabbitmqctl", ["-n", node, ...args], {
-      env,
-      encoding: "utf8",
-      timeout: 60_000,
-    });
-    if (r.status !== 0)
+  /**
+   * rabbitmqctl against this node; bounded, so that a node gone away fails instead of
+   * hanging. Asynchronous: rabbitmqctl starts an Erlang VM (a second or more), and the
+   * process that asks (a fault test with its proxies and clocks, the lab) keeps working.
+   */
+  const ctl = async (...args: string[]): Promise<string> => {
+    try {
+      const { stdout } = await execFileAsync("rabbitmqctl", ["-n", node, ...args], {
+        env,
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+      return stdout;
+    } catch (error) {
+      const e = error as Error & { stdout?: string; stderr?: string };
       throw new Error(
-        `rabbitmqctl -n ${node} ${args.join(" ")}: ${r.error?.message ?? ""}${r.stderr || r.stdout}`,
+        `rabbitmqctl -n ${node} ${args.join(" ")}: ${e.stderr || e.stdout || e.message}`,
       );
-    return r.stdout;
+    }
   };
   const answers = () => amqpAnswers("127.0.0.1", ports.amqp);
 
@@ -97,39 +107,41 @@ export function rabbitNode(name: string, dir: string, ports: NodePorts, tls?: Tl
     async start() {
       if (await answers()) return;
       prepare();
-      const r = spawnSync("rabbitmq-server", ["-detached"], { env, encoding: "utf8" });
-      if (r.status !== 0) throw new Error(`rabbitmq-server -detached (${node}): ${r.stderr}`);
+      try {
+        await execFileAsync("rabbitmq-server", ["-detached"], { env, encoding: "utf8" });
+      } catch (error) {
+        const e = error as Error & { stderr?: string };
+        throw new Error(`rabbitmq-server -detached (${node}): ${e.stderr || e.message}`);
+      }
       await waitFor(`node ${node} answering AMQP`, answers, 90_000);
     },
     /** The shop's users on `/`, made (again) on this node, with their grants. */
-    addUsers(users: ShopUsers) {
-      const has = ctl("-q", "list_users")
-        .split("\n")
-        .map((l) => l.split(/\s+/)[0]);
+    async addUsers(users: ShopUsers) {
+      const has = (await ctl("-q", "list_users")).split("\n").map((l) => l.split(/\s+/)[0]);
       for (const g of shopGrants(users)) {
         // "--": a password that begins with "-" is not one of rabbitmqctl's flags.
-        if (has.includes(g.user)) ctl("change_password", "--", g.user, g.password);
-        else ctl("add_user", "--", g.user, g.password);
-        ctl("set_user_tags", g.user, ...g.tags);
+        if (has.includes(g.user)) await ctl("change_password", "--", g.user, g.password);
+        else await ctl("add_user", "--", g.user, g.password);
+        await ctl("set_user_tags", g.user, ...g.tags);
         const p = g.permissions;
-        ctl("set_permissions", "-p", "/", g.user, p.configure, p.write, p.read);
+        await ctl("set_permissions", "-p", "/", g.user, p.configure, p.write, p.read);
       }
     },
     /** Joins the cluster of `other` (this node's data is reset first). */
     async join(other: string) {
-      ctl("stop_app");
-      ctl("reset");
-      ctl("join_cluster", other);
-      ctl("start_app");
+      await ctl("stop_app");
+      await ctl("reset");
+      await ctl("join_cluster", other);
+      await ctl("start_app");
       await waitFor(`node ${node} answering in the cluster`, answers, 60_000);
     },
     /** A graceful stop of the application (the Erlang node stays up), as `rabbitmqctl stop_app`. */
     async stopApp() {
-      ctl("stop_app");
+      await ctl("stop_app");
       await waitFor(`node ${node} to stop answering`, async () => !(await answers()), 15_000);
     },
     async startApp() {
-      ctl("start_app");
+      await ctl("start_app");
       await waitFor(`node ${node} to answer again`, answers, 60_000);
     },
     /** kill -9 of the node's Erlang VM, as a crash would: no goodbye to any client. */
@@ -139,10 +151,10 @@ export function rabbitNode(name: string, dir: string, ports: NodePorts, tls?: Tl
       await waitFor(`node ${node} to stop answering`, async () => !(await answers()), 15_000);
     },
     /** Stops the whole node (VM included); quiet when it is already down. */
-    stop(log: Log = () => {}) {
+    async stop(log: Log = () => {}) {
       if (!existsSync(env.RABBITMQ_PID_FILE)) return;
       try {
-        ctl("stop");
+        await ctl("stop");
         log(`rabbitmq: stopped ${node}`);
       } catch {
         // already down
@@ -165,10 +177,10 @@ export async function startRabbitCluster(nodes: RabbitNode[], users: ShopUsers, 
   const answered = await Promise.all(nodes.map((n) => n.answers()));
   await Promise.all(nodes.map((n) => n.start()));
   const [first, ...others] = nodes as [RabbitNode, ...RabbitNode[]];
-  const running = () => {
+  const running = async () => {
     try {
       return (
-        JSON.parse(first.ctl("-q", "cluster_status", "--formatter", "json")) as {
+        JSON.parse(await first.ctl("-q", "cluster_status", "--formatter", "json")) as {
           running_nodes: string[];
         }
       ).running_nodes;
@@ -177,12 +189,12 @@ export async function startRabbitCluster(nodes: RabbitNode[], users: ShopUsers, 
     }
   };
   for (const n of others) {
-    if (running().includes(n.node)) continue;
+    if ((await running()).includes(n.node)) continue;
     log(`rabbitmq: ${n.node} joins ${first.node}`);
     await n.join(first.node);
   }
-  first.addUsers(users);
-  return { running: running(), reused: answered.every(Boolean) };
+  await first.addUsers(users);
+  return { running: await running(), reused: answered.every(Boolean) };
 }
 
 /**

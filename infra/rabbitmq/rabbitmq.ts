@@ -1,8 +1,8 @@
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect as tcpConnect } from "node:net";
 import { join } from "node:path";
-import { amqpUrl as buildAmqpUrl } from "@shop/amqp";
+import { amqpUrl as buildAmqpUrl, rabbitProblem } from "@shop/amqp";
 import { shopPermissions } from "@shop/contracts";
 import amqp from "amqplib";
 import { type InfraConfig, type Log, ROOT } from "../config.ts";
@@ -63,11 +63,24 @@ export async function managementApi(
   });
 }
 
-function run(cmd: string, args: string[], log?: Log) {
-  const result = spawnSync(cmd, args, { encoding: "utf8", timeout: 120_000 });
-  if (log && result.status !== 0)
-    log(`rabbitmq: ${cmd} ${args.join(" ")} failed: ${result.stderr}`);
-  return result;
+/**
+ * Runs one of RabbitMQ's tools (rabbitmqctl, rabbitmq-plugins) to its end, bounded.
+ * Asynchronous: each starts an Erlang VM (a second or more), and the process that asks (the
+ * test run's setup, `npm start` with its services' output) keeps working meanwhile.
+ */
+async function run(
+  cmd: string,
+  args: string[],
+  log?: Log,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(cmd, args, { encoding: "utf8", timeout: 120_000 }, (error, stdout, stderr) => {
+      const status = error ? (typeof error.code === "number" ? error.code : null) : 0;
+      if (log && status !== 0)
+        log(`rabbitmq: ${cmd} ${args.join(" ")} failed: ${stderr || error?.message}`);
+      resolve({ status, stdout, stderr });
+    });
+  });
 }
 
 function hasCommand(name: string): boolean {
@@ -106,15 +119,15 @@ function pinPanelToLoopbackInConfig(log: Log): void {
   log(`rabbitmq: pinned the management panel to 127.0.0.1 in ${RABBIT_CONF}`);
 }
 
-function managementEnabled(): boolean {
-  const r = run("rabbitmq-plugins", ["is_enabled", "rabbitmq_management"]);
+async function managementEnabled(): Promise<boolean> {
+  const r = await run("rabbitmq-plugins", ["is_enabled", "rabbitmq_management"]);
   return r.status === 0;
 }
 
-function enableManagement(r: RabbitSettings, log: Log): void {
-  if (managementEnabled()) return;
+async function enableManagement(r: RabbitSettings, log: Log): Promise<void> {
+  if (await managementEnabled()) return;
   // Set the listener before the plugin starts, so that no restart is needed.
-  run(
+  await run(
     "rabbitmqctl",
     [
       "eval",
@@ -122,7 +135,7 @@ function enableManagement(r: RabbitSettings, log: Log): void {
     ],
     log,
   );
-  const result = run("rabbitmq-plugins", ["enable", "rabbitmq_management"], log);
+  const result = await run("rabbitmq-plugins", ["enable", "rabbitmq_management"], log);
   if (result.status !== 0) throw new Error("rabbitmq: could not enable rabbitmq_management");
   log("rabbitmq: enabled the management plugin on 127.0.0.1");
 }
@@ -131,13 +144,13 @@ function enableManagement(r: RabbitSettings, log: Log): void {
  * A user with this password, created or updated. `--` ends rabbitmqctl's options, so that
  * a password that begins with "-" (a generated base64url one may) is not read as a flag.
  */
-export function ensureUser(user: string, password: string, log: Log): void {
-  if (run("rabbitmqctl", ["authenticate_user", "--", user, password]).status === 0) return;
-  const users = run("rabbitmqctl", ["list_users", "--quiet", "--no-table-headers"]).stdout;
+export async function ensureUser(user: string, password: string, log: Log): Promise<void> {
+  if ((await run("rabbitmqctl", ["authenticate_user", "--", user, password])).status === 0) return;
+  const users = (await run("rabbitmqctl", ["list_users", "--quiet", "--no-table-headers"])).stdout;
   const exists = users.split("\n").some((line) => line.split(/\s+/)[0] === user);
   const result = exists
-    ? run("rabbitmqctl", ["change_password", "--", user, password], log)
-    : run("rabbitmqctl", ["add_user", "--", user, password], log);
+    ? await run("rabbitmqctl", ["change_password", "--", user, password], log)
+    : await run("rabbitmqctl", ["add_user", "--", user, password], log);
   if (result.status !== 0) throw new Error(`rabbitmq: could not set up user ${user}`);
   log(`rabbitmq: ${exists ? "updated the password of" : "created"} user ${user}`);
 }
@@ -176,12 +189,12 @@ export function shopGrants(u: ShopUsers) {
 }
 
 /** The shop's users on the machine's RabbitMQ, created or updated, with their grants on BROKER_VHOST. */
-function ensureUsers(r: RabbitSettings, log: Log): void {
+async function ensureUsers(r: RabbitSettings, log: Log): Promise<void> {
   for (const g of shopGrants(r)) {
-    ensureUser(g.user, g.password, log);
-    run("rabbitmqctl", ["set_user_tags", g.user, ...g.tags], log);
+    await ensureUser(g.user, g.password, log);
+    await run("rabbitmqctl", ["set_user_tags", g.user, ...g.tags], log);
     const p = g.permissions;
-    run(
+    await run(
       "rabbitmqctl",
       ["set_permissions", "-p", r.vhost, g.user, p.configure, p.write, p.read],
       log,
@@ -199,12 +212,19 @@ export async function waitFor(what: string, check: () => Promise<boolean>, timeo
   throw new Error(`rabbitmq: ${what} did not happen within ${timeoutMs / 1000} s`);
 }
 
+/** Whether the management panel answers the administrator; a refusal ends the wait at once. */
 async function panelAnswers(r: RabbitSettings): Promise<boolean> {
+  let status: number;
   try {
-    return (await managementApi(r, "GET", "/overview")).ok;
+    status = (await managementApi(r, "GET", "/overview")).status;
   } catch {
     return false;
   }
+  if (status === 401 || status === 403)
+    throw new Error(
+      `rabbitmq: the management panel at ${panelUrl(r)} refused the administrator ${r.admin.user} (${status}): check BROKER_ADMIN_USER and BROKER_ADMIN_PASSWORD in .env`,
+    );
+  return status >= 200 && status < 300;
 }
 
 export async function startRabbit(
@@ -215,37 +235,42 @@ export async function startRabbit(
   const local = r.host === "127.0.0.1" || r.host === "localhost";
   let reused = true;
   if (!(await amqpAnswers(r.host, r.port))) {
-    if (!local) throw new Error(`rabbitmq: nothing answers on ${r.host}:${r.port}`);
+    if (!local)
+      throw new Error(
+        `rabbitmq: nothing answers on ${r.host}:${r.port}; infra starts RabbitMQ only on this machine (127.0.0.1): start it there, or correct BROKER_HOST and BROKER_PORT in .env`,
+      );
     if (!hasCommand("rabbitmq-server")) installServer(log);
     pinPanelToLoopbackInConfig(log);
     log("rabbitmq: starting rabbitmq-server...");
-    const s = run("rabbitmq-server", ["-detached"], log);
+    const s = await run("rabbitmq-server", ["-detached"], log);
     if (s.status !== 0) throw new Error("rabbitmq: rabbitmq-server -detached failed");
     writeFileSync(MARKER, new Date().toISOString());
     reused = false;
     await waitFor("AMQP start-up", () => amqpAnswers(r.host, r.port), 120_000);
-    run("rabbitmqctl", ["await_startup", "--timeout", "120"], log);
+    await run("rabbitmqctl", ["await_startup", "--timeout", "120"], log);
   } else {
     log(`rabbitmq: reusing the server that answers on ${r.host}:${r.port}`);
   }
   if (local && hasCommand("rabbitmqctl")) {
     pinPanelToLoopbackInConfig(log);
-    enableManagement(r, log);
-    ensureUsers(r, log);
+    await enableManagement(r, log);
+    await ensureUsers(r, log);
   }
   await waitFor("the management panel answering", () => panelAnswers(r), 60_000);
-  const connection = await amqp.connect(amqpUrl(r));
+  const connection = await amqp.connect(amqpUrl(r)).catch((error: unknown) => {
+    throw new Error(`rabbitmq: ${rabbitProblem(r, error)}`, { cause: error });
+  });
   await connection.close();
   return { reused, ms: Date.now() - started };
 }
 
 /** Stops the server only if this script started it. */
-export function stopRabbit(log: Log): { stopped: boolean } {
+export async function stopRabbit(log: Log): Promise<{ stopped: boolean }> {
   if (!existsSync(MARKER)) {
     log("rabbitmq: not started by infra; leaving it running");
     return { stopped: false };
   }
-  run("rabbitmqctl", ["stop"], log);
+  await run("rabbitmqctl", ["stop"], log);
   rmSync(MARKER, { force: true });
   log("rabbitmq: stopped");
   return { stopped: true };

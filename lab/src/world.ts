@@ -5,13 +5,14 @@ import { join } from "node:path";
 import { amqpUrl } from "@shop/amqp";
 import { kafkaNames } from "@shop/contracts";
 import { loadDotEnv } from "@shop/service";
+import { deleteTopicsWhere } from "../../harness/kafka.ts";
+import { ServiceProcess } from "../../harness/process.ts";
 import { ensureEnvFile, type InfraConfig, readInfraConfig } from "../../infra/config.ts";
 import { apagarInstancia, startKafka, stopKafka } from "../../infra/kafka/kafka.ts";
+import { kafkaUsers, stopKafkaUnlessUsed } from "../../infra/kafka/users.ts";
 import { freePort, twoFreePorts } from "../../infra/ports.ts";
 import { rabbitNode } from "../../infra/rabbitmq/node.ts";
-import { deleteTopicsWhere } from "./kafka.ts";
 import type { Narrator } from "./narrator.ts";
-import { ServiceProcess } from "./process.ts";
 
 /** How an experiment was asked to run: the orders service's port (0: any free one). */
 export interface LabOptions {
@@ -69,12 +70,15 @@ export class LabWorld {
     const k = this.config.kafka;
     const r = await startKafka(k, () => {});
     const brokers = k.brokers.join(",");
+    // Said, so that a test run or npm start elsewhere does not stop it under the lab.
+    const using = kafkaUsers(k).join();
+    this.atEnd(() => using.leave());
     if (r.reused) this.say.saw(`Kafka answers on ${brokers}; using it.`);
     else {
       this.say.saw(
-        `Started Kafka on ${brokers} (${(r.ms / 1000).toFixed(1)} s); stopped at the end.`,
+        `Started Kafka on ${brokers} (${(r.ms / 1000).toFixed(1)} s); stopped at the end unless another run uses it.`,
       );
-      this.atEnd(() => stopKafka(() => {}));
+      this.atEnd(() => stopKafkaUnlessUsed(k, (line) => this.say.saw(line)));
     }
     // Its topics go with it (before a Kafka it started stops, after its services do).
     this.atEnd(() => deleteTopicsWhere(brokers, (t) => t.startsWith(this.prefix)));
@@ -125,7 +129,7 @@ export class LabWorld {
     this.atEnd(() => node.stop());
     const started = Date.now();
     await node.start();
-    node.addUsers(this.config.rabbit);
+    await node.addUsers(this.config.rabbit);
     const r = this.config.rabbit;
     this.say.saw(
       `Started a RabbitMQ node of this experiment's own, ${node.node} on 127.0.0.1:${ports.amqp} (${((Date.now() - started) / 1000).toFixed(1)} s)`,

@@ -7,7 +7,7 @@ import {
   http,
   serviceEnv,
   tempDb,
-  testPrefix,
+  uniquePrefix,
 } from "../../test/helpers/shop.ts";
 import { readConfig } from "../src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../src/server.ts";
@@ -17,7 +17,7 @@ import { type OrdersApi, startOrdersApi } from "../src/server.ts";
  * The Kafka-down retry (a 500, then the same key again) is in outbox.test.ts, which has
  * a broker of its own to stop.
  */
-const prefix = testPrefix("idempotencia");
+const prefix = uniquePrefix("idempotencia");
 const dbPath = tempDb("idempotencia");
 let api: OrdersApi;
 

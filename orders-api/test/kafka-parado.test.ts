@@ -1,11 +1,17 @@
 import { kafkaNames, type Pedido, pedidoKey } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { metricCounter } from "../../lab/src/shop-http.ts";
+import { metricCounter } from "../../harness/http.ts";
+import { ownKafka } from "../../harness/own-kafka.ts";
 import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
 import { type PaymentsInstance, startPayments } from "../../payments/src/server.ts";
 import { readTopic } from "../../test/helpers/kafka.ts";
-import { ownKafka } from "../../test/helpers/own-kafka.ts";
-import { capturingLogger, http, serviceEnv, tempDb, testPrefix } from "../../test/helpers/shop.ts";
+import {
+  capturingLogger,
+  http,
+  serviceEnv,
+  tempDb,
+  uniquePrefix,
+} from "../../test/helpers/shop.ts";
 import { waitFor } from "../../test/helpers/wait.ts";
 import { readConfig } from "../src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../src/server.ts";
@@ -31,7 +37,7 @@ const settings: Setting[] = [];
 const pedido = { cliente: "Duda", item: "mochila", quantidade: 1, precoUnitario: 80 };
 
 async function start(outbox: Setting["outbox"]): Promise<Setting> {
-  const prefix = testPrefix(`parado-${outbox}`);
+  const prefix = uniquePrefix(`parado-${outbox}`);
   const env = (extra: Record<string, string>) => ({
     ...serviceEnv(prefix, extra),
     KAFKA_BROKERS: kafka.brokers,

@@ -1,7 +1,13 @@
 import { kafkaNames, type OutboxState, type Pedido } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testKafka } from "../../test/helpers/kafka.ts";
-import { capturingLogger, http, serviceEnv, tempDb, testPrefix } from "../../test/helpers/shop.ts";
+import {
+  capturingLogger,
+  http,
+  serviceEnv,
+  tempDb,
+  uniquePrefix,
+} from "../../test/helpers/shop.ts";
 import { waitFor } from "../../test/helpers/wait.ts";
 import { readConfig } from "../src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../src/server.ts";
@@ -12,7 +18,7 @@ import { type OrdersApi, startOrdersApi } from "../src/server.ts";
  * pedidos-criados refuses record batches over 400 bytes: an order with long names is
  * refused, a short one fits.
  */
-const prefix = testPrefix("outbox-recusa");
+const prefix = uniquePrefix("outbox-recusa");
 const nomes = kafkaNames(prefix);
 let api: OrdersApi;
 

@@ -1,16 +1,16 @@
 import { randomUUID } from "node:crypto";
 import type { OutboxState, Pedido } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ownKafka } from "../../harness/own-kafka.ts";
 import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
 import { type PaymentsInstance, startPayments } from "../../payments/src/server.ts";
-import { ownKafka } from "../../test/helpers/own-kafka.ts";
 import {
   capturingLogger,
   http,
   ServiceProcess,
   serviceEnv,
   tempDb,
-  testPrefix,
+  uniquePrefix,
 } from "../../test/helpers/shop.ts";
 import { waitFor } from "../../test/helpers/wait.ts";
 import { readConfig } from "../src/config.ts";
@@ -18,7 +18,7 @@ import { type OrdersApi, startOrdersApi } from "../src/server.ts";
 
 /** The outbox (OUTBOX=ligado, the default): nothing is orphaned. A broker of its own. */
 const kafka = ownKafka("fault-outbox");
-const prefix = testPrefix("outbox");
+const prefix = uniquePrefix("outbox");
 const env = (extra: Record<string, string> = {}) => ({
   ...serviceEnv(prefix, extra),
   KAFKA_BROKERS: kafka.brokers,
@@ -94,7 +94,7 @@ describe("Outbox for the event-log orders API", () => {
     // Topics and groups of its own: order ids start at 1 in every database.
     const proprio = (extra: Record<string, string>) => ({
       ...env(extra),
-      KAFKA_PREFIXO: testPrefix("outbox-idem"),
+      KAFKA_PREFIXO: uniquePrefix("outbox-idem"),
     });
     const envIdem = proprio({ DB_PATH: tempDb("outbox-idempotencia") });
     const retry = await startOrdersApi(readConfig(envIdem), capturingLogger("orders-api-idem"));

@@ -8,13 +8,13 @@ import {
   logRecords,
   serviceEnv,
   tempDb,
-  testPrefix,
+  uniquePrefix,
 } from "../../test/helpers/shop.ts";
 import { waitFor } from "../../test/helpers/wait.ts";
 import { readConfig } from "../src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../src/server.ts";
 
-const prefix = testPrefix("pedidos");
+const prefix = uniquePrefix("pedidos");
 const nomes = kafkaNames(prefix);
 const FRONT = "http://localhost:5173";
 let api: OrdersApi;

@@ -2,12 +2,18 @@ import { type Historico, kafkaNames, type Pedido } from "@shop/contracts";
 import type { Consumer, EachMessagePayload, Producer } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testKafka } from "../../test/helpers/kafka.ts";
-import { capturingLogger, http, serviceEnv, tempDb, testPrefix } from "../../test/helpers/shop.ts";
+import {
+  capturingLogger,
+  http,
+  serviceEnv,
+  tempDb,
+  uniquePrefix,
+} from "../../test/helpers/shop.ts";
 import { collect, waitFor } from "../../test/helpers/wait.ts";
 import { readConfig } from "../src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../src/server.ts";
 
-const prefix = testPrefix("resultados");
+const prefix = uniquePrefix("resultados");
 const nomes = kafkaNames(prefix);
 const log = capturingLogger("orders-api");
 let api: OrdersApi;

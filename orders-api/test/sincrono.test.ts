@@ -2,13 +2,19 @@ import type { Pedido } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
 import { type PaymentsInstance, startPayments } from "../../payments/src/server.ts";
-import { capturingLogger, http, serviceEnv, tempDb, testPrefix } from "../../test/helpers/shop.ts";
+import {
+  capturingLogger,
+  http,
+  serviceEnv,
+  tempDb,
+  uniquePrefix,
+} from "../../test/helpers/shop.ts";
 import { readConfig } from "../src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../src/server.ts";
 
 /** The earlier configuration: no Kafka at all, so both point at a port where nothing listens. */
 const semKafka = { KAFKA_BROKERS: "127.0.0.1:1", MODO: "sincrono" };
-const prefix = testPrefix("sincrono");
+const prefix = uniquePrefix("sincrono");
 let payments: PaymentsInstance;
 let api: OrdersApi;
 

@@ -10,13 +10,13 @@ import {
   logRecords,
   serviceEnv,
   tempDb,
-  testPrefix,
+  uniquePrefix,
 } from "../../test/helpers/shop.ts";
 import { waitFor } from "../../test/helpers/wait.ts";
 import { readConfig } from "../src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../src/server.ts";
 
-const prefix = testPrefix("trace");
+const prefix = uniquePrefix("trace");
 const nomes = kafkaNames(prefix);
 const ordersLog = capturingLogger("orders-api");
 const paymentsLog = capturingLogger("payments");

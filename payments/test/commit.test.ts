@@ -1,13 +1,13 @@
 import { kafkaNames, pedidoTopics, REPLICATION_FACTOR } from "@shop/contracts";
 import { createKafka, createPublisher, ensureTopics } from "@shop/kafka";
 import { afterAll, describe, expect, it } from "vitest";
-import { testConfig } from "../../test/helpers/env.ts";
+import { shopConfig } from "../../harness/env.ts";
 import { pedidoCriadoRecords } from "../../test/helpers/kafka.ts";
 import {
   capturingLogger,
   ServiceProcess,
   serviceEnv,
-  testPrefix,
+  uniquePrefix,
 } from "../../test/helpers/shop.ts";
 import { waitFor } from "../../test/helpers/wait.ts";
 
@@ -26,10 +26,10 @@ describe("Rule E8: payments commits its offsets at an interval, also inside a lo
   it.each(["pelo-menos-uma-vez", "exatamente-uma-vez"])(
     "When one fetched batch takes longer than the commit interval (ENTREGA=%s), then the group's committed offset moves before the batch ends",
     async (entrega) => {
-      const prefix = testPrefix("commit");
+      const prefix = uniquePrefix("commit");
       const nomes = kafkaNames(prefix);
       const log = capturingLogger("test");
-      const kafka = createKafka(testConfig().kafka.brokers, "commit-test", log);
+      const kafka = createKafka(shopConfig().kafka.brokers, "commit-test", log);
       await ensureTopics(kafka, pedidoTopics(nomes), REPLICATION_FACTOR);
       // All records written before payments starts: its first fetch takes each partition whole.
       const publicador = createPublisher(kafka, 5000, log);

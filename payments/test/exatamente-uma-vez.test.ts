@@ -1,13 +1,13 @@
 import { kafkaNames, pedidoTopics, REPLICATION_FACTOR } from "@shop/contracts";
 import { createKafka, createPublisher, ensureTopics } from "@shop/kafka";
 import { afterAll, describe, expect, it } from "vitest";
-import { testConfig } from "../../test/helpers/env.ts";
+import { shopConfig } from "../../harness/env.ts";
 import { committedOffsets, pedidoCriadoRecords, readTopic } from "../../test/helpers/kafka.ts";
 import {
   capturingLogger,
   ServiceProcess,
   serviceEnv,
-  testPrefix,
+  uniquePrefix,
 } from "../../test/helpers/shop.ts";
 import { waitFor } from "../../test/helpers/wait.ts";
 import { readConfig } from "../src/config.ts";
@@ -22,7 +22,7 @@ afterAll(async () => {
   await Promise.all(processes.map((p) => p.stop()));
 }, 60_000);
 
-const brokers = testConfig().kafka.brokers;
+const brokers = shopConfig().kafka.brokers;
 
 describe("Payments' delivery setting (ENTREGA)", () => {
   it("When ENTREGA is not set, then payments is at-least-once, as the spec says", () => {
@@ -32,7 +32,7 @@ describe("Payments' delivery setting (ENTREGA)", () => {
   });
 
   it("When ENTREGA=exatamente-uma-vez, then every result is written in a committed transaction with its record's offset, one per order", async () => {
-    const prefix = testPrefix("eos");
+    const prefix = uniquePrefix("eos");
     const names = kafkaNames(prefix);
     const log = capturingLogger("test");
     const kafka = createKafka(brokers, "eos-test", log);

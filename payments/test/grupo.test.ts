@@ -10,7 +10,7 @@ import {
   ServiceProcess,
   serviceEnv,
   tempDb,
-  testPrefix,
+  uniquePrefix,
 } from "../../test/helpers/shop.ts";
 import { waitFor } from "../../test/helpers/wait.ts";
 
@@ -18,7 +18,7 @@ import { waitFor } from "../../test/helpers/wait.ts";
  * Rules E9 and E10: payments instances as real processes in one consumer group share the
  * 3 partitions; each order is charged by one instance only; partitions move when one leaves.
  */
-const prefix = testPrefix("grupo");
+const prefix = uniquePrefix("grupo");
 const nomes = kafkaNames(prefix);
 const topico = nomes.topics.pedidosCriados;
 let api: OrdersApi;

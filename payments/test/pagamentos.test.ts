@@ -4,12 +4,18 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readConfig as ordersConfig } from "../../orders-api/src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../../orders-api/src/server.ts";
 import { testKafka } from "../../test/helpers/kafka.ts";
-import { capturingLogger, http, serviceEnv, tempDb, testPrefix } from "../../test/helpers/shop.ts";
+import {
+  capturingLogger,
+  http,
+  serviceEnv,
+  tempDb,
+  uniquePrefix,
+} from "../../test/helpers/shop.ts";
 import { waitFor } from "../../test/helpers/wait.ts";
 import { readConfig } from "../src/config.ts";
 import { type PaymentsInstance, startPayments } from "../src/server.ts";
 
-const prefix = testPrefix("pagamentos");
+const prefix = uniquePrefix("pagamentos");
 const nomes = kafkaNames(prefix);
 const printed: string[] = [];
 let api: OrdersApi;

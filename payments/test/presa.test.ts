@@ -1,7 +1,7 @@
 import { kafkaNames } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testKafka } from "../../test/helpers/kafka.ts";
-import { capturingLogger, http, serviceEnv, testPrefix } from "../../test/helpers/shop.ts";
+import { capturingLogger, http, serviceEnv, uniquePrefix } from "../../test/helpers/shop.ts";
 import { waitFor } from "../../test/helpers/wait.ts";
 import { readConfig } from "../src/config.ts";
 import { type PaymentsInstance, startPayments } from "../src/server.ts";
@@ -11,7 +11,7 @@ import { type PaymentsInstance, startPayments } from "../src/server.ts";
  * published: its .dlq topic was deleted) blocked its partition forever without saying so.
  * It is tried again with backoff, and /saude and the metrics name the stuck partition.
  */
-const prefix = testPrefix("presa");
+const prefix = uniquePrefix("presa");
 const nomes = kafkaNames(prefix);
 let payments: PaymentsInstance;
 

@@ -8,7 +8,7 @@ import {
   ServiceProcess,
   serviceEnv,
   tempDb,
-  testPrefix,
+  uniquePrefix,
 } from "../../test/helpers/shop.ts";
 import { waitFor } from "../../test/helpers/wait.ts";
 
@@ -16,7 +16,7 @@ import { waitFor } from "../../test/helpers/wait.ts";
  * Rule E8: payments commits automatically every few seconds, so a crash may make it read a
  * record again. The idempotent orders API tolerates it.
  */
-const prefix = testPrefix("releitura");
+const prefix = uniquePrefix("releitura");
 const ordersLog = capturingLogger("orders-api");
 let api: OrdersApi;
 const processes: ServiceProcess[] = [];

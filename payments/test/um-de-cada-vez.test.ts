@@ -1,10 +1,16 @@
 import { kafkaNames, type Pedido, type Processado, pedidoKey } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { shopConfig } from "../../harness/env.ts";
 import { readConfig as ordersConfig } from "../../orders-api/src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../../orders-api/src/server.ts";
-import { testConfig } from "../../test/helpers/env.ts";
 import { committedOffsets, endOffsets, kafkajsPartition } from "../../test/helpers/kafka.ts";
-import { capturingLogger, http, serviceEnv, tempDb, testPrefix } from "../../test/helpers/shop.ts";
+import {
+  capturingLogger,
+  http,
+  serviceEnv,
+  tempDb,
+  uniquePrefix,
+} from "../../test/helpers/shop.ts";
 import { waitFor } from "../../test/helpers/wait.ts";
 import { readConfig } from "../src/config.ts";
 import { type PaymentsInstance, startPayments } from "../src/server.ts";
@@ -15,7 +21,7 @@ import { type PaymentsInstance, startPayments } from "../src/server.ts";
  * other instances are what decide in parallel (Rule E9). PARTICOES_EM_PARALELO is the
  * documented way out, for benchmarks.
  */
-const prefix = testPrefix("um-de-cada-vez");
+const prefix = uniquePrefix("um-de-cada-vez");
 let api: OrdersApi;
 const running: PaymentsInstance[] = [];
 
@@ -37,7 +43,7 @@ async function startInstance(instancia: string, extra: Record<string, string> = 
  * start after the orders already decided, not with a re-read of them.
  */
 async function stopAll() {
-  const brokers = testConfig().kafka.brokers.join(",");
+  const brokers = shopConfig().kafka.brokers.join(",");
   const { groups, topics } = kafkaNames(prefix);
   await waitFor(
     async () => {

@@ -1,15 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { type PlataformaBroker, QUEUES } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { brokerEnv, TcpProxy } from "../helpers/broker.ts";
-import { testConfig } from "../helpers/env.ts";
+import { brokerEnv, shopConfig } from "../../harness/env.ts";
 import {
   type OwnRabbit,
   type OwnRabbitCluster,
   ownRabbit,
   ownRabbitCluster,
-} from "../helpers/own-rabbit.ts";
-import { createTestVhost, type TestVhost } from "../helpers/rabbit.ts";
+} from "../../harness/own-rabbit.ts";
+import { TcpProxy } from "../../harness/tcp-proxy.ts";
+import { createVhost, type ShopVhost } from "../../harness/vhost.ts";
 import { http, queryRows, ServiceProcess } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { beyondFirst, type FaultRow, faultTiming, recordRow, tally } from "./report.ts";
@@ -22,23 +22,23 @@ import { beyondFirst, type FaultRow, faultTiming, recordRow, tally } from "./rep
  * the same request with the same key, as the spec prescribes. Lost and doubled effects
  * are counted from both services' databases.
  */
-let vhost: TestVhost;
+let vhost: ShopVhost;
 let rabbit: OwnRabbit;
 const running: ServiceProcess[] = [];
-const vhosts: TestVhost[] = [];
+const vhosts: ShopVhost[] = [];
 
 /**
  * A vhost of one scenario's own on the machine-wide RabbitMQ: the services of an earlier
  * scenario, if any still ran, could not consume this one's messages.
  */
-async function ownVhost(name: string): Promise<TestVhost> {
-  const v = await createTestVhost(name);
+async function ownVhost(name: string): Promise<ShopVhost> {
+  const v = await createVhost(name);
   vhosts.push(v);
   return v;
 }
 
 beforeAll(async () => {
-  [vhost, rabbit] = await Promise.all([createTestVhost("faults"), ownRabbit("faults-rabbit")]);
+  [vhost, rabbit] = await Promise.all([createVhost("faults"), ownRabbit("faults-rabbit")]);
 }, 120_000);
 afterAll(async () => {
   await Promise.all(running.map((p) => p.stop()));
@@ -419,7 +419,7 @@ describe("Fault injection: broker edition", () => {
   describe("through a TCP proxy between the orders service and RabbitMQ", () => {
     /** The orders service reaches the machine-wide RabbitMQ through a proxy; payments directly. */
     async function shopBehindProxy(name: string) {
-      const r = testConfig().rabbit;
+      const r = shopConfig().rabbit;
       const proxy = await TcpProxy.start(r.host, r.port);
       const own = await ownVhost(name);
       const shop = await startShop(name, (service) =>
@@ -644,7 +644,9 @@ describe("Fault injection: broker edition", () => {
       const [, second, third] = cluster.nodes;
       if (!second || !third) throw new Error("the cluster has three nodes");
       try {
-        const flowing = streamOfPayments(() => shop.orders.url(), 20, 250);
+        // 15 s of requests: still flowing after both nodes have stopped (stop_app runs beside
+        // the stream, not blocking it) and after one has returned.
+        const flowing = streamOfPayments(() => shop.orders.url(), 60, 250);
         await firstDecision(shop.paymentsDb);
         const stoppedAt = Date.now();
         await Promise.all([second.stopApp(), third.stopApp()]);

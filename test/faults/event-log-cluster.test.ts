@@ -3,11 +3,12 @@ import type { Plataforma } from "@shop/contracts";
 import { pedidoTopics } from "@shop/contracts";
 import { ensureTopics } from "@shop/kafka";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { step } from "../../harness/logs.ts";
+import { ownKafkaCluster } from "../../harness/own-kafka.ts";
 import { CONTROLLER_IDS } from "../../infra/kafka/kafka.ts";
 import { clientOf } from "../helpers/kafka.ts";
-import { ownKafkaCluster } from "../helpers/own-kafka.ts";
 import { http, type ServiceProcess } from "../helpers/shop.ts";
-import { step, waitFor } from "../helpers/wait.ts";
+import { waitFor } from "../helpers/wait.ts";
 import { eventLogShop, streamOfOrders } from "./harness.ts";
 
 /**

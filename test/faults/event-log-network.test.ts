@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, it } from "vitest";
-import { ownKafka } from "../helpers/own-kafka.ts";
+import { ownKafka } from "../../harness/own-kafka.ts";
 import { queryRows, type ServiceProcess } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { eventLogShop, publishedAfter, streamOfOrders } from "./harness.ts";

@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { STORAGE_FULL_MESSAGE } from "@shop/service";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ownKafka } from "../../harness/own-kafka.ts";
 import { committedOffsets, endOffsets, readTopic } from "../helpers/kafka.ts";
-import { ownKafka } from "../helpers/own-kafka.ts";
 import { countRows, http, queryRows, type ServiceProcess } from "../helpers/shop.ts";
 import { smallDisk } from "../helpers/small-disk.ts";
 import { waitFor } from "../helpers/wait.ts";

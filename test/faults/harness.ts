@@ -9,7 +9,7 @@ import {
   ServiceProcess,
   serviceEnv,
   tempDb,
-  testPrefix,
+  uniquePrefix,
 } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
 import {
@@ -318,7 +318,7 @@ export function eventLogShop(
   name: string,
   { dbPath = tempDb(name), broker }: { dbPath?: string; broker: { brokers: string } },
 ) {
-  const prefix = testPrefix(name);
+  const prefix = uniquePrefix(name);
   const names = kafkaNames(prefix);
   const env = (extra: Record<string, string> = {}) => ({
     ...serviceEnv(prefix, extra),

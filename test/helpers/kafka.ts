@@ -1,32 +1,11 @@
-import { randomBytes } from "node:crypto";
 import { PedidoCriado, pedidoKey } from "@shop/contracts";
 import type { OutgoingRecord } from "@shop/kafka";
 import { type Consumer, type EachMessagePayload, Kafka, logLevel } from "kafkajs";
-import { testConfig } from "./env.ts";
+import { shopConfig, uniqueName } from "../../harness/env.ts";
 import { waitFor } from "./wait.ts";
 
-/** A name no other test uses: topics and groups are isolated by name, never faked. */
-export function uniqueName(prefix: string): string {
-  return `${prefix}-${Date.now().toString(36)}-${randomBytes(4).toString("hex")}`;
-}
-
-/** uniqueName's stamp: the time in base 36 and 8 hex digits, ending the name or a part of it. */
-const STAMP = /-([0-9a-z]{8,10})-[0-9a-f]{8}(?:\.|$)/;
-
-/**
- * Whether a topic's name holds a uniqueName made between `since` (ms since the epoch) and
- * now: a topic of a test of this run. The shop's own names (pedidos.criados, ...) never
- * match, nor a name whose letters only look like a stamp (it reads as a time to come).
- */
-export function madeSince(topic: string, since: number): boolean {
-  const stamp = STAMP.exec(topic)?.[1];
-  if (stamp === undefined) return false;
-  const made = Number.parseInt(stamp, 36);
-  return made >= since && made <= Date.now();
-}
-
 export function testKafka(clientId = uniqueName("test")): Kafka {
-  return new Kafka({ clientId, brokers: testConfig().kafka.brokers, logLevel: logLevel.ERROR });
+  return new Kafka({ clientId, brokers: shopConfig().kafka.brokers, logLevel: logLevel.ERROR });
 }
 
 export async function createTopic(kafka: Kafka, topic: string, numPartitions = 3): Promise<void> {
@@ -82,7 +61,7 @@ export {
   kafkajsPartition,
   readTopic,
   withAdmin,
-} from "../../lab/src/kafka.ts";
+} from "../../harness/kafka.ts";
 
 /**
  * `total` PedidoCriado records for orders 1..total, keyed by pedidoId, as the orders API

@@ -5,13 +5,13 @@ import {
   type PaymentsService as BrokerPayments,
   startPayments as startBrokerPayments,
 } from "../../broker/payments/src/server.ts";
+import { createVhost, type ShopVhost } from "../../harness/vhost.ts";
 import { readConfig as ordersConfig } from "../../orders-api/src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../../orders-api/src/server.ts";
 import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
 import { type PaymentsInstance, startPayments } from "../../payments/src/server.ts";
 import { brokerEnv } from "./broker.ts";
-import { createTestVhost, type TestVhost } from "./rabbit.ts";
-import { capturingLogger, serviceEnv, tempDb, testPrefix } from "./shop.ts";
+import { capturingLogger, serviceEnv, tempDb, uniquePrefix } from "./shop.ts";
 
 /** The four HTTP services, in process, each with its own database, for hostile-input tests. */
 export interface FourServices {
@@ -19,7 +19,7 @@ export interface FourServices {
   apiDb: string;
   /** A payments instance in the synchronous configuration: its POST /pagamentos takes bodies. */
   syncPayments: PaymentsInstance;
-  vhost: TestVhost;
+  vhost: ShopVhost;
   brokerOrders: OrdersService;
   brokerOrdersDb: string;
   /** Null when asked for without it (nothing then decides a payment request). */
@@ -35,7 +35,7 @@ export async function startAllFour(
   nome: string,
   { pagamentosBroker = true } = {},
 ): Promise<FourServices> {
-  const prefix = testPrefix(nome);
+  const prefix = uniquePrefix(nome);
   const apiDb = tempDb(nome);
   const api = await startOrdersApi(
     ordersConfig(serviceEnv(prefix, { DB_PATH: apiDb })),
@@ -48,7 +48,7 @@ export async function startAllFour(
     capturingLogger("payments"),
     () => {},
   );
-  const vhost = await createTestVhost(nome);
+  const vhost = await createVhost(nome);
   const ordersEnv = brokerEnv(vhost, "broker-orders");
   const brokerOrders = await startOrders(
     brokerOrdersConfig(ordersEnv),

@@ -1,5 +1,3 @@
-import { appendFileSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
 import type { ConsumerEventMap, ConsumerEvents } from "@shop/service";
 
 /** Waits for a condition instead of sleeping (libs/service, shared with the lab). */
@@ -17,26 +15,4 @@ export function collect<K extends keyof ConsumerEventMap>(
   // biome-ignore lint/suspicious/noExplicitAny: node's typed EventEmitter needs the listener's exact tuple
   eventos.on(nome, ((e: ConsumerEventMap[K][0]) => vistos.push(e)) as any);
   return vistos;
-}
-
-/**
- * Marks a step of a scenario in SHOP_TEST_LOG_DIR/steps.log (the fault suite sets it) with
- * its time: where a run that failed or hung on CI stopped, beside the services' and the
- * brokers' logs of the same directory.
- */
-export function step(scenario: string, what: string): void {
-  const dir = testLogDir();
-  if (!dir) return;
-  appendFileSync(join(dir, "steps.log"), `${new Date().toISOString()} ${scenario}: ${what}\n`);
-}
-
-/**
- * Where a run keeps its logs (SHOP_TEST_LOG_DIR, which the fault suite sets), created when
- * needed; null when the run keeps none.
- */
-export function testLogDir(): string | null {
-  const dir = process.env.SHOP_TEST_LOG_DIR;
-  if (!dir) return null;
-  mkdirSync(dir, { recursive: true });
-  return dir;
 }

@@ -9,10 +9,10 @@ import {
 } from "@shop/contracts";
 import { ensureTopics } from "@shop/kafka";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createVhost, type ShopVhost } from "../../harness/vhost.ts";
 import { brokerEnv, publishRaw, readyCount } from "../helpers/broker.ts";
 import { testKafka } from "../helpers/kafka.ts";
-import { createTestVhost, type TestVhost } from "../helpers/rabbit.ts";
-import { http, ServiceProcess, serviceEnv, tempDb, testPrefix } from "../helpers/shop.ts";
+import { http, ServiceProcess, serviceEnv, tempDb, uniquePrefix } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 /** Random bytes and wrong-shape JSON published straight to every topic and queue. */
@@ -41,7 +41,7 @@ afterAll(async () => {
 });
 
 describe("Hostile records on every Kafka topic", () => {
-  const prefix = testPrefix("hostil-kafka");
+  const prefix = uniquePrefix("hostil-kafka");
   const nomes = kafkaNames(prefix);
   let orders: ServiceProcess;
 
@@ -105,9 +105,9 @@ describe("Hostile records on every Kafka topic", () => {
 });
 
 describe("Hostile messages on every RabbitMQ queue", () => {
-  let vhost: TestVhost;
+  let vhost: ShopVhost;
   beforeAll(async () => {
-    vhost = await createTestVhost("hostil-amqp");
+    vhost = await createVhost("hostil-amqp");
     const orders = await ServiceProcess.start(
       "broker-orders",
       "broker/orders",

@@ -61,7 +61,8 @@ describe("Architecture: the domain and the use cases import no framework or brok
   it("When code in messaging/ imports kafkajs, then the linter allows it", () => {
     const result = lintAs(
       "orders-api/src/messaging/probe.ts",
-      `import { Kafka } from "kafkajs";\nexport const k = Kafka;\n`,
+      `import { Kafka } from "kafkajs";
+\nexport const k = Kafka;\n`,
     );
     expect(result.stdout + result.stderr).not.toMatch(/noRestrictedImports/);
   });
@@ -111,5 +112,39 @@ describe("Rule B23: each broker-edition service owns its database", () => {
       readFileSync(join(ROOT, service, "src/config.ts"), "utf8").match(/dbPath: "([^"]+)"/)?.[1];
     expect(defaultDb("broker/orders")).toBe(".data/orders.db");
     expect(defaultDb("broker/payments")).toBe(".data/payments.db");
+  });
+});
+
+describe("Tools do not import tests: lab, bench, infra and the services share harness/, not test/", () => {
+  it("When every tracked TypeScript file outside the tests is read, then none imports a file under a test folder", () => {
+    const isTest = (f: string) => /(^|\/)test\//.test(f) || /\.test\.tsx?$/.test(f);
+    const files = spawnSync("git", ["ls-files", "*.ts", "*.tsx"], { cwd: ROOT, encoding: "utf8" })
+      .stdout.split("\n")
+      // vitest.config.ts is the tests' own configuration.
+      .filter((f) => f && !isTest(f) && f !== "vitest.config.ts");
+    expect(files.length).toBeGreaterThan(100);
+    expect(files).toContain("bench/pipeline.ts");
+    const offenders: string[] = [];
+    for (const file of files) {
+      const text = readFileSync(join(ROOT, file), "utf8");
+      for (const [, target] of text.matchAll(/(?:from|import)\s*\(?\s*"(\.[^"]+)"/g)) {
+        const resolved = join(dirname(file), target ?? "");
+        if (isTest(resolved)) offenders.push(`${file} imports ${resolved}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+});
+
+describe("RabbitMQ's tools run asynchronously (issue 34.6)", () => {
+  it("When every tracked TypeScript file is read, then none runs rabbitmqctl, rabbitmq-plugins or rabbitmq-server synchronously", () => {
+    const files = spawnSync("git", ["ls-files", "*.ts", "*.tsx"], { cwd: ROOT, encoding: "utf8" })
+      .stdout.split("\n")
+      .filter((f) => f && f !== "test/infra/architecture.test.ts");
+    const sync =
+      /(?:spawnSync|execFileSync|execSync)\(\s*["'`]rabbitmq(?:ctl|-plugins|-server|-diagnostics)/;
+    const offenders = files.filter((f) => sync.test(readFileSync(join(ROOT, f), "utf8")));
+    expect(sync.test('spawnSync("rabbitmqctl", ["stop"])')).toBe(true);
+    expect(offenders).toEqual([]);
   });
 });

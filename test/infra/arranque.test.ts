@@ -3,7 +3,7 @@ import { readConfig as ordersConfig } from "../../orders-api/src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../../orders-api/src/server.ts";
 import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
 import { type PaymentsInstance, startPayments } from "../../payments/src/server.ts";
-import { capturingLogger, http, serviceEnv, tempDb, testPrefix } from "../helpers/shop.ts";
+import { capturingLogger, http, serviceEnv, tempDb, uniquePrefix } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 /**
@@ -11,7 +11,7 @@ import { waitFor } from "../helpers/wait.ts";
  * errors", "The group is rebalancing") for conditions kafkajs handles. A newcomer reads
  * them as failures. They are info now; real errors stay errors.
  */
-const prefix = testPrefix("arranque");
+const prefix = uniquePrefix("arranque");
 const logs = [
   capturingLogger("orders-api"),
   capturingLogger("caixa-1"),

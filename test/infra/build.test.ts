@@ -10,7 +10,7 @@ import {
   ServiceProcess,
   serviceEnv,
   tempDb,
-  testPrefix,
+  uniquePrefix,
 } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -42,7 +42,7 @@ describe("npm run build", () => {
   });
 
   it("When the bundles run with plain node, then an order is created, decided by a built payments instance and counted by built analytics", async () => {
-    const prefix = testPrefix("built");
+    const prefix = uniquePrefix("built");
     const env = serviceEnv(prefix);
     const api = await ServiceProcess.start("orders-api", "orders-api", {
       ...env,

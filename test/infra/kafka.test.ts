@@ -3,6 +3,8 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { shopConfig, uniqueName } from "../../harness/env.ts";
+import { ownKafka } from "../../harness/own-kafka.ts";
 import { kafkaSettings, ROOT, readInfraConfig } from "../../infra/config.ts";
 import {
   KAFKA_CLASSPATH,
@@ -11,14 +13,7 @@ import {
   KAFKA_VERSION,
   quorumProperty,
 } from "../../infra/kafka/kafka.ts";
-import { testConfig } from "../helpers/env.ts";
-import {
-  createTopic,
-  testKafka,
-  uniqueName,
-  waitForConsumerToJoinGroup,
-} from "../helpers/kafka.ts";
-import { ownKafka } from "../helpers/own-kafka.ts";
+import { createTopic, testKafka, waitForConsumerToJoinGroup } from "../helpers/kafka.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 describe("The real Kafka broker started by infra/", () => {
@@ -82,7 +77,7 @@ describe("Kafka's Java tools for the benchmarks (issue 14)", () => {
       "--throughput",
       "-1",
       "--producer-props",
-      `bootstrap.servers=${testConfig().kafka.brokers.join(",")}`,
+      `bootstrap.servers=${shopConfig().kafka.brokers.join(",")}`,
       "acks=all",
     ];
     const script = `import { ferramentaKafka } from ${JSON.stringify(join(ROOT, "infra/kafka/kafka.ts"))};

@@ -4,10 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Partitioners } from "kafkajs";
 import { describe, expect, it } from "vitest";
+import { shopConfig, uniqueName } from "../../harness/env.ts";
 import { ROOT } from "../../infra/config.ts";
 import { KAFKA_CLASSPATH, KAFKA_LOG4J } from "../../infra/kafka/kafka.ts";
-import { testConfig } from "../helpers/env.ts";
-import { createTopic, kafkajsPartition, testKafka, uniqueName } from "../helpers/kafka.ts";
+import { createTopic, kafkajsPartition, testKafka } from "../helpers/kafka.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 /** At least 500 keys: ASCII, accented UTF-8, emoji, empty and very long. */
@@ -46,7 +46,7 @@ describe("Rule: writers in different implementations map a key to the same parti
         KAFKA_CLASSPATH,
         KAFKA_LOG4J,
         join(ROOT, "test/infra/PartitionerParity.java"),
-        testConfig().kafka.brokers.join(","),
+        shopConfig().kafka.brokers.join(","),
         topic,
         keysFile,
         outFile,

@@ -1,18 +1,21 @@
-import { spawnSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { promisify } from "node:util";
 import { shopClient } from "@shop/amqp";
 import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { shopConfig } from "../../harness/env.ts";
+import { createVhost, type ShopVhost } from "../../harness/vhost.ts";
 import { ensureUser } from "../../infra/rabbitmq/rabbitmq.ts";
-import { testConfig } from "../helpers/env.ts";
-import { createTestVhost, type TestVhost } from "../helpers/rabbit.ts";
 import { capturingLogger } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
 
+const rabbitmqctl = (...args: string[]) => promisify(execFile)("rabbitmqctl", args);
+
 describe("The real RabbitMQ made ready by infra/", () => {
-  let vhost: TestVhost;
+  let vhost: ShopVhost;
   beforeAll(async () => {
-    vhost = await createTestVhost("harness");
+    vhost = await createVhost("harness");
   });
   afterAll(async () => {
     await vhost?.dispose();
@@ -62,12 +65,12 @@ describe("The real RabbitMQ made ready by infra/", () => {
     const res = await vhost.api("GET", "/overview");
     expect(res.status).toBe(200);
     const overview = (await res.json()) as { contexts?: { ip?: string; port?: string | number }[] };
-    const panel = overview.contexts?.find((c) => Number(c.port) === testConfig().rabbit.panelPort);
+    const panel = overview.contexts?.find((c) => Number(c.port) === shopConfig().rabbit.panelPort);
     expect(panel?.ip).toBe("127.0.0.1");
   });
 
   it("Issue 14: when the services' user is used, then it has no tag, cannot use the management API, cannot declare anything but the shop's topology, and the shop's own topology works", async () => {
-    const r = testConfig().rabbit;
+    const r = shopConfig().rabbit;
     const usuario = (await (
       await vhost.api("GET", `/users/${encodeURIComponent(r.user)}`)
     ).json()) as {
@@ -102,20 +105,35 @@ describe("The real RabbitMQ made ready by infra/", () => {
     }
   });
 
-  it("When a generated password begins with '-', then infra still creates the user with it (rabbitmqctl does not take it for a flag)", () => {
+  it("When a generated password begins with '-', then infra still creates the user with it (rabbitmqctl does not take it for a flag)", async () => {
     const user = `shop-test-${randomBytes(4).toString("hex")}`;
     const password = `-${randomBytes(12).toString("base64url")}`;
     const said: string[] = [];
     try {
-      ensureUser(user, password, (line) => said.push(line));
+      await ensureUser(user, password, (line) => said.push(line));
       expect(said).toContain(`rabbitmq: created user ${user}`);
-      const check = spawnSync("rabbitmqctl", ["authenticate_user", "--", user, password]);
-      expect(check.status).toBe(0);
+      const check = await rabbitmqctl("authenticate_user", "--", user, password).catch((e) => e);
+      expect(check).not.toBeInstanceOf(Error);
       // Once it authenticates, a second call changes nothing.
-      ensureUser(user, password, (line) => said.push(line));
+      await ensureUser(user, password, (line) => said.push(line));
       expect(said).toHaveLength(1);
     } finally {
-      spawnSync("rabbitmqctl", ["delete_user", "--", user]);
+      await rabbitmqctl("delete_user", "--", user).catch(() => {});
     }
+  });
+
+  it("When infra runs rabbitmqctl, then the process's event loop keeps turning meanwhile (issue 34.6: never synchronously)", async () => {
+    const user = `shop-test-${randomBytes(4).toString("hex")}`;
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 20);
+    try {
+      // Two rabbitmqctl runs (authenticate, list) and one more to create: each an Erlang VM.
+      await ensureUser(user, randomBytes(12).toString("base64url"), () => {});
+    } finally {
+      clearInterval(timer);
+      await rabbitmqctl("delete_user", "--", user).catch(() => {});
+    }
+    // A synchronous call lets the timer fire at most once per call, after it returns.
+    expect(ticks).toBeGreaterThan(10);
   });
 });

@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { expect } from "vitest";
+import { shopConfig } from "../../harness/env.ts";
 import { ROOT } from "../../infra/config.ts";
-import { testConfig } from "../helpers/env.ts";
 import { withAdmin } from "../helpers/kafka.ts";
 
 /**
@@ -44,7 +44,7 @@ export function runExperiment(
 
 /** The topics of this experiment's runs (prefix lab-<name>-) on the shop's Kafka. */
 async function labTopics(name: string): Promise<string[]> {
-  const topics = await withAdmin(testConfig().kafka.brokers.join(","), (a) => a.listTopics());
+  const topics = await withAdmin(shopConfig().kafka.brokers.join(","), (a) => a.listTopics());
   return topics.filter((t) => t.startsWith(`lab-${name}-`)).sort();
 }
 

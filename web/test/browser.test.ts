@@ -16,6 +16,7 @@ import {
   type PaymentsService,
   startPayments as startBrokerPayments,
 } from "../../broker/payments/src/server.ts";
+import { createVhost, type ShopVhost } from "../../harness/vhost.ts";
 import { CHROMIUM } from "../../infra/browser.ts";
 import { ROOT } from "../../infra/config.ts";
 import { readConfig as ordersConfig } from "../../orders-api/src/config.ts";
@@ -23,13 +24,12 @@ import { type OrdersApi, startOrdersApi } from "../../orders-api/src/server.ts";
 import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
 import { type PaymentsInstance, startPayments } from "../../payments/src/server.ts";
 import { brokerEnv } from "../../test/helpers/broker.ts";
-import { createTestVhost, type TestVhost } from "../../test/helpers/rabbit.ts";
 import {
   analyticsCli,
   capturingLogger,
   serviceEnv,
   tempDb,
-  testPrefix,
+  uniquePrefix,
 } from "../../test/helpers/shop.ts";
 
 /**
@@ -40,11 +40,11 @@ import {
  */
 const ARTIFACTS = join(ROOT, "test-artifacts");
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-const prefix = testPrefix("web");
+const prefix = uniquePrefix("web");
 const ordersDb = tempDb("web");
 let api: OrdersApi;
 let payments: PaymentsInstance;
-let vhost: TestVhost;
+let vhost: ShopVhost;
 let brokerOrders: OrdersService;
 let brokerPayments: PaymentsService;
 const servers: Server[] = [];
@@ -96,7 +96,7 @@ beforeAll(async () => {
     capturingLogger("payments"),
     () => {},
   );
-  vhost = await createTestVhost("web");
+  vhost = await createVhost("web");
   brokerOrders = await startOrders(
     brokerOrdersConfig(brokerEnv(vhost, "web-orders", { FRONT_ORIGIN: pages.broker })),
     capturingLogger("broker-orders"),

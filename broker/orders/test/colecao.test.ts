@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createVhost, type ShopVhost } from "../../../harness/vhost.ts";
 import { brokerEnv } from "../../../test/helpers/broker.ts";
-import { createTestVhost, type TestVhost } from "../../../test/helpers/rabbit.ts";
 import { capturingLogger } from "../../../test/helpers/shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
 import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
@@ -17,12 +17,12 @@ const APROVACAO = "11111111-1111-4111-8111-111111111111";
 const RECUSA = "22222222-2222-4222-8222-222222222222";
 const DESCONHECIDO = "00000000-0000-4000-8000-000000000000";
 
-let vhost: TestVhost;
+let vhost: ShopVhost;
 let orders: OrdersService;
 let payments: PaymentsService;
 
 beforeAll(async () => {
-  vhost = await createTestVhost("colecao");
+  vhost = await createVhost("colecao");
   orders = await startOrders(
     readConfig(brokerEnv(vhost, "orders")),
     capturingLogger("broker-orders"),

@@ -2,6 +2,9 @@ import { randomUUID } from "node:crypto";
 import { ERROR_QUEUES, EXCHANGES, QUEUES, ROUTING_KEYS } from "@shop/contracts";
 import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { shopConfig } from "../../../harness/env.ts";
+import { TcpProxy } from "../../../harness/tcp-proxy.ts";
+import { createVhost, type ShopVhost } from "../../../harness/vhost.ts";
 import {
   brokerEnv,
   createBrokerPedido,
@@ -9,10 +12,7 @@ import {
   publishRaw,
   readyCount,
   requestPagamento,
-  TcpProxy,
 } from "../../../test/helpers/broker.ts";
-import { testConfig } from "../../../test/helpers/env.ts";
-import { createTestVhost, type TestVhost } from "../../../test/helpers/rabbit.ts";
 import { capturingLogger } from "../../../test/helpers/shop.ts";
 import { collect, waitFor } from "../../../test/helpers/wait.ts";
 import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
@@ -20,14 +20,14 @@ import { startPayments } from "../../payments/src/server.ts";
 import { readConfig } from "../src/config.ts";
 import { type OrdersService, startOrders } from "../src/server.ts";
 
-let vhost: TestVhost;
+let vhost: ShopVhost;
 let proxy: TcpProxy;
 let orders: OrdersService;
 const ordersLog = capturingLogger("broker-orders");
 
 beforeAll(async () => {
-  vhost = await createTestVhost("falhas");
-  const r = testConfig().rabbit;
+  vhost = await createVhost("falhas");
+  const r = shopConfig().rabbit;
   proxy = await TcpProxy.start(r.host, r.port);
   // The orders service reaches RabbitMQ through the proxy, so that a test can cut it off.
   orders = await startOrders(

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { EXCHANGES, type HistoricoBroker, QUEUES, ROUTING_KEYS } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createVhost, type ShopVhost } from "../../../harness/vhost.ts";
 import {
   brokerEnv,
   createBrokerPedido,
@@ -10,7 +11,6 @@ import {
   readyCount,
   requestPagamento,
 } from "../../../test/helpers/broker.ts";
-import { createTestVhost, type TestVhost } from "../../../test/helpers/rabbit.ts";
 import { capturingLogger, http } from "../../../test/helpers/shop.ts";
 import { collect, waitFor } from "../../../test/helpers/wait.ts";
 import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
@@ -18,14 +18,14 @@ import { type PaymentsService, startPayments } from "../../payments/src/server.t
 import { readConfig } from "../src/config.ts";
 import { type OrdersService, startOrders } from "../src/server.ts";
 
-let vhost: TestVhost;
+let vhost: ShopVhost;
 let orders: OrdersService;
 let payments: PaymentsService | null = null;
 const paymentsLog = capturingLogger("broker-payments");
 let paymentsEnv: NodeJS.ProcessEnv;
 
 beforeAll(async () => {
-  vhost = await createTestVhost("fluxo");
+  vhost = await createVhost("fluxo");
   orders = await startOrders(
     readConfig(brokerEnv(vhost, "orders")),
     capturingLogger("broker-orders"),

@@ -1,13 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  brokerEnv,
-  createBrokerPedido,
-  requestPagamento,
-  TcpProxy,
-} from "../../../test/helpers/broker.ts";
-import { testConfig } from "../../../test/helpers/env.ts";
-import { createTestVhost, type TestVhost } from "../../../test/helpers/rabbit.ts";
+import { shopConfig } from "../../../harness/env.ts";
+import { TcpProxy } from "../../../harness/tcp-proxy.ts";
+import { createVhost, type ShopVhost } from "../../../harness/vhost.ts";
+import { brokerEnv, createBrokerPedido, requestPagamento } from "../../../test/helpers/broker.ts";
 import { capturingLogger } from "../../../test/helpers/shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
 import { readConfig } from "../src/config.ts";
@@ -17,14 +13,14 @@ import { type OrdersService, startOrders } from "../src/server.ts";
  * BROKER_NODES: a cluster's nodes, tried in turn. Two proxies stand for two nodes (both in
  * front of the same RabbitMQ): when the service's node goes away, it connects to the next.
  */
-let vhost: TestVhost;
+let vhost: ShopVhost;
 let first: TcpProxy;
 let second: TcpProxy;
 let orders: OrdersService;
 
 beforeAll(async () => {
-  vhost = await createTestVhost("nos");
-  const r = testConfig().rabbit;
+  vhost = await createVhost("nos");
+  const r = shopConfig().rabbit;
   [first, second] = await Promise.all([
     TcpProxy.start(r.host, r.port),
     TcpProxy.start(r.host, r.port),

@@ -1,7 +1,7 @@
 import { ERROR_QUEUES, type PlataformaBroker, QUEUES } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createVhost, type ShopVhost } from "../../../harness/vhost.ts";
 import { brokerEnv } from "../../../test/helpers/broker.ts";
-import { createTestVhost, type TestVhost } from "../../../test/helpers/rabbit.ts";
 import { capturingLogger, http } from "../../../test/helpers/shop.ts";
 import { readConfig } from "../src/config.ts";
 import { type OrdersService, startOrders } from "../src/server.ts";
@@ -11,7 +11,7 @@ import { type OrdersService, startOrders } from "../src/server.ts";
  * the management API as the monitoring user (issue 17). On a cluster the fault suite checks
  * it shows a new leader and a node down (test/faults/broker.test.ts); here, on one node.
  */
-let vhost: TestVhost;
+let vhost: ShopVhost;
 const started: OrdersService[] = [];
 const start = async (extra: Record<string, string> = {}) => {
   const s = await startOrders(
@@ -23,7 +23,7 @@ const start = async (extra: Record<string, string> = {}) => {
 };
 
 beforeAll(async () => {
-  vhost = await createTestVhost("plataforma");
+  vhost = await createVhost("plataforma");
 });
 afterAll(async () => {
   await Promise.all(started.map((s) => s.stop()));

@@ -1,17 +1,16 @@
 import { randomUUID } from "node:crypto";
 import { ERROR_QUEUES, EXCHANGES, QUEUES, ROUTING_KEYS } from "@shop/contracts";
 import { describe, expect, it } from "vitest";
+import { shopConfig } from "../../../harness/env.ts";
+import { AmqpMethods, TcpProxy } from "../../../harness/tcp-proxy.ts";
 import {
-  AmqpMethods,
   createBrokerPedido,
   getBrokerPedido,
   inOwnVhost,
   publishRaw,
   readyCount,
   requestPagamento,
-  TcpProxy,
 } from "../../../test/helpers/broker.ts";
-import { testConfig } from "../../../test/helpers/env.ts";
 import { http } from "../../../test/helpers/shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
 
@@ -208,7 +207,7 @@ describe("Divergent request content", () => {
     () =>
       inOwnVhost("pagamentos", async ({ start, vhost, paymentsEnv }) => {
         const methods = new AmqpMethods();
-        const r = testConfig().rabbit;
+        const r = shopConfig().rabbit;
         const proxy = await TcpProxy.start(r.host, r.port, methods.read);
         try {
           const payments = await start("payments-reject", "broker/payments", {

@@ -4,6 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Plataforma, PlataformaBroker } from "@shop/contracts";
 import { waitFor } from "@shop/service";
+import { listOrders, placeOrder, send } from "../../../harness/http.ts";
+import { readTopic } from "../../../harness/kafka.ts";
+import { queryRows } from "../../../harness/process.ts";
 import {
   activeController,
   clusterNode,
@@ -14,9 +17,6 @@ import {
 } from "../../../infra/kafka/kafka.ts";
 import { freePort, twoFreePorts } from "../../../infra/ports.ts";
 import { clusterAddresses, rabbitNode, startRabbitCluster } from "../../../infra/rabbitmq/node.ts";
-import { readTopic } from "../kafka.ts";
-import { queryRows } from "../process.ts";
-import { listOrders, placeOrder, send } from "../shop-http.ts";
 import { longestWithoutAck } from "../timing.ts";
 import type { LabWorld } from "../world.ts";
 

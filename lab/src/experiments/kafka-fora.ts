@@ -1,9 +1,9 @@
 import { kafkaNames, pedidoKey } from "@shop/contracts";
 import { waitFor } from "@shop/service";
-import { readTopic } from "../kafka.ts";
-import type { ServiceProcess } from "../process.ts";
-import { queryRows } from "../process.ts";
-import { listOrders, metricCounter, placeOrder, send } from "../shop-http.ts";
+import { listOrders, metricCounter, placeOrder, send } from "../../../harness/http.ts";
+import { readTopic } from "../../../harness/kafka.ts";
+import type { ServiceProcess } from "../../../harness/process.ts";
+import { queryRows } from "../../../harness/process.ts";
 import type { LabWorld } from "../world.ts";
 
 interface Setting {

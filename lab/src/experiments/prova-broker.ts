@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import { ERROR_QUEUES, EXCHANGES, QUEUES, ROUTING_KEYS } from "@shop/contracts";
 import { waitFor } from "@shop/service";
 import amqp from "amqplib";
-import { queryRows, type ServiceProcess } from "../process.ts";
-import { send } from "../shop-http.ts";
+import { send } from "../../../harness/http.ts";
+import { queryRows, type ServiceProcess } from "../../../harness/process.ts";
 import type { LabWorld } from "../world.ts";
 
 const APROVAR = "APROVAR";

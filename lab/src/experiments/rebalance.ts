@@ -1,13 +1,13 @@
 import { waitFor } from "@shop/service";
-import { readTopic } from "../kafka.ts";
-import { queryRows } from "../process.ts";
 import {
   describeHolders,
   listOrders,
   type PedidoWire,
   paymentsAssignment,
   placeOrder,
-} from "../shop-http.ts";
+} from "../../../harness/http.ts";
+import { readTopic } from "../../../harness/kafka.ts";
+import { queryRows } from "../../../harness/process.ts";
 import type { LabWorld } from "../world.ts";
 
 const INSTANCES = ["caixa-1", "caixa-2", "caixa-3"];

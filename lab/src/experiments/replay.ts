@@ -1,8 +1,8 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { waitFor } from "@shop/service";
-import { programArgs } from "../process.ts";
-import { listOrders, type PedidoWire, placeOrder } from "../shop-http.ts";
+import { listOrders, type PedidoWire, placeOrder } from "../../../harness/http.ts";
+import { programArgs } from "../../../harness/process.ts";
 import type { LabWorld } from "../world.ts";
 
 const run = promisify(execFile);

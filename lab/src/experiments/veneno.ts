@@ -2,9 +2,14 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { pedidoKey, ResultadoPagamento } from "@shop/contracts";
 import { waitFor } from "@shop/service";
-import { clientOf, committedOffsets, endOffsets, kafkajsPartition } from "../kafka.ts";
-import { programArgs } from "../process.ts";
-import { listOrders, placeOrder } from "../shop-http.ts";
+import { listOrders, placeOrder } from "../../../harness/http.ts";
+import {
+  clientOf,
+  committedOffsets,
+  endOffsets,
+  kafkajsPartition,
+} from "../../../harness/kafka.ts";
+import { programArgs } from "../../../harness/process.ts";
 import type { LabWorld } from "../world.ts";
 
 const run = promisify(execFile);

@@ -91,6 +91,27 @@ export function securityProblem(error: unknown): Error | null {
   return null;
 }
 
+/**
+ * Why no connection to RabbitMQ could be made, said for a person: where, and what to
+ * check. For the command-line tools (dlq, infra, lab, bench), which end on it instead of a
+ * stack trace.
+ */
+export function rabbitProblem(
+  r: Pick<BrokerAddress, "host" | "port" | "vhost" | "user">,
+  error: unknown,
+): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const where = `RabbitMQ at ${r.host}:${r.port}`;
+  if (/ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|timed? ?out/i.test(message))
+    return `${where} cannot be reached (${message}): is it running? npm run infra -- rabbitmq start`;
+  // The broker closes the handshake instead of opening the vhost (amqplib says only that).
+  if (/NOT_ALLOWED|vhost|Expected ConnectionOpenOk/i.test(message))
+    return `${where} has no vhost "${r.vhost}" that user ${r.user} may use (BROKER_VHOST; npm run setup creates the shop's)`;
+  const security = securityProblem(error);
+  if (security) return `${where}: ${security.message}`;
+  return `${where}: ${message}`;
+}
+
 /** amqplib's socket options for a broker's TLS settings: the CA to trust, if one is named. */
 export function tlsSocketOptions(caFile: string | null | undefined): { ca?: string[] } {
   return caFile ? { ca: [readSettingFile("BROKER_CA_FILE", caFile)] } : {};

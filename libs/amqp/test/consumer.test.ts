@@ -1,23 +1,23 @@
 import { randomUUID } from "node:crypto";
 import { EXCHANGES, QUEUES, ROUTING_KEYS, SolicitacaoPagamento } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createVhost, type ShopVhost } from "../../../harness/vhost.ts";
 import { brokerEnv, publishRaw, readyCount } from "../../../test/helpers/broker.ts";
-import { createTestVhost, type TestVhost } from "../../../test/helpers/rabbit.ts";
 import { capturingLogger } from "../../../test/helpers/shop.ts";
 import { collect, waitFor } from "../../../test/helpers/wait.ts";
 import { brokerAddress } from "../src/config.ts";
 import { shopClient, startConsumer } from "../src/index.ts";
 
-let vhost: TestVhost;
+let vhost: ShopVhost;
 beforeAll(async () => {
-  vhost = await createTestVhost("amqp-stop");
+  vhost = await createVhost("amqp-stop");
 });
 afterAll(async () => {
   await vhost?.dispose();
 });
 
 /** The shop's AMQP client, as the broker services make it, in this file's vhost. */
-function cliente(nome: string, v: TestVhost = vhost) {
+function cliente(nome: string, v: ShopVhost = vhost) {
   const env = brokerEnv(v, nome);
   const log = capturingLogger(nome);
   const client = shopClient(
@@ -83,7 +83,7 @@ describe("The AMQP consumer's stop()", () => {
 
   it("When a message breaks its contract, then the wrapper's events tell it all: received three times, retried twice, dead-lettered once, never handled or acked", async () => {
     // A vhost of its own: the stop test leaves a message in its queue on purpose.
-    const proprio = await createTestVhost("amqp-eventos");
+    const proprio = await createVhost("amqp-eventos");
     const { client, log } = cliente("amqp-eventos", proprio);
     const consumidor = await startConsumer({
       client,

@@ -1,6 +1,7 @@
 import { PedidoCriado } from "@shop/contracts";
 import { afterAll, describe, expect, it } from "vitest";
-import { createTopic, testKafka, uniqueName } from "../../../test/helpers/kafka.ts";
+import { uniqueName } from "../../../harness/env.ts";
+import { createTopic, testKafka } from "../../../test/helpers/kafka.ts";
 import { capturingLogger } from "../../../test/helpers/shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
 import { createPublisher, type RunningConsumer, startConsumer } from "../src/index.ts";

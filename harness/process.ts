@@ -2,8 +2,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, existsSync } from "node:fs";
 import { join } from "node:path";
 import { type ConsumerEventMap, Database, waitFor } from "@shop/service";
-import { construidoDe, NODE_FLAGS } from "../../infra/build.ts";
-import { ROOT } from "../../infra/config.ts";
+import { construidoDe, NODE_FLAGS } from "../infra/build.ts";
+import { ROOT } from "../infra/config.ts";
+import { runLogDir } from "./logs.ts";
 
 /**
  * The shop's programs run as real processes, and their databases read beside them: what
@@ -40,10 +41,12 @@ const ESCUTANDO = /listening on http:\/\//;
 
 /** A service run as a real process (node + tsx), with its output kept for assertions. */
 export class ServiceProcess {
-  /** Where each process's output is kept too, when someone asks (the tests do). */
-  static logDir: () => string | null = () => null;
-  /** Called with every line of every process, when set (the tests' SHOP_TEST_LOGS). */
-  static echo: ((name: string, line: string) => void) | null = null;
+  /** Where each process's output is kept too: SHOP_TEST_LOG_DIR, which the fault suite sets. */
+  static logDir: () => string | null = runLogDir;
+  /** Called with every line of every process: with SHOP_TEST_LOGS=1, printed. */
+  static echo: ((name: string, line: string) => void) | null = process.env.SHOP_TEST_LOGS
+    ? (name, line) => console.log(`[${name}] ${line}`)
+    : null;
 
   readonly lines: string[] = [];
   private readonly listeners: ((line: string) => void)[] = [];
@@ -169,4 +172,12 @@ export function queryRows<T>(path: string, sql: string, ...params: unknown[]): T
   } finally {
     db.close();
   }
+}
+
+/** The analytics CLI reading to the current end, printing its summary as JSON. */
+export function analyticsCli(brokers: string, prefix: string, grupo: string) {
+  return {
+    args: [...programArgs("analytics"), "--until-caught-up", "--json", "--quiet"],
+    env: { ...process.env, KAFKA_BROKERS: brokers, KAFKA_PREFIXO: prefix, GRUPO: grupo },
+  };
 }

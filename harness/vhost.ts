@@ -1,8 +1,7 @@
-import { amqpUrl, amqpUrlAdmin, managementApi, shopGrants } from "../../infra/rabbitmq/rabbitmq.ts";
-import { testConfig } from "./env.ts";
-import { uniqueName } from "./kafka.ts";
+import { amqpUrl, amqpUrlAdmin, managementApi, shopGrants } from "../infra/rabbitmq/rabbitmq.ts";
+import { shopConfig, uniqueName } from "./env.ts";
 
-export interface TestVhost {
+export interface ShopVhost {
   vhost: string;
   /** AMQP URL of the services' user (the shop's exchanges and queues only), to this vhost. */
   url: string;
@@ -18,9 +17,9 @@ export interface TestVhost {
   dispose(): Promise<void>;
 }
 
-/** A fresh RabbitMQ virtual host for one test file, deleted by dispose(). */
-export async function createTestVhost(prefix = "test"): Promise<TestVhost> {
-  const rabbit = testConfig().rabbit;
+/** A fresh RabbitMQ virtual host for one run (a test file, a benchmark), deleted by dispose(). */
+export async function createVhost(prefix = "test"): Promise<ShopVhost> {
+  const rabbit = shopConfig().rabbit;
   const vhost = uniqueName(prefix);
   const encoded = encodeURIComponent(vhost);
   const api = (method: string, path: string, body?: unknown) =>

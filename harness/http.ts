@@ -1,15 +1,26 @@
 import type { Plataforma } from "@shop/contracts";
 
-/** One HTTP exchange with a service of the shop, as a client sends it: JSON in, JSON out. */
+/** What a service answered: its status, its body (parsed when it is JSON) and its headers. */
+export interface JsonResponse<T = unknown> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+/**
+ * One HTTP exchange with a service of the shop, as a client sends it: JSON in (a string
+ * body is sent as it is, for malformed input), JSON out.
+ */
 export async function send<T = Record<string, unknown>>(
-  method: "GET" | "POST",
+  method: string,
   url: string,
   body?: unknown,
-): Promise<{ status: number; body: T }> {
+  headers: Record<string, string> = {},
+): Promise<JsonResponse<T>> {
   const res = await fetch(url, {
     method,
-    headers: { "content-type": "application/json", accept: "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    headers: { "content-type": "application/json", accept: "application/json", ...headers },
+    ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
     signal: AbortSignal.timeout(30_000),
   });
   const text = await res.text();
@@ -17,7 +28,7 @@ export async function send<T = Record<string, unknown>>(
   try {
     parsed = JSON.parse(text);
   } catch {}
-  return { status: res.status, body: parsed as T };
+  return { status: res.status, body: parsed as T, headers: res.headers };
 }
 
 /** An order of the event-log edition as GET /pedidos answers it. */

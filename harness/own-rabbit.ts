@@ -4,17 +4,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { amqpUrl } from "@shop/amqp";
-import { freePort } from "../../infra/ports.ts";
+import { freePort } from "../infra/ports.ts";
 import {
   clusterAddresses,
   type RabbitNode,
   rabbitNode,
   startRabbitCluster,
   type TlsFiles,
-} from "../../infra/rabbitmq/node.ts";
-import { testConfig } from "./env.ts";
-import { uniqueName } from "./kafka.ts";
-import { testLogDir } from "./wait.ts";
+} from "../infra/rabbitmq/node.ts";
+import { shopConfig, uniqueName } from "./env.ts";
+import { runLogDir } from "./logs.ts";
 
 export { freePort };
 
@@ -35,9 +34,9 @@ async function testNode(
 }
 
 /** With SHOP_TEST_LOG_DIR (the fault suite), a node's log outlives its folder. */
-function keepLogAndRemove(n: RabbitNode) {
-  n.stop();
-  const logs = testLogDir();
+async function keepLogAndRemove(n: RabbitNode) {
+  await n.stop();
+  const logs = runLogDir();
   if (logs) {
     cpSync(join(n.dir, "log"), join(logs, `rabbit-${n.node.split("@")[0]}`), { recursive: true });
   }
@@ -52,8 +51,8 @@ function keepLogAndRemove(n: RabbitNode) {
 export async function ownRabbit(name: string, { tls }: { tls?: TlsFiles } = {}) {
   const n = await testNode(name, tls ? { tls } : {});
   await n.start();
-  n.addUsers(testConfig().rabbit);
-  const { rabbit } = testConfig();
+  await n.addUsers(shopConfig().rabbit);
+  const { rabbit } = shopConfig();
   return {
     node: n.node,
     porta: n.ports.amqp,
@@ -97,7 +96,7 @@ export async function ownRabbit(name: string, { tls }: { tls?: TlsFiles } = {}) 
       return [...(j.alarms ?? []), ...(j.local ?? []), ...(j.global ?? [])];
     },
     async dispose() {
-      keepLogAndRemove(n);
+      await keepLogAndRemove(n);
     },
   };
 }
@@ -111,24 +110,24 @@ export type OwnRabbit = Awaited<ReturnType<typeof ownRabbit>>;
  */
 export async function ownRabbitCluster(name: string) {
   const nodes = await Promise.all([1, 2, 3].map((i) => testNode(`${name}-${i}`, { panel: true })));
-  await startRabbitCluster(nodes, testConfig().rabbit, () => {});
+  await startRabbitCluster(nodes, shopConfig().rabbit, () => {});
   return {
     nodes,
     /** The services' settings: every node, tried in turn (BROKER_NODES), vhost `/`. */
     env(): Record<string, string> {
-      const { monitor } = testConfig().rabbit;
+      const r = shopConfig().rabbit;
       return {
         BROKER_HOST: "127.0.0.1",
         BROKER_VHOST: "/",
         ...clusterAddresses(nodes),
-        BROKER_MONITOR_USER: monitor.user,
-        BROKER_MONITOR_PASSWORD: monitor.password,
+        BROKER_MONITOR_USER: r.monitor.user,
+        BROKER_MONITOR_PASSWORD: r.monitor.password,
       };
     },
     /** The Erlang VMs' pids. */
     pids: () => nodes.map((n) => Number(readFileSync(n.env.RABBITMQ_PID_FILE, "utf8").trim())),
     async dispose() {
-      for (const n of nodes) keepLogAndRemove(n);
+      await Promise.all(nodes.map(keepLogAndRemove));
     },
   };
 }

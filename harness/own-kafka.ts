@@ -14,10 +14,10 @@ import {
   startKafkaCluster,
   stopKafka,
   stopKafkaCluster,
-} from "../../infra/kafka/kafka.ts";
-import { twoFreePorts } from "../../infra/ports.ts";
-import { TcpProxy } from "./broker.ts";
-import { step, testLogDir } from "./wait.ts";
+} from "../infra/kafka/kafka.ts";
+import { twoFreePorts } from "../infra/ports.ts";
+import { runLogDir, step } from "./logs.ts";
+import { TcpProxy } from "./tcp-proxy.ts";
 
 /**
  * With SHOP_TEST_LOG_DIR (the fault suite), a broker's log is copied there before its folder
@@ -25,7 +25,7 @@ import { step, testLogDir } from "./wait.ts";
  */
 function keepLog(instance: string): void {
   const log = paths(instance).log;
-  const dir = existsSync(log) ? testLogDir() : null;
+  const dir = existsSync(log) ? runLogDir() : null;
   if (!dir) return;
   copyFileSync(log, join(dir, `kafka-${instance}.log`));
 }
