@@ -1,17 +1,6 @@
 import { z } from "zod";
 
 /**
- * Text a person typed (a client's name, an item, a SKU): what the shop accepts, stores,
- * sends in its messages and prints. Decided here once for every field and both editions:
- *  - trimmed, then 1 to `maximo` characters (Unicode code points);
- *  - no control characters (C0, DEL, C1: they drive terminals) and no bidirectional
- *    overrides or isolates (they make a line read in another order than it is stored);
- *  - well formed: no lone surrogate (it cannot be encoded as UTF-8);
- *  - normalised to NFC, so that one text typed composed or decomposed is stored once.
- * Unicode look-alikes ("Аna" with a Cyrillic А) are kept as typed: these fields are labels
- * a person reads, never identities the shop compares or keys on (see docs/decisions.md).
- */
-/**
  * Control characters (C0, DEL, C1) and bidirectional overrides and isolates: refused in
  * text fields here, escaped by libs/service wherever a tool prints text it did not write.
  */
@@ -22,6 +11,17 @@ const LONE_SURROGATE = /\p{Cs}/u;
 /** The limits of each text field, in characters. */
 export const TEXT_LIMITS = { cliente: 100, item: 100, clienteId: 100, sku: 64 } as const;
 
+/**
+ * Text a person typed (a client's name, an item, a SKU): what the shop accepts, stores,
+ * sends in its messages and prints. Decided here once for every field and both editions:
+ *  - trimmed, then 1 to `max` characters (Unicode code points);
+ *  - no control characters (C0, DEL, C1: they drive terminals) and no bidirectional
+ *    overrides or isolates (they make a line read in another order than it is stored);
+ *  - well formed: no lone surrogate (it cannot be encoded as UTF-8);
+ *  - normalised to NFC, so that one text typed composed or decomposed is stored once.
+ * Unicode look-alikes ("Аna" with a Cyrillic А) are kept as typed: these fields are labels
+ * a person reads, never identities the shop compares or keys on (see docs/decisions.md).
+ */
 export function freeText(max: number) {
   return (
     z

@@ -1,4 +1,6 @@
+import { createHash } from "node:crypto";
 import { fromCents, type Historico, type NovoPedido } from "@shop/contracts";
+import type { Logger } from "@shop/service";
 import {
   type Effect,
   newPedido,
@@ -6,7 +8,7 @@ import {
   type Resultado,
   resultadoEffect,
 } from "./domain/pedido.ts";
-import type { Details, IdempotencyKey, IdempotencyRecord, PedidoStore } from "./store.ts";
+import type { Details, IdempotencyKey, OutboxEntry, PedidoStore } from "./store.ts";
 
 /** Keys of Idempotency-Key are kept this long at least (the IETF draft's and Stripe's 24 h). */
 export const KEY_RETENTION_MS = 48 * 3600_000;
@@ -27,8 +29,8 @@ export class AnnouncementFailed extends Error {
  * decision.
  */
 export interface PedidoAnnouncer {
-  /** Inside the order's transaction: what must be written with it (the outbox row). */
-  stage(pedido: Pedido): void;
+  /** What must be written in the order's transaction (its outbox row), if anything. */
+  stage(pedido: Pedido): OutboxEntry | null;
   /** After the commit; throws AnnouncementFailed. Returns a decision to apply, if one came back. */
   announce(pedido: Pedido): Promise<{ resultado: Resultado; source: Details } | null>;
 }
@@ -36,6 +38,23 @@ export interface PedidoAnnouncer {
 export type CreateOutcome =
   | { outcome: "created"; pedido: Pedido }
   | { outcome: "not-announced"; pedido: Pedido; error: AnnouncementFailed };
+
+/** How a creation's outcome is answered (status and body): kept with an Idempotency-Key. */
+export interface KeptAnswer {
+  status: number;
+  body: unknown;
+}
+
+/**
+ * POST /pedidos's outcomes. With an Idempotency-Key (the IETF httpapi draft's semantics, as
+ * Stripe uses them) a repeat is "replayed" with the first answer; the same key with another
+ * body is "key-reused"; while the first request is still being answered, "key-in-progress".
+ */
+export type PlaceOutcome =
+  | CreateOutcome
+  | { outcome: "replayed"; answer: KeptAnswer }
+  | { outcome: "key-reused" }
+  | { outcome: "key-in-progress" };
 
 export type ApplyOutcome =
   | { outcome: "unknown-pedido" }
@@ -47,13 +66,22 @@ export interface PedidoUseCaseDeps {
   /** Runs work in one transaction; the work of one turn may share it (group commit). */
   inTransaction: <T>(work: () => T) => Promise<T>;
   announcer: PedidoAnnouncer;
+  log: Logger;
   now?: () => Date;
 }
 
 /** The orders API's use cases: transport-free stories, each a few lines. */
-export function pedidoUseCases({ store, inTransaction, announcer, ...deps }: PedidoUseCaseDeps) {
+export function pedidoUseCases({
+  store,
+  inTransaction,
+  announcer,
+  log,
+  ...deps
+}: PedidoUseCaseDeps) {
   const now = deps.now ?? (() => new Date());
   let keysForgottenAt = 0;
+  /** Idempotency-Keys whose first request is being answered now, in this process. */
+  const inProgress = new Set<string>();
 
   /** Keys older than KEY_RETENTION_MS are forgotten, at most once an hour, by a request with a key. */
   function forgetOldKeys() {
@@ -71,8 +99,8 @@ export function pedidoUseCases({ store, inTransaction, announcer, ...deps }: Ped
   ): Effect | null {
     const pedido = store.findPedido(pedidoId);
     if (!pedido) return null;
-    const efeito = resultadoEffect(pedido.status, resultado);
-    if (efeito.apply) store.updateStatus(pedidoId, efeito);
+    const effect = resultadoEffect(pedido.status, resultado);
+    if (effect.apply) store.updateStatus(pedidoId, effect);
     const { instancia, status, motivo } = resultado;
     store.insertStep(
       pedidoId,
@@ -82,10 +110,10 @@ export function pedidoUseCases({ store, inTransaction, announcer, ...deps }: Ped
     );
     store.insertStep(
       pedidoId,
-      efeito.apply ? "resultado-aplicado" : "resultado-repetido",
-      efeito.apply ? { status: efeito.status } : { porque: efeito.reason },
+      effect.apply ? "resultado-aplicado" : "resultado-repetido",
+      effect.apply ? { status: effect.status } : { porque: effect.reason },
     );
-    return efeito;
+    return effect;
   }
 
   /** aplicarResultadoOnResultadoPagamento: idempotent, only while AGUARDANDO_PAGAMENTO. */
@@ -93,45 +121,85 @@ export function pedidoUseCases({ store, inTransaction, announcer, ...deps }: Ped
     resultado: Resultado & { pedidoId: number; processadoEm?: string },
     source: Details,
   ): Promise<ApplyOutcome> {
-    const efeito = await inTransaction(() =>
+    const effect = await inTransaction(() =>
       applyInTransaction(resultado.pedidoId, resultado, source),
     );
-    if (efeito === null) return { outcome: "unknown-pedido" };
-    if (!efeito.apply) return { outcome: "repeated", reason: efeito.reason };
-    return { outcome: "applied", status: efeito.status, processadoPor: efeito.processadoPor };
+    if (effect === null) return { outcome: "unknown-pedido" };
+    if (!effect.apply) return { outcome: "repeated", reason: effect.reason };
+    return { outcome: "applied", status: effect.status, processadoPor: effect.processadoPor };
+  }
+
+  /**
+   * A new order, AGUARDANDO_PAGAMENTO, saved with its Idempotency-Key (when given) and what
+   * the announcer stages (its event), in one transaction; then announced.
+   */
+  async function createPedido(input: NovoPedido, key?: IdempotencyKey): Promise<CreateOutcome> {
+    if (key) forgetOldKeys();
+    const pedido = await inTransaction(() =>
+      store.savePedido(newPedido(input, now()), {
+        ...(key ? { key } : {}),
+        outboxOf: announcer.stage,
+      }),
+    );
+    let decided: Awaited<ReturnType<PedidoAnnouncer["announce"]>>;
+    try {
+      decided = await announcer.announce(pedido);
+    } catch (error) {
+      if (!(error instanceof AnnouncementFailed)) throw error;
+      return { outcome: "not-announced", pedido, error };
+    }
+    if (!decided) return { outcome: "created", pedido };
+    await applyResultado({ ...decided.resultado, pedidoId: pedido.id }, decided.source);
+    return { outcome: "created", pedido: store.findPedido(pedido.id) ?? pedido };
+  }
+
+  /** A keyed request's first creation: its answer (`answerOf`) kept for the repeats. */
+  async function createKeyed(
+    input: NovoPedido,
+    key: IdempotencyKey,
+    answerOf: (o: CreateOutcome) => KeptAnswer,
+  ): Promise<CreateOutcome> {
+    inProgress.add(key.key);
+    try {
+      const o = await createPedido(input, key);
+      const answer = answerOf(o);
+      try {
+        store.saveAnswer(key.key, answer.status, answer.body);
+      } catch (error) {
+        // The order and its key are saved; a repeat gets the order as it is then. A failure
+        // here (a full disk) must not tell this client that nothing was saved.
+        log.warn("the answer of a keyed request could not be kept", { error: String(error) });
+      }
+      return o;
+    } finally {
+      inProgress.delete(key.key);
+    }
   }
 
   return {
     /**
-     * A new order, AGUARDANDO_PAGAMENTO, saved with its Idempotency-Key (when given) and
-     * what the announcer stages (its event), in one transaction; then announced.
+     * POST /pedidos: a new order, or, with an Idempotency-Key already used, the answer its
+     * first request got (PlaceOutcome). `answerOf` is how the caller answers a creation.
      */
-    async createPedido(input: NovoPedido, key?: IdempotencyKey): Promise<CreateOutcome> {
-      if (key) forgetOldKeys();
-      const pedido = await inTransaction(() => {
-        const saved = store.insertPedido(newPedido(input, now()));
-        if (key) store.insertKey(key, saved);
-        announcer.stage(saved);
-        return saved;
-      });
-      let decided: Awaited<ReturnType<PedidoAnnouncer["announce"]>>;
-      try {
-        decided = await announcer.announce(pedido);
-      } catch (error) {
-        if (!(error instanceof AnnouncementFailed)) throw error;
-        return { outcome: "not-announced", pedido, error };
-      }
-      if (!decided) return { outcome: "created", pedido };
-      await applyResultado({ ...decided.resultado, pedidoId: pedido.id }, decided.source);
-      return { outcome: "created", pedido: store.findPedido(pedido.id) ?? pedido };
+    async placePedido(
+      input: NovoPedido,
+      key: string | undefined,
+      answerOf: (o: CreateOutcome) => KeptAnswer,
+    ): Promise<PlaceOutcome> {
+      if (!key) return createPedido(input);
+      const fingerprint = createHash("sha256").update(JSON.stringify(input)).digest("hex");
+      const kept = store.findKey(key);
+      if (kept && kept.fingerprint !== fingerprint) return { outcome: "key-reused" };
+      if (inProgress.has(key)) return { outcome: "key-in-progress" };
+      if (!kept) return createKeyed(input, { key, fingerprint }, answerOf);
+      if (kept.status !== null)
+        return { outcome: "replayed", answer: { status: kept.status, body: kept.answer } };
+      // Its first answer died with an earlier process: the order it created, as it is now.
+      const pedido = store.findPedido(kept.pedidoId) as Pedido;
+      return { outcome: "replayed", answer: answerOf({ outcome: "created", pedido }) };
     },
 
     applyResultado,
-
-    /** The Idempotency-Key's record: its fingerprint, order and the answer given. */
-    findKey: (key: string): IdempotencyRecord | null => store.findKey(key),
-    saveAnswer: (key: string, status: number, answer: unknown) =>
-      store.saveAnswer(key, status, answer),
 
     getPedido: (id: number) => store.findPedido(id),
     listPedidos: (limit?: number) => store.listPedidos(limit),

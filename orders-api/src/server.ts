@@ -60,7 +60,7 @@ export async function startOrdersApi(
         log,
         pauseBeforeMarkMs: config.pauseBeforeMarkMs,
       });
-      announcer = outboxAnnouncer({ store, names: names, relay, confirmMs: config.confirmMs });
+      announcer = outboxAnnouncer({ names, relay, confirmMs: config.confirmMs });
     } else {
       // The spec's configuration: a 500 says "not confirmed", but kafkajs would go on trying
       // the send, for a minute or more while Kafka is down, and might still write it. Here
@@ -84,6 +84,7 @@ export async function startOrdersApi(
     store,
     inTransaction: groupCommit((work) => store.transaction(work)),
     announcer,
+    log,
   });
   const consumer =
     kafka && publisher

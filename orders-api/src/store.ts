@@ -80,6 +80,15 @@ export interface OutboxRow {
   criado_em: string;
 }
 
+/** An order's event as the outbox keeps it, written in the order's own transaction. */
+export interface OutboxEntry {
+  topic: string;
+  key: string;
+  value: string;
+  /** The W3C traceparent of the request that created the order, sent with its event. */
+  traceparent: string;
+}
+
 /** An Idempotency-Key and the fingerprint of the body it came with. */
 export interface IdempotencyKey {
   key: string;
@@ -178,7 +187,18 @@ export function openStore(path: string) {
     transaction<T>(work: () => T): T {
       return inTransaction.immediate(work) as T;
     },
-    insertPedido(pedido: Omit<Pedido, "id">): Pedido {
+    /**
+     * A new order, with its Idempotency-Key (when given) and its outbox row (when
+     * `outboxOf` gives one for the saved order, whose id it needs): three writes, one call,
+     * inside the caller's transaction.
+     */
+    savePedido(
+      pedido: Omit<Pedido, "id">,
+      {
+        key,
+        outboxOf,
+      }: { key?: IdempotencyKey; outboxOf?: (saved: Pedido) => OutboxEntry | null } = {},
+    ): Pedido {
       const info = q.insertPedido.run({
         cliente: pedido.cliente,
         item: pedido.item,
@@ -189,7 +209,19 @@ export function openStore(path: string) {
         processado_por: pedido.processadoPor,
         criado_em: pedido.criadoEm,
       });
-      return { ...pedido, id: Number(info.lastInsertRowid) };
+      const saved = { ...pedido, id: Number(info.lastInsertRowid) };
+      if (key) q.insertKey.run(key.key, key.fingerprint, saved.id, saved.criadoEm);
+      const entry = outboxOf?.(saved);
+      if (entry)
+        q.insertOutbox.run(
+          saved.id,
+          entry.topic,
+          entry.key,
+          entry.value,
+          saved.criadoEm,
+          entry.traceparent,
+        );
+      return saved;
     },
     findPedido(id: number): Pedido | null {
       const row = q.pedido.get(id);
@@ -214,21 +246,6 @@ export function openStore(path: string) {
         .map((e) => ({ etapa: e.etapa, em: e.em, detalhes: JSON.parse(e.detalhes) as Details }));
     },
 
-    /** The order's event, written in the order's own transaction for the relay to publish. */
-    insertOutbox(
-      record: { topic: string; key: string; value: string },
-      pedido: Pedido,
-      traceparent: string,
-    ): void {
-      q.insertOutbox.run(
-        pedido.id,
-        record.topic,
-        record.key,
-        record.value,
-        pedido.criadoEm,
-        traceparent,
-      );
-    },
     pendingOutbox(limit: number): OutboxRow[] {
       return q.pendingOutbox.all(limit);
     },
@@ -264,9 +281,6 @@ export function openStore(path: string) {
       return { pendentes: e.pendentes, maisAntigoEm: e.maisAntigo };
     },
 
-    insertKey(key: IdempotencyKey, pedido: Pedido): void {
-      q.insertKey.run(key.key, key.fingerprint, pedido.id, pedido.criadoEm);
-    },
     findKey(key: string): IdempotencyRecord | null {
       const row = q.key.get(key);
       if (!row) return null;

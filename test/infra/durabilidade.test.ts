@@ -70,14 +70,14 @@ describe("Durability of what was acknowledged", () => {
       processadoPor: null,
       criadoEm: new Date().toISOString(),
     };
-    const primeiro = store.insertPedido(novo);
+    const primeiro = store.savePedido(novo);
     store.close();
     const db = new Database(path);
     db.prepare("DELETE FROM pedidos WHERE id = ?").run(primeiro.id);
     db.close();
     const reaberto = ordersStore(path);
     try {
-      expect(reaberto.insertPedido(novo).id).toBeGreaterThan(primeiro.id);
+      expect(reaberto.savePedido(novo).id).toBeGreaterThan(primeiro.id);
     } finally {
       reaberto.close();
     }

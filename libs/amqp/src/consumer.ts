@@ -53,7 +53,7 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
   const attempts = opts.attempts ?? ATTEMPTS;
   const { client, queue, contract, handle, log } = opts;
   const inHand = new Set<Promise<void>>();
-  const eventos = new ConsumerEvents();
+  const events = new ConsumerEvents();
   let stopping = false;
   let wake: () => void = () => {};
   const stopped = new Promise<void>((resolve) => {
@@ -78,7 +78,7 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
       where: `${queue}#${attempt}`,
       key: (msg.properties.messageId as string | undefined) ?? null,
     };
-    eventos.emit("received", message);
+    events.emit("received", message);
     try {
       const decoded = contract.decode(msg.content);
       if (!decoded.ok) throw new Error(decoded.error.reason);
@@ -104,7 +104,7 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
           return {};
         },
       );
-      eventos.emit("handled", message);
+      events.emit("handled", message);
       const pause = opts.pauseBeforeAckMs ?? 0;
       if (pause > 0) {
         log.warn(`handled; pausing ${pause} ms before the ack (PAUSA_ANTES_DO_ACK_MS)`, {
@@ -117,7 +117,7 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
       }
       settle(() => ch.ack(msg));
       metrics.consumed.inc({ destino: queue });
-      eventos.emit("acked", message);
+      events.emit("acked", message);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       metrics.failed.inc({ destino: queue });
@@ -131,7 +131,7 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
         });
         settle(() => ch.reject(msg, false));
         metrics.deadLettered.inc({ destino: queue });
-        eventos.emit("dead-lettered", { ...message, reason: reason });
+        events.emit("dead-lettered", { ...message, reason: reason });
       } else {
         log.warn(`message failed (attempt ${attempt} of ${attempts}); returned to the queue`, {
           queue,
@@ -144,7 +144,7 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
         // raises a quorum queue's x-delivery-count (rabbitmq-server #15387), so a poison
         // message returned that way would loop forever and never reach .erros.
         settle(() => ch.reject(msg, true));
-        eventos.emit("retried", { ...message, attempt: attempt, error: reason });
+        events.emit("retried", { ...message, attempt: attempt, error: reason });
       }
     }
   }
@@ -162,7 +162,7 @@ export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<Runnin
   };
   await client.consume(channelConsumer);
   return {
-    events: eventos,
+    events: events,
     async stop() {
       stopping = true;
       wake();

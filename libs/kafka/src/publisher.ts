@@ -160,7 +160,7 @@ export function createPublisher(
   async function withinTimeLimit<T>(
     topic: string,
     key: string,
-    destinos: Map<string, number>,
+    countsPerTopic: Map<string, number>,
     send: () => Promise<T>,
   ): Promise<T> {
     let timedOut = false;
@@ -182,7 +182,7 @@ export function createPublisher(
     sending.then(
       () => {
         if (!timedOut) return;
-        for (const [d, n] of destinos) metrics.lateWritten.inc({ destino: d }, n);
+        for (const [d, n] of countsPerTopic) metrics.lateWritten.inc({ destino: d }, n);
         log?.warn(
           "Kafka acknowledged, after the time limit, a record already reported as not confirmed",
           { topic, key },
@@ -190,7 +190,7 @@ export function createPublisher(
       },
       (error: unknown) => {
         if (!timedOut) return;
-        for (const [d, n] of destinos) metrics.abandoned.inc({ destino: d }, n);
+        for (const [d, n] of countsPerTopic) metrics.abandoned.inc({ destino: d }, n);
         log?.warn("kafkajs gave up on a record reported as not confirmed: it was not written", {
           topic,
           key,
@@ -216,23 +216,26 @@ export function createPublisher(
   };
 
   /** Counts a send in the metrics: handed over, then confirmed or failed. */
-  async function counted<T>(destinos: Map<string, number>, send: () => Promise<T>): Promise<T> {
-    for (const [d, n] of destinos) metrics.published.inc({ destino: d }, n);
+  async function counted<T>(
+    countsPerTopic: Map<string, number>,
+    send: () => Promise<T>,
+  ): Promise<T> {
+    for (const [d, n] of countsPerTopic) metrics.published.inc({ destino: d }, n);
     try {
       const r = await send();
-      for (const [d, n] of destinos) metrics.confirmed.inc({ destino: d }, n);
+      for (const [d, n] of countsPerTopic) metrics.confirmed.inc({ destino: d }, n);
       return r;
     } catch (error) {
-      for (const [d, n] of destinos) metrics.failed.inc({ destino: d }, n);
+      for (const [d, n] of countsPerTopic) metrics.failed.inc({ destino: d }, n);
       throw error;
     }
   }
 
   function publish(topic: string, key: string, value: string, headers?: IHeaders) {
-    const destinos = new Map([[topic, 1]]);
+    const countsPerTopic = new Map([[topic, 1]]);
     const span = traced([{ topic, key, value, ...(headers ? { headers } : {}) }]);
-    const ack = counted(destinos, () =>
-      withinTimeLimit(topic, key, destinos, async () => {
+    const ack = counted(countsPerTopic, () =>
+      withinTimeLimit(topic, key, countsPerTopic, async () => {
         const [meta] = await producer.send({
           topic,
           acks: -1,
@@ -280,90 +283,103 @@ export function createPublisher(
   async function sendBatch(records: OutgoingRecord[]): Promise<PublishAck[]> {
     if (records.length === 0) return [];
     const first = records[0] as OutgoingRecord;
-    const destinos = countPerTopic(records);
-    return counted(destinos, () =>
-      withinTimeLimit(first.topic, `${first.key} (+${records.length - 1})`, destinos, async () => {
-        const perTopic = new Map<string, { r: OutgoingRecord; partition: number; pos: number }[]>();
-        const seen = new Map<string, number>(); // "topic:partition" -> records so far
-        const out: { topic: string; partition: number; pos: number }[] = [];
-        // What the partitioner needs of each topic: its partitions (one topic per batch, often).
-        const metadata = new Map<string, PartitionMetadata[]>();
-        for (const topic of new Set(records.map((r) => r.topic))) {
-          const n = await partitionsOf(topic);
-          metadata.set(
-            topic,
-            Array.from({ length: n }, (_, i) => ({
-              partitionErrorCode: 0,
-              partitionId: i,
-              leader: 0,
-              replicas: [0],
-              isr: [0],
-            })),
-          );
-        }
-        for (const r of records) {
-          const partition = partitioner({
-            topic: r.topic,
-            partitionMetadata: metadata.get(r.topic) as PartitionMetadata[],
-            message: { key: r.key, value: r.value },
-          });
-          const k = `${r.topic}:${partition}`;
-          const pos = seen.get(k) ?? 0;
-          seen.set(k, pos + 1);
-          const item = { r, partition, pos };
-          const list = perTopic.get(r.topic);
-          if (list) list.push(item);
-          else perTopic.set(r.topic, [item]);
-          out.push({ topic: r.topic, partition, pos });
-        }
-        // kafkajs 2.2.4 can resolve a sendBatch without writing some of its records: when one
-        // broker answers NOT_LEADER and another answered already, its retry sends nothing to
-        // the broker that answered, even for the partitions that moved to it (the open
-        // kafkajs pull request #1798). The fault suite's controller kill lost two
-        // acknowledged PedidoCriado records that way. So every partition must be in the
-        // answer; the records of those that are not are sent again, in a send of their own.
-        const base = new Map<string, bigint>();
-        let pending = [...perTopic];
-        for (let round = 1; pending.length > 0; round++) {
-          const written = await producer.sendBatch({
-            acks: -1,
-            topicMessages: pending.map(([topic, items]) => ({
+    const countsPerTopic = countPerTopic(records);
+    return counted(countsPerTopic, () =>
+      withinTimeLimit(
+        first.topic,
+        `${first.key} (+${records.length - 1})`,
+        countsPerTopic,
+        async () => {
+          const perTopic = new Map<
+            string,
+            { r: OutgoingRecord; partition: number; pos: number }[]
+          >();
+          const seen = new Map<string, number>(); // "topic:partition" -> records so far
+          const out: { topic: string; partition: number; pos: number }[] = [];
+          // What the partitioner needs of each topic: its partitions (one topic per batch, often).
+          const metadata = new Map<string, PartitionMetadata[]>();
+          for (const topic of new Set(records.map((r) => r.topic))) {
+            const n = await partitionsOf(topic);
+            metadata.set(
               topic,
-              messages: items.map(({ r, partition }) => ({
-                key: r.key,
-                value: r.value,
-                partition,
-                ...(r.headers ? { headers: r.headers } : {}),
+              Array.from({ length: n }, (_, i) => ({
+                partitionErrorCode: 0,
+                partitionId: i,
+                leader: 0,
+                replicas: [0],
+                isr: [0],
               })),
-            })),
-          });
-          for (const m of written)
-            base.set(`${m.topicName}:${m.partition}`, BigInt(m.baseOffset ?? "0"));
-          pending = pending
-            .map(
-              ([topic, items]) =>
-                [topic, items.filter(({ partition }) => !base.has(`${topic}:${partition}`))] as [
-                  string,
-                  typeof items,
-                ],
-            )
-            .filter(([, items]) => items.length > 0);
-          if (pending.length === 0) break;
-          const unanswered = pending.flatMap(([topic, items]) => [
-            ...new Set(items.map((i) => `${topic}[${i.partition}]`)),
-          ]);
-          if (round >= 5)
-            throw new Error(`Kafka never answered for ${unanswered.join(", ")} in ${round} sends`);
-          log?.warn("kafkajs resolved a send without writing some partitions: sending them again", {
-            partitions: unanswered.join(","),
-          });
-        }
-        return out.map(({ topic, partition, pos }) => ({
-          topic,
-          partition,
-          offset: String((base.get(`${topic}:${partition}`) ?? 0n) + BigInt(pos)),
-        }));
-      }),
+            );
+          }
+          for (const r of records) {
+            const partition = partitioner({
+              topic: r.topic,
+              partitionMetadata: metadata.get(r.topic) as PartitionMetadata[],
+              message: { key: r.key, value: r.value },
+            });
+            const k = `${r.topic}:${partition}`;
+            const pos = seen.get(k) ?? 0;
+            seen.set(k, pos + 1);
+            const item = { r, partition, pos };
+            const list = perTopic.get(r.topic);
+            if (list) list.push(item);
+            else perTopic.set(r.topic, [item]);
+            out.push({ topic: r.topic, partition, pos });
+          }
+          // kafkajs 2.2.4 can resolve a sendBatch without writing some of its records: when one
+          // broker answers NOT_LEADER and another answered already, its retry sends nothing to
+          // the broker that answered, even for the partitions that moved to it (the open
+          // kafkajs pull request #1798). The fault suite's controller kill lost two
+          // acknowledged PedidoCriado records that way. So every partition must be in the
+          // answer; the records of those that are not are sent again, in a send of their own.
+          const base = new Map<string, bigint>();
+          let pending = [...perTopic];
+          for (let round = 1; pending.length > 0; round++) {
+            const written = await producer.sendBatch({
+              acks: -1,
+              topicMessages: pending.map(([topic, items]) => ({
+                topic,
+                messages: items.map(({ r, partition }) => ({
+                  key: r.key,
+                  value: r.value,
+                  partition,
+                  ...(r.headers ? { headers: r.headers } : {}),
+                })),
+              })),
+            });
+            for (const m of written)
+              base.set(`${m.topicName}:${m.partition}`, BigInt(m.baseOffset ?? "0"));
+            pending = pending
+              .map(
+                ([topic, items]) =>
+                  [topic, items.filter(({ partition }) => !base.has(`${topic}:${partition}`))] as [
+                    string,
+                    typeof items,
+                  ],
+              )
+              .filter(([, items]) => items.length > 0);
+            if (pending.length === 0) break;
+            const unanswered = pending.flatMap(([topic, items]) => [
+              ...new Set(items.map((i) => `${topic}[${i.partition}]`)),
+            ]);
+            if (round >= 5)
+              throw new Error(
+                `Kafka never answered for ${unanswered.join(", ")} in ${round} sends`,
+              );
+            log?.warn(
+              "kafkajs resolved a send without writing some partitions: sending them again",
+              {
+                partitions: unanswered.join(","),
+              },
+            );
+          }
+          return out.map(({ topic, partition, pos }) => ({
+            topic,
+            partition,
+            offset: String((base.get(`${topic}:${partition}`) ?? 0n) + BigInt(pos)),
+          }));
+        },
+      ),
     );
   }
 

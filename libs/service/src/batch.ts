@@ -1,7 +1,7 @@
 import { context } from "@opentelemetry/api";
 
 /**
- * Batches the work handed over in the same turn of the event loop: `executar` runs once
+ * Batches the work handed over in the same turn of the event loop: `run` runs once
  * for all of it, and each caller gets its own result, only once that run has finished.
  * Used for the orders API's group commit (one SQLite transaction for the requests of a
  * turn) and for Kafka publishes (one produce request for the records of a turn).
@@ -16,7 +16,7 @@ import { context } from "@opentelemetry/api";
  * that one bad item fails only its own caller; without it, every caller gets the error.
  */
 export function batchPerTurn<E, R>(
-  run: (itens: E[]) => R[] | Promise<R[]>,
+  run: (items: E[]) => R[] | Promise<R[]>,
   { splitOnFailure = true, whileInFlight = false } = {},
 ): (item: E) => Promise<R> {
   let queue: { item: E; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
@@ -69,7 +69,7 @@ export function batchPerTurn<E, R>(
 }
 
 /**
- * Races work against a time limit: resolves with the work, or rejects with `noPrazo()` once
+ * Races work against a time limit: resolves with the work, or rejects with `onTimeout()` once
  * `ms` have passed. The work itself goes on (a publish may still be acknowledged late);
  * reporting that late outcome is the caller's. The one time limit of both publishers.
  */

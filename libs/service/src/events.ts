@@ -3,7 +3,7 @@ import { EventEmitter } from "node:events";
 /**
  * What both broker wrappers (libs/kafka's startConsumer, libs/amqp's startConsumer) tell about
  * each message, as typed events that tests and metrics subscribe to instead of reading
- * log lines. `origem` is the topic or queue; `onde` says where the message was: a Kafka
+ * log lines. `source` is the topic or queue; `where` says where the message was: a Kafka
  * record's `topic[partition]@offset`, an AMQP delivery's `queue#attempt`.
  */
 export interface ConsumedMessage {
@@ -18,7 +18,7 @@ export interface ConsumerEventMap {
   received: [ConsumedMessage];
   /** Its handler finished without an error (its effect is committed). */
   handled: [ConsumedMessage];
-  /** Its handling failed and it will be tried again (`tentativa` is the one that failed). */
+  /** Its handling failed and it will be tried again (`attempt` is the one that failed). */
   retried: [ConsumedMessage & { attempt: number; error: string }];
   /** It broke its contract or used up its attempts: it went to the dead letters. */
   "dead-lettered": [ConsumedMessage & { reason: string }];

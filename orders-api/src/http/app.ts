@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import {
   API_PEDIDOS,
   type CartaMorta,
@@ -88,63 +87,35 @@ export function createApp({
 }: AppDeps): Express {
   const app = createHttpApp({ corsOrigin: frontOrigin });
 
-  /** Idempotency-Keys whose first request is being answered now, in this process. */
-  const inProgress = new Set<string>();
-
   /**
-   * POST /pedidos, with an Idempotency-Key or without (the IETF httpapi draft's semantics,
-   * as Stripe uses them). The first request with a key creates the order, the key in the
-   * same transaction, and keeps its answer: a 201 or the 500 of an event not confirmed in
-   * time. The same key with the same body gets that answer again and creates nothing; with
-   * another body, 422; while the first is still being answered, 409.
+   * POST /pedidos, with an Idempotency-Key or without: the use case decides (PlaceOutcome);
+   * here each outcome gets its answer.
    */
   app.post("/pedidos", async (req, res) => {
     const input = validate(NovoPedidoSchema, req.body);
     const key = validate(PedidoHeadersSchema, req.headers)[IDEMPOTENCY_KEY_HEADER];
-    if (!key) {
-      const o = await pedidos.createPedido(input);
-      if (o.outcome === "not-announced") throw failure(o);
-      res.status(201).json(toWire(o.pedido));
-      return;
-    }
-    const fingerprint = createHash("sha256").update(JSON.stringify(input)).digest("hex");
-    const existing = pedidos.findKey(key);
-    if (existing && existing.fingerprint !== fingerprint) {
-      throw new AppError(
-        "chave-reutilizada",
-        "this Idempotency-Key was already used with a different body; use a new key for a new order",
-        422,
-      );
-    }
-    if (inProgress.has(key)) {
-      throw new AppError(
-        "chave-em-curso",
-        "a request with this Idempotency-Key is still being answered; repeat it in a moment",
-        409,
-      );
-    }
-    if (existing) {
-      res.set("Idempotent-Replayed", "true");
-      if (existing.status !== null) res.status(existing.status).json(existing.answer);
-      // Its first answer died with an earlier process: the order it created, as it is now.
-      else res.status(201).json(toWire(pedidos.getPedido(existing.pedidoId) as Pedido));
-      return;
-    }
-    inProgress.add(key);
-    try {
-      const o = await pedidos.createPedido(input, { key, fingerprint });
-      const answer = answerOf(o);
-      try {
-        pedidos.saveAnswer(key, answer.status, answer.body);
-      } catch (error) {
-        // The order and its key are saved; a repeat gets the order as it is then. A failure
-        // here (a full disk) must not tell this client that nothing was saved.
-        log.warn("the answer of a keyed request could not be kept", { error: String(error) });
-      }
-      if (o.outcome === "not-announced") throw failure(o);
-      res.status(answer.status).json(answer.body);
-    } finally {
-      inProgress.delete(key);
+    const o = await pedidos.placePedido(input, key, answerOf);
+    switch (o.outcome) {
+      case "created":
+        res.status(201).json(toWire(o.pedido));
+        return;
+      case "not-announced":
+        throw failure(o);
+      case "replayed":
+        res.set("Idempotent-Replayed", "true").status(o.answer.status).json(o.answer.body);
+        return;
+      case "key-reused":
+        throw new AppError(
+          "chave-reutilizada",
+          "this Idempotency-Key was already used with a different body; use a new key for a new order",
+          422,
+        );
+      case "key-in-progress":
+        throw new AppError(
+          "chave-em-curso",
+          "a request with this Idempotency-Key is still being answered; repeat it in a moment",
+          409,
+        );
     }
   });
 

@@ -8,7 +8,7 @@ import { AnnouncementFailed, type PedidoAnnouncer } from "../pedidos.ts";
  */
 export function paymentsHttpAnnouncer(pagamentosUrl: string): PedidoAnnouncer {
   return {
-    stage() {},
+    stage: () => null,
     async announce(pedido) {
       const response = await fetch(`${pagamentosUrl}/pagamentos`, {
         method: "POST",

@@ -31,17 +31,17 @@ const notAcknowledged = (then: string) =>
  * relay publishes it; announce waits for the relay's acknowledgement, at most confirmMs.
  */
 export function outboxAnnouncer(deps: {
-  store: PedidoStore;
   names: KafkaNames;
   relay: OutboxRelay;
   confirmMs: number;
 }): PedidoAnnouncer {
-  const { store, names, relay, confirmMs } = deps;
+  const { names, relay, confirmMs } = deps;
   return {
-    stage(pedido) {
-      // The request's trace goes with its event (the relay publishes outside its context).
-      store.insertOutbox(pedidoCriadoRecord(names, pedido), pedido, currentTraceparent());
-    },
+    // The request's trace goes with its event (the relay publishes outside its context).
+    stage: (pedido) => ({
+      ...pedidoCriadoRecord(names, pedido),
+      traceparent: currentTraceparent(),
+    }),
     async announce(pedido) {
       relay.wake();
       try {
@@ -70,7 +70,7 @@ export function directAnnouncer(deps: {
 }): PedidoAnnouncer {
   const { store, names, publisher, log } = deps;
   return {
-    stage() {},
+    stage: () => null,
     async announce(pedido) {
       const record = pedidoCriadoRecord(names, pedido);
       try {

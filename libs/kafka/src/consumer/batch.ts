@@ -1,0 +1,60 @@
+import type { ConsumerEvents } from "@shop/service";
+import type { EachBatchPayload } from "kafkajs";
+import type { PartitionTransactions } from "../transactions.ts";
+import { BatchOffsets } from "./offsets.ts";
+import type { recordHandler } from "./record.ts";
+import type { StuckPartitions } from "./stuck.ts";
+
+export interface BatchLoop {
+  onRecord: ReturnType<typeof recordHandler>;
+  stuck: StuckPartitions;
+  events: ConsumerEvents;
+  transactions: PartitionTransactions | null;
+  /** kafkajs's autoCommitInterval, which also paces a long batch's transactions. */
+  autoCommitInterval?: number;
+}
+
+/**
+ * kafkajs's eachBatch: the batch's records one after the other, each handled until done
+ * (the stuck-partition policy), their offsets resolved in order, committed during a long
+ * batch and at its end. Never a commit after an error, not even of finished work at a
+ * rebalance: kafkajs reads offsets without require_stable (KIP-447), so a member could
+ * read its partition's offset before this commit is written and decide the same records
+ * again.
+ */
+export function eachBatchOf(loop: BatchLoop) {
+  return async (payload: EachBatchPayload): Promise<void> => {
+    const { batch, heartbeat, commitOffsetsIfNecessary, isRunning, isStale } = payload;
+    const tx = loop.transactions?.forPartition(batch.topic, batch.partition) ?? null;
+    const offsets = new BatchOffsets(batch.topic, batch.partition, payload, tx, loop.events);
+    try {
+      for (const message of batch.messages) {
+        if (!isRunning() || isStale()) break;
+        const done = await loop.stuck.untilDone(
+          batch.topic,
+          batch.partition,
+          message,
+          payload,
+          () => loop.onRecord(batch.topic, batch.partition, message, tx),
+          tx !== null,
+        );
+        if (done === null) break;
+        offsets.add(message.offset, done.pending);
+        // kafkajs commits an eachBatch consumer's offsets only when the batch ends; with
+        // autoCommitInterval, what is done is also committed during a long batch
+        // (payments' 3 s per record: the spec's "every 5 seconds"). A transaction too.
+        if (!tx) await commitOffsetsIfNecessary();
+        else if (offsets.due(loop.autoCommitInterval)) await offsets.commitTransaction(tx);
+        await heartbeat();
+      }
+      // A stale batch (its partition revoked) is the rebalance case of the catch below:
+      // aborted, never committed, for the same reason.
+      if (tx && isStale()) await tx.abort();
+      else if (tx) await offsets.commitTransaction(tx);
+      await offsets.settle();
+    } catch (error) {
+      await tx?.abort();
+      throw error;
+    }
+  };
+}

@@ -1,0 +1,126 @@
+import { ConsumerEvents, createLogger } from "@shop/service";
+import type { KafkaMessage } from "kafkajs";
+import { describe, expect, it } from "vitest";
+import { BatchOffsets } from "../../src/consumer/offsets.ts";
+import { StuckPartitions } from "../../src/consumer/stuck.ts";
+
+const quiet = createLogger("test", () => {});
+const message = (offset: string) => ({ offset }) as KafkaMessage;
+
+describe("the consumer's offsets of one batch", () => {
+  it("When pipelined records finish out of order, then offsets are resolved in order, each once its record and every earlier one are done", async () => {
+    const resolved: string[] = [];
+    const events = new ConsumerEvents();
+    const acked: string[] = [];
+    events.on("acked", (e) => acked.push(e.where));
+    const offsets = new BatchOffsets(
+      "t",
+      0,
+      { resolveOffset: (o) => resolved.push(o) },
+      null,
+      events,
+    );
+    let finishFirst = () => {};
+    const first = new Promise<void>((r) => {
+      finishFirst = r;
+    });
+    offsets.add("10", first);
+    offsets.add("11", undefined); // done at once, but after a record still running
+    offsets.add("12", Promise.resolve());
+    await Promise.resolve();
+    expect(resolved).toEqual([]);
+    finishFirst();
+    await offsets.settle();
+    expect(resolved).toEqual(["10", "11", "12"]);
+    expect(acked).toEqual(["t[0]@10", "t[0]@11", "t[0]@12"]);
+  });
+
+  it("When a transaction commits, then the next offset is committed with it and only then resolved", async () => {
+    const resolved: string[] = [];
+    const committed: string[] = [];
+    const tx = {
+      send: async () => {},
+      commit: async (next: string) => {
+        committed.push(next);
+      },
+      abort: async () => {},
+    };
+    const offsets = new BatchOffsets(
+      "t",
+      1,
+      { resolveOffset: (o) => resolved.push(o) },
+      tx,
+      new ConsumerEvents(),
+    );
+    offsets.add("5", undefined);
+    offsets.add("6", undefined);
+    expect(resolved).toEqual([]);
+    await offsets.commitTransaction(tx);
+    expect(committed).toEqual(["7"]);
+    expect(resolved).toEqual(["6"]);
+  });
+});
+
+describe("the stuck-partition policy", () => {
+  const alive = { isRunning: () => true, isStale: () => false, heartbeat: async () => {} };
+
+  it("When a record fails twice and then succeeds, then the partition is reported stuck meanwhile and cleared after", async () => {
+    const events = new ConsumerEvents();
+    const retried: number[] = [];
+    events.on("retried", (e) => retried.push(e.attempt));
+    const stuck = new StuckPartitions(events, quiet);
+    let calls = 0;
+    const seenStuck: number[] = [];
+    const r = await stuck.untilDone(
+      "t",
+      2,
+      message("40"),
+      alive,
+      async () => {
+        seenStuck.push(stuck.list().length);
+        if (++calls < 3) throw new Error(`failure ${calls}`);
+        return "done";
+      },
+      false,
+    );
+    expect(r).toBe("done");
+    expect(retried).toEqual([1, 2]);
+    expect(seenStuck).toEqual([0, 1, 1]);
+    expect(stuck.size).toBe(0);
+  });
+
+  it("When the batch goes stale while the record waits, then it gives up with null and the partition is no longer stuck", async () => {
+    const stuck = new StuckPartitions(new ConsumerEvents(), quiet);
+    let stale = false;
+    const batch = { ...alive, isStale: () => stale };
+    const r = await stuck.untilDone(
+      "t",
+      0,
+      message("1"),
+      batch,
+      async () => {
+        stale = true;
+        throw new Error("down");
+      },
+      false,
+    );
+    expect(r).toBeNull();
+    expect(stuck.size).toBe(0);
+  });
+
+  it("When in a transaction, then the first error goes to the batch (to abort and read again)", async () => {
+    const stuck = new StuckPartitions(new ConsumerEvents(), quiet);
+    await expect(
+      stuck.untilDone(
+        "t",
+        0,
+        message("1"),
+        alive,
+        async () => {
+          throw new Error("fenced");
+        },
+        true,
+      ),
+    ).rejects.toThrow("fenced");
+  });
+});
