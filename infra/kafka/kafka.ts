@@ -556,6 +556,18 @@ export async function stopKafka(
   return { stopped: true };
 }
 
+/**
+ * The PLAINTEXT port of the broker this checkout's infra runs as `instance`, read from the
+ * server.properties it wrote; null when none runs.
+ */
+export function portStartedByInfra(instance = "default"): number | null {
+  const p = paths(instance);
+  const pid = readPid(p);
+  if (pid === null || !isOurBroker(pid, p)) return null;
+  const port = /^listeners=PLAINTEXT:\/\/[^:]+:(\d+)/m.exec(readFileSync(p.conf, "utf8"))?.[1];
+  return port === undefined ? null : Number(port);
+}
+
 export function kafkaStartedByInfra(instance = "default"): boolean {
   const p = paths(instance);
   const pid = readPid(p);

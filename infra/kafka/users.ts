@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkoutId, type InfraConfig, type Log } from "../config.ts";
-import { stopKafka } from "./kafka.ts";
+import { portStartedByInfra, stopKafka } from "./kafka.ts";
 
 /** Where the runs that use a Kafka on this machine say so: one file per run, machine-wide. */
 const USERS_DIR = join(tmpdir(), "shop-kafka-users");
@@ -48,8 +48,9 @@ export function kafkaUsers(kafka: Pick<InfraConfig["kafka"], "host" | "port">) {
 }
 
 /**
- * Stops the single Kafka broker this checkout's infra started, unless another process
- * still uses it (kafkaUsers); says which, then leaves it running.
+ * Stops the single Kafka broker this checkout's infra started on this address, unless
+ * another process still uses it (kafkaUsers); says which, then leaves it running. A broker
+ * this checkout started on another port is not the one asked for, and is left running.
  */
 export async function stopKafkaUnlessUsed(
   kafka: Pick<InfraConfig["kafka"], "host" | "port">,
@@ -61,6 +62,13 @@ export async function stopKafkaUnlessUsed(
       `kafka: left running, in use by pid ${others.join(", ")} (a test run, a lab or npm start, maybe of another checkout)`,
     );
     return { stopped: false, inUse: true };
+  }
+  const ours = portStartedByInfra();
+  if (ours !== null && ours !== kafka.port) {
+    log(
+      `kafka: this checkout's infra runs its broker on port ${ours}, not ${kafka.port}; left running`,
+    );
+    return { stopped: false, inUse: false };
   }
   return { stopped: (await stopKafka(log)).stopped, inUse: false };
 }

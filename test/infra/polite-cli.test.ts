@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { shopConfig } from "../../harness/env.ts";
+import { ownKafka } from "../../harness/own-kafka.ts";
 import { TcpProxy } from "../../harness/tcp-proxy.ts";
 import { kafkaAnswers } from "../../infra/kafka/kafka.ts";
 import { freePort } from "../../infra/ports.ts";
@@ -93,4 +94,21 @@ describe("Issue 34.3: a tool never stops a broker that others use", () => {
     expect(run.out).toMatch(/^kafka: left running, in use by pid \d+/m);
     expect(await kafkaAnswers(shopConfig().kafka)).toBe(true);
   });
+
+  it("When KAFKA_BROKERS names a broker this checkout's infra did not start there (a test's own, as another checkout's would be), then `infra kafka stop` says so and stops nothing", async () => {
+    const other = ownKafka("stop-not-mine");
+    try {
+      await other.start();
+      const run = await infra(["kafka", "stop"], { KAFKA_BROKERS: other.brokers });
+      expect(run.code, run.err).toBe(0);
+      expect(run.out).toMatch(
+        /^kafka: the broker answering on 127\.0\.0\.1:\d+ was not started by this checkout's infra .*: left running$/m,
+      );
+      // Still there: the next start reuses it instead of starting another.
+      expect((await other.start()).reused).toBe(true);
+      expect(await kafkaAnswers(shopConfig().kafka)).toBe(true);
+    } finally {
+      await other.dispose();
+    }
+  }, 120_000);
 });
