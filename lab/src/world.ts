@@ -7,8 +7,13 @@ import { kafkaNames } from "@shop/contracts";
 import { loadDotEnv } from "@shop/service";
 import { deleteTopicsWhere } from "../../harness/kafka.ts";
 import { ServiceProcess } from "../../harness/process.ts";
-import { ensureEnvFile, type InfraConfig, readInfraConfig } from "../../infra/config.ts";
-import { apagarInstancia, startKafka, stopKafka } from "../../infra/kafka/kafka.ts";
+import {
+  checkoutId,
+  ensureEnvFile,
+  type InfraConfig,
+  readInfraConfig,
+} from "../../infra/config.ts";
+import { deleteInstance, startKafka, stopKafka } from "../../infra/kafka/kafka.ts";
 import { kafkaUsers, stopKafkaUnlessUsed } from "../../infra/kafka/users.ts";
 import { freePort, twoFreePorts } from "../../infra/ports.ts";
 import { rabbitNode } from "../../infra/rabbitmq/node.ts";
@@ -39,7 +44,8 @@ export class LabWorld {
     ensureEnvFile();
     loadDotEnv();
     this.config = readInfraConfig();
-    this.prefix = `lab-${name}-${randomBytes(3).toString("hex")}.`;
+    // The checkout's id in it: a second checkout's lab or tests never take these for theirs.
+    this.prefix = `lab-${name}-${checkoutId()}${randomBytes(2).toString("hex")}.`;
     this.dir = mkdtempSync(join(tmpdir(), `lab-${name}-`));
     this.atEnd(() => rmSync(this.dir, { recursive: true, force: true }));
   }
@@ -101,7 +107,7 @@ export class LabWorld {
     };
     const quiet = () => {};
     const start = async () => (await startKafka(settings, quiet, { instance })).ms;
-    this.atEnd(() => apagarInstancia(instance));
+    this.atEnd(() => deleteInstance(instance));
     this.atEnd(() => stopKafka(quiet, { instance }));
     const ms = await start();
     this.say.saw(

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { shopConfig } from "../../harness/env.ts";
-import { ROOT } from "../../infra/config.ts";
+import { checkoutId, ROOT } from "../../infra/config.ts";
 import { withAdmin } from "../helpers/kafka.ts";
 
 /**
@@ -42,10 +42,10 @@ export function runExperiment(
   });
 }
 
-/** The topics of this experiment's runs (prefix lab-<name>-) on the shop's Kafka. */
+/** The topics of this checkout's runs of the experiment (prefix lab-<name>-<checkout id>) on the shop's Kafka. */
 async function labTopics(name: string): Promise<string[]> {
   const topics = await withAdmin(shopConfig().kafka.brokers.join(","), (a) => a.listTopics());
-  return topics.filter((t) => t.startsWith(`lab-${name}-`)).sort();
+  return topics.filter((t) => t.startsWith(`lab-${name}-${checkoutId()}`)).sort();
 }
 
 /**

@@ -1,13 +1,13 @@
 import type { Pedido, Plataforma, PlataformaBroker } from "@shop/contracts";
 import { useCallback, useState } from "react";
-import { buscarJson } from "./api.ts";
+import { fetchJson } from "./api.ts";
 import { BrokerPanel } from "./components/BrokerPanel.tsx";
 import { CartasMortas } from "./components/CartasMortas.tsx";
 import { PedidoForm } from "./components/PedidoForm.tsx";
 import { PedidoHistorico } from "./components/PedidoHistorico.tsx";
 import { PedidosList } from "./components/PedidosList.tsx";
 import { PlataformaPanel } from "./components/PlataformaPanel.tsx";
-import { useHistoria } from "./historia.ts";
+import { usePlatformHistory } from "./platformHistory.ts";
 import { usePolling } from "./usePolling.ts";
 
 export const INTERVALO_MS = 2000;
@@ -19,18 +19,18 @@ const NO_BROKER = () => Promise.reject(new Error("nenhuma edição broker config
 export function App({ apiUrl, brokerUrl = null }: { apiUrl: string; brokerUrl?: string | null }) {
   // Every order the API lists (at most 5,000): the list shows them a page at a time.
   const carregarPedidos = useCallback(
-    () => buscarJson<Pedido[]>(`${apiUrl}/pedidos?limite=5000`),
+    () => fetchJson<Pedido[]>(`${apiUrl}/pedidos?limite=5000`),
     [apiUrl],
   );
   const carregarPlataforma = useCallback(
-    () => buscarJson<Plataforma>(`${apiUrl}/plataforma`),
+    () => fetchJson<Plataforma>(`${apiUrl}/plataforma`),
     [apiUrl],
   );
   const pedidos = usePolling(carregarPedidos, INTERVALO_MS, "pedidos");
   const plataforma = usePolling(carregarPlataforma, INTERVALO_MS);
-  const historia = useHistoria(plataforma.data);
+  const historia = usePlatformHistory(plataforma.data);
   const carregarBroker = useCallback(
-    () => (brokerUrl ? buscarJson<PlataformaBroker>(`${brokerUrl}/plataforma`) : NO_BROKER()),
+    () => (brokerUrl ? fetchJson<PlataformaBroker>(`${brokerUrl}/plataforma`) : NO_BROKER()),
     [brokerUrl],
   );
   const broker = usePolling(carregarBroker, brokerUrl ? INTERVALO_MS : 3_600_000);
@@ -47,15 +47,15 @@ export function App({ apiUrl, brokerUrl = null }: { apiUrl: string; brokerUrl?: 
       </header>
       <main>
         <div className="coluna">
-          <PedidoForm apiUrl={apiUrl} onCriado={pedidos.refresh} />
+          <PedidoForm apiUrl={apiUrl} onCreated={pedidos.refresh} />
           {aberto !== null && (
-            <PedidoHistorico apiUrl={apiUrl} pedidoId={aberto} onFechar={() => setAberto(null)} />
+            <PedidoHistorico apiUrl={apiUrl} pedidoId={aberto} onClose={() => setAberto(null)} />
           )}
           <PedidosList
             pedidos={pedidos.data}
             error={pedidos.error}
             updatedAt={pedidos.updatedAt}
-            onAbrir={setAberto}
+            onOpenPedido={setAberto}
           />
         </div>
         <div className="coluna">
@@ -64,7 +64,7 @@ export function App({ apiUrl, brokerUrl = null }: { apiUrl: string; brokerUrl?: 
             error={plataforma.error}
             updatedAt={plataforma.updatedAt}
             historia={historia}
-            onCartas={setCartasDe}
+            onLetters={setCartasDe}
           />
           {cartasDe && (
             <CartasMortas apiUrl={apiUrl} topico={cartasDe} onFechar={() => setCartasDe(null)} />

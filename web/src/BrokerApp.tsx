@@ -1,10 +1,10 @@
 import type { HistoricoBroker, PlataformaBroker } from "@shop/contracts";
 import { type FormEvent, useCallback, useId, useState } from "react";
 import { INTERVALO_MS } from "./App.tsx";
-import { buscarJson } from "./api.ts";
+import { fetchJson } from "./api.ts";
 import { BrokerPanel } from "./components/BrokerPanel.tsx";
 import { type PedidoBrokerSummary, PedidosBrokerList } from "./components/PedidosBrokerList.tsx";
-import { formatarCentavos, formatarHoraCurta } from "./formato.ts";
+import { formatMoney, formatTimeOfDay } from "./format.ts";
 import { usePolling } from "./usePolling.ts";
 
 interface PedidoBroker {
@@ -16,14 +16,14 @@ interface PedidoBroker {
 }
 
 /** One exchange with the orders service, as the page shows it: what was sent, what came back. */
-interface Resposta {
+interface Answer {
   quando: Date;
   pedido: string;
   status: number;
   corpo: unknown;
 }
 
-async function enviar(url: string, corpo: unknown): Promise<{ status: number; corpo: unknown }> {
+async function post(url: string, corpo: unknown): Promise<{ status: number; corpo: unknown }> {
   try {
     const res = await fetch(url, {
       method: "POST",
@@ -36,7 +36,7 @@ async function enviar(url: string, corpo: unknown): Promise<{ status: number; co
   }
 }
 
-const ROTULO_ETAPA: Record<string, string> = {
+const ETAPA_LABEL: Record<string, string> = {
   "registro-guardado": "Solicitação guardada (PENDENTE)",
   "publicacao-confirmada": "Publicação confirmada pelo RabbitMQ",
   "decisao-guardada": "Decisão guardada pelo pagamento",
@@ -57,38 +57,38 @@ export function BrokerApp({ apiUrl }: { apiUrl: string }) {
   const [pedidoId, setPedidoId] = useState<string | null>(null);
   const [solicitacaoId, setSolicitacaoId] = useState<string>(() => crypto.randomUUID());
   const [cenario, setCenario] = useState<(typeof CENARIOS)[number]>("APROVAR");
-  const [respostas, setRespostas] = useState<Resposta[]>([]);
+  const [answers, setAnswers] = useState<Answer[]>([]);
 
-  const carregarPedido = useCallback(
+  const loadPedido = useCallback(
     () =>
-      pedidoId ? buscarJson<PedidoBroker>(`${apiUrl}/pedidos/${pedidoId}`) : Promise.resolve(null),
+      pedidoId ? fetchJson<PedidoBroker>(`${apiUrl}/pedidos/${pedidoId}`) : Promise.resolve(null),
     [apiUrl, pedidoId],
   );
   const carregarHistorico = useCallback(
     () =>
       pedidoId
-        ? buscarJson<HistoricoBroker>(`${apiUrl}/pedidos/${pedidoId}/historico`)
+        ? fetchJson<HistoricoBroker>(`${apiUrl}/pedidos/${pedidoId}/historico`)
         : Promise.resolve(null),
     [apiUrl, pedidoId],
   );
   const carregarPlataforma = useCallback(
-    () => buscarJson<PlataformaBroker>(`${apiUrl}/plataforma`),
+    () => fetchJson<PlataformaBroker>(`${apiUrl}/plataforma`),
     [apiUrl],
   );
   // The newest 200 orders, however they were made (this page, curl, the course's client).
   const carregarPedidos = useCallback(
-    () => buscarJson<PedidoBrokerSummary[]>(`${apiUrl}/pedidos?limite=200`),
+    () => fetchJson<PedidoBrokerSummary[]>(`${apiUrl}/pedidos?limite=200`),
     [apiUrl],
   );
   const pedidos = usePolling(carregarPedidos, INTERVALO_MS);
-  const pedido = usePolling(carregarPedido, INTERVALO_MS);
+  const pedido = usePolling(loadPedido, INTERVALO_MS);
   const historico = usePolling(carregarHistorico, INTERVALO_MS);
   const plataforma = usePolling(carregarPlataforma, INTERVALO_MS);
 
-  const anotar = (pedido: string, r: { status: number; corpo: unknown }) =>
-    setRespostas((rs) => [{ quando: new Date(), pedido, ...r }, ...rs].slice(0, 12));
+  const note = (pedido: string, r: { status: number; corpo: unknown }) =>
+    setAnswers((rs) => [{ quando: new Date(), pedido, ...r }, ...rs].slice(0, 12));
 
-  async function criar(event: FormEvent) {
+  async function createOrder(event: FormEvent) {
     event.preventDefault();
     const corpo = {
       clienteId: "web",
@@ -98,8 +98,8 @@ export function BrokerApp({ apiUrl }: { apiUrl: string }) {
         precoUnitario: Number(i.precoUnitario.replace(",", ".")),
       })),
     };
-    const r = await enviar(`${apiUrl}/pedidos`, corpo);
-    anotar("POST /pedidos", r);
+    const r = await post(`${apiUrl}/pedidos`, corpo);
+    note("POST /pedidos", r);
     if (r.status === 201) {
       setPedidoId((r.corpo as PedidoBroker).id);
       setSolicitacaoId(crypto.randomUUID());
@@ -107,19 +107,19 @@ export function BrokerApp({ apiUrl }: { apiUrl: string }) {
     }
   }
 
-  async function pagar(cenarioEnviado: string, descricao: string) {
+  async function pay(cenarioSent: string, description: string) {
     if (!pedidoId) return;
-    const r = await enviar(`${apiUrl}/pedidos/${pedidoId}/pagamentos`, {
+    const r = await post(`${apiUrl}/pedidos/${pedidoId}/pagamentos`, {
       solicitacaoId,
-      cenario: cenarioEnviado,
+      cenario: cenarioSent,
     });
-    anotar(`${descricao}: POST /pedidos/…/pagamentos`, r);
+    note(`${description}: POST /pedidos/…/pagamentos`, r);
     pedido.refresh();
   }
 
-  const mudarItem = (i: number, campo: "sku" | "quantidade" | "precoUnitario", valor: string) =>
+  const changeItem = (i: number, campo: "sku" | "quantidade" | "precoUnitario", valor: string) =>
     setItens((xs) => xs.map((x, j) => (j === i ? { ...x, [campo]: valor } : x)));
-  const outro = cenario === "APROVAR" ? "RECUSAR" : "APROVAR";
+  const opposite = cenario === "APROVAR" ? "RECUSAR" : "APROVAR";
 
   return (
     <>
@@ -132,7 +132,7 @@ export function BrokerApp({ apiUrl }: { apiUrl: string }) {
       </header>
       <main>
         <div className="coluna">
-          <form className="card" onSubmit={criar} aria-labelledby={`${id}-novo`}>
+          <form className="card" onSubmit={createOrder} aria-labelledby={`${id}-novo`}>
             <h2 id={`${id}-novo`}>Novo pedido</h2>
             {itens.map((item, i) => (
               // biome-ignore lint/suspicious/noArrayIndexKey: the rows are the form's own, edited in place
@@ -143,7 +143,7 @@ export function BrokerApp({ apiUrl }: { apiUrl: string }) {
                   <input
                     id={`${id}-sku-${i}`}
                     value={item.sku}
-                    onChange={(e) => mudarItem(i, "sku", e.target.value)}
+                    onChange={(e) => changeItem(i, "sku", e.target.value)}
                   />
                 </div>
                 <div className="campo">
@@ -152,7 +152,7 @@ export function BrokerApp({ apiUrl }: { apiUrl: string }) {
                     id={`${id}-qtd-${i}`}
                     inputMode="numeric"
                     value={item.quantidade}
-                    onChange={(e) => mudarItem(i, "quantidade", e.target.value)}
+                    onChange={(e) => changeItem(i, "quantidade", e.target.value)}
                   />
                 </div>
                 <div className="campo">
@@ -161,7 +161,7 @@ export function BrokerApp({ apiUrl }: { apiUrl: string }) {
                     id={`${id}-preco-${i}`}
                     inputMode="decimal"
                     value={item.precoUnitario}
-                    onChange={(e) => mudarItem(i, "precoUnitario", e.target.value)}
+                    onChange={(e) => changeItem(i, "precoUnitario", e.target.value)}
                   />
                 </div>
               </fieldset>
@@ -188,7 +188,7 @@ export function BrokerApp({ apiUrl }: { apiUrl: string }) {
                   Pedido <code>{pedidoId}</code>:{" "}
                   <strong data-status={pedido.data?.status}>{pedido.data?.status ?? "…"}</strong>
                   {pedido.data && (
-                    <> · total {formatarCentavos(Math.round(pedido.data.total * 100))}</>
+                    <> · total {formatMoney(Math.round(pedido.data.total * 100))}</>
                   )}
                 </p>
                 <div className="campos">
@@ -214,13 +214,13 @@ export function BrokerApp({ apiUrl }: { apiUrl: string }) {
                   </div>
                 </div>
                 <p className="paginas">
-                  <button type="button" onClick={() => pagar(cenario, "Solicitar")}>
+                  <button type="button" onClick={() => pay(cenario, "Solicitar")}>
                     Solicitar pagamento
                   </button>
-                  <button type="button" onClick={() => pagar(cenario, "Repetir")}>
+                  <button type="button" onClick={() => pay(cenario, "Repetir")}>
                     Repetir a mesma
                   </button>
-                  <button type="button" onClick={() => pagar(outro, `Conflitante (${outro})`)}>
+                  <button type="button" onClick={() => pay(opposite, `Conflitante (${opposite})`)}>
                     Enviar conflitante
                   </button>
                   <button type="button" onClick={() => setSolicitacaoId(crypto.randomUUID())}>
@@ -232,8 +232,8 @@ export function BrokerApp({ apiUrl }: { apiUrl: string }) {
                     {historico.data.solicitacoes.flatMap((s) =>
                       s.etapas.map((e) => (
                         <li key={`${s.solicitacaoId}-${e.etapa}-${e.em}`} data-etapa={e.etapa}>
-                          <time dateTime={e.em}>{formatarHoraCurta(e.em)}</time>{" "}
-                          <b>{ROTULO_ETAPA[e.etapa] ?? e.etapa}</b>{" "}
+                          <time dateTime={e.em}>{formatTimeOfDay(e.em)}</time>{" "}
+                          <b>{ETAPA_LABEL[e.etapa] ?? e.etapa}</b>{" "}
                           <small>({s.solicitacaoId.slice(0, 8)}…)</small>
                         </li>
                       )),
@@ -262,12 +262,12 @@ export function BrokerApp({ apiUrl }: { apiUrl: string }) {
           />
           <section className="card" aria-labelledby={`${id}-respostas`}>
             <h2 id={`${id}-respostas`}>Respostas</h2>
-            {respostas.length === 0 && <p className="discreto">Nenhuma requisição ainda.</p>}
+            {answers.length === 0 && <p className="discreto">Nenhuma requisição ainda.</p>}
             <ol className="respostas" aria-live="polite">
-              {respostas.map((r) => (
+              {answers.map((r) => (
                 <li key={r.quando.getTime() + r.pedido} data-http={r.status}>
                   <b>{r.status === 0 ? "sem resposta" : r.status}</b> {r.pedido} às{" "}
-                  {formatarHoraCurta(r.quando)}
+                  {formatTimeOfDay(r.quando)}
                   <pre className="resposta">{JSON.stringify(r.corpo, null, 1)}</pre>
                 </li>
               ))}

@@ -55,7 +55,7 @@ export async function createPedido(
   return { kind: "failed", message: `A API de pedidos respondeu ${response.status}.` };
 }
 
-export async function buscarJson<T>(url: string): Promise<T> {
+export async function fetchJson<T>(url: string): Promise<T> {
   let response: Response;
   try {
     response = await fetch(url);

@@ -18,7 +18,7 @@ export interface Polled<T> {
 export function usePolling<T>(
   load: () => Promise<T>,
   intervalMs: number,
-  marca?: string,
+  markName?: string,
 ): Polled<T> {
   const [state, setState] = useState<Omit<Polled<T>, "refresh">>({
     data: null,
@@ -31,13 +31,13 @@ export function usePolling<T>(
   const tick = useCallback(async () => {
     try {
       const data = await loadRef.current();
-      if (marca) performance.mark(`${marca}:dados`);
+      if (markName) performance.mark(`${markName}:dados`);
       if (active.current) setState({ data, error: null, updatedAt: new Date() });
     } catch (error) {
       if (active.current)
         setState((s) => ({ ...s, error: error instanceof Error ? error.message : String(error) }));
     }
-  }, [marca]);
+  }, [markName]);
   useEffect(() => {
     active.current = true;
     let timer: ReturnType<typeof setInterval> | null = null;

@@ -1,6 +1,6 @@
 import type { PlataformaBroker } from "@shop/contracts";
-import { formatarHoraCurta } from "../formato.ts";
-import { Rolagem } from "./Rolagem.tsx";
+import { formatTimeOfDay } from "../format.ts";
+import { ScrollArea } from "./ScrollArea.tsx";
 
 /**
  * The RabbitMQ side of the platform, from the broker edition's GET /plataforma (which reads
@@ -21,12 +21,12 @@ export function BrokerPanel({
   return (
     <section className="card" aria-labelledby="broker-titulo">
       <h2 id="broker-titulo">
-        Plataforma (RabbitMQ) {updatedAt && <small>lida às {formatarHoraCurta(updatedAt)}</small>}
+        Plataforma (RabbitMQ) {updatedAt && <small>lida às {formatTimeOfDay(updatedAt)}</small>}
       </h2>
       {error && (
         <p className="alerta" role="alert">
           Dados do broker indisponíveis ({error})
-          {updatedAt ? `; mostrando os de ${formatarHoraCurta(updatedAt)}.` : "."}
+          {updatedAt ? `; mostrando os de ${formatTimeOfDay(updatedAt)}.` : "."}
         </p>
       )}
       {plataforma && (
@@ -39,7 +39,7 @@ export function BrokerPanel({
               </span>
             ))}
           </p>
-          <Rolagem rotulo="Filas do RabbitMQ">
+          <ScrollArea rotulo="Filas do RabbitMQ">
             <table>
               <caption>Filas (lidas de {plataforma.lidoDe})</caption>
               <thead>
@@ -78,7 +78,7 @@ export function BrokerPanel({
                 })}
               </tbody>
             </table>
-          </Rolagem>
+          </ScrollArea>
         </>
       )}
     </section>

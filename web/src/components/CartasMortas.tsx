@@ -1,9 +1,9 @@
 import type { CartaMorta } from "@shop/contracts";
 import { useCallback } from "react";
-import { buscarJson } from "../api.ts";
-import { formatarHora } from "../formato.ts";
+import { fetchJson } from "../api.ts";
+import { formatTime } from "../format.ts";
 import { usePolling } from "../usePolling.ts";
-import { Rolagem } from "./Rolagem.tsx";
+import { ScrollArea } from "./ScrollArea.tsx";
 
 /**
  * A dead-letter topic's letters, read-only (GET /plataforma/mortas/{topico}): where each
@@ -19,7 +19,7 @@ export function CartasMortas({
   onFechar: () => void;
 }) {
   const carregar = useCallback(
-    () => buscarJson<CartaMorta[]>(`${apiUrl}/plataforma/mortas/${encodeURIComponent(topico)}`),
+    () => fetchJson<CartaMorta[]>(`${apiUrl}/plataforma/mortas/${encodeURIComponent(topico)}`),
     [apiUrl, topico],
   );
   const { data, error } = usePolling(carregar, 5000);
@@ -40,7 +40,7 @@ export function CartasMortas({
         </p>
       )}
       {data && (
-        <Rolagem rotulo={`Cartas mortas em ${topico}`}>
+        <ScrollArea rotulo={`Cartas mortas em ${topico}`}>
           <table>
             <thead>
               <tr>
@@ -58,7 +58,7 @@ export function CartasMortas({
                   <td>{c.onde}</td>
                   <td>{c.origem}</td>
                   <td>{c.motivo}</td>
-                  <td>{c.em ? <time dateTime={c.em}>{formatarHora(c.em)}</time> : "—"}</td>
+                  <td>{c.em ? <time dateTime={c.em}>{formatTime(c.em)}</time> : "—"}</td>
                   <td>{c.chave ?? "—"}</td>
                   <td>
                     <code>{c.corpo.length > 80 ? `${c.corpo.slice(0, 77)}…` : c.corpo}</code>
@@ -67,7 +67,7 @@ export function CartasMortas({
               ))}
             </tbody>
           </table>
-        </Rolagem>
+        </ScrollArea>
       )}
     </section>
   );

@@ -7,13 +7,13 @@ import {
 } from "@shop/contracts";
 import { type FormEvent, useId, useState } from "react";
 import { type CreateResult, createPedido } from "../api.ts";
-import { formatarCentavos } from "../formato.ts";
+import { formatMoney } from "../format.ts";
 
 type Field = "cliente" | "item" | "quantidade" | "precoUnitario";
 type FormValues = Record<Field, string>;
 const EMPTY: FormValues = { cliente: "", item: "", quantidade: "1", precoUnitario: "" };
 
-const ROTULOS: Record<Field, string> = {
+const LABELS: Record<Field, string> = {
   cliente: "Cliente",
   item: "Item",
   quantidade: "Quantidade (1 a 50)",
@@ -25,7 +25,7 @@ const ROTULOS: Record<Field, string> = {
  * whole rule of the field, whichever part of it was broken (the contract's own messages,
  * here and in the server's 400, are English for developers).
  */
-const REGRAS: Record<Field, string> = {
+const RULES: Record<Field, string> = {
   cliente: "Informe o cliente: de 1 a 100 caracteres, sem caracteres de controle.",
   item: "Informe o item: de 1 a 100 caracteres, sem caracteres de controle.",
   quantidade: "A quantidade deve ser um número inteiro de 1 a 50.",
@@ -60,7 +60,7 @@ export function totalInCents(v: FormValues): number | null {
   }
 }
 
-export function PedidoForm({ apiUrl, onCriado }: { apiUrl: string; onCriado?: () => void }) {
+export function PedidoForm({ apiUrl, onCreated: onCreated }: { apiUrl: string; onCreated?: () => void }) {
   const id = useId();
   const [values, setValues] = useState<FormValues>(EMPTY);
   const [touched, setTouched] = useState<Partial<Record<Field, boolean>>>({});
@@ -74,7 +74,7 @@ export function PedidoForm({ apiUrl, onCriado }: { apiUrl: string; onCriado?: ()
   const total = totalInCents(values);
   const errorOf = (field: Field) =>
     serverErrors[field] !== undefined || (touched[field] && local.errors[field] !== undefined)
-      ? REGRAS[field]
+      ? RULES[field]
       : undefined;
 
   function change(field: Field, value: string) {
@@ -103,7 +103,7 @@ export function PedidoForm({ apiUrl, onCriado }: { apiUrl: string; onCriado?: ()
       setAttempt(null);
       setValues(EMPTY);
       setTouched({});
-      onCriado?.();
+      onCreated?.();
     }
   }
 
@@ -111,12 +111,12 @@ export function PedidoForm({ apiUrl, onCriado }: { apiUrl: string; onCriado?: ()
     <form className="card" onSubmit={enviar} noValidate aria-labelledby={`${id}-titulo`}>
       <h2 id={`${id}-titulo`}>Novo pedido</h2>
       <div className="campos">
-        {(Object.keys(ROTULOS) as Field[]).map((field) => {
+        {(Object.keys(LABELS) as Field[]).map((field) => {
           const error = errorOf(field);
           const inputId = `${id}-${field}`;
           return (
             <div className="campo" key={field}>
-              <label htmlFor={inputId}>{ROTULOS[field]}</label>
+              <label htmlFor={inputId}>{LABELS[field]}</label>
               <input
                 id={inputId}
                 name={field}
@@ -143,7 +143,7 @@ export function PedidoForm({ apiUrl, onCriado }: { apiUrl: string; onCriado?: ()
         })}
       </div>
       <p className="total" aria-live="polite">
-        Total: <strong data-testid="total">{total === null ? "—" : formatarCentavos(total)}</strong>
+        Total: <strong data-testid="total">{total === null ? "—" : formatMoney(total)}</strong>
         {total !== null && <span className="sr-only"> ({formatCents(total)})</span>}
       </p>
       <button type="submit" disabled={sending}>

@@ -1,10 +1,10 @@
 import type { Historico } from "@shop/contracts";
 import { useCallback } from "react";
-import { buscarJson } from "../api.ts";
-import { formatarHora } from "../formato.ts";
+import { fetchJson } from "../api.ts";
+import { formatTime } from "../format.ts";
 import { usePolling } from "../usePolling.ts";
 
-const ROTULO: Record<string, string> = {
+const ETAPA_LABEL: Record<string, string> = {
   criado: "Criado",
   "evento-confirmado": "Evento confirmado pelo Kafka",
   "evento-posto-de-lado": "Evento recusado pelo Kafka e posto de lado",
@@ -13,7 +13,7 @@ const ROTULO: Record<string, string> = {
   "resultado-repetido": "Resultado repetido: nada mudou",
 };
 
-const detalhe = (d: Historico["etapas"][number]["detalhes"]) =>
+const describeDetalhes = (d: Historico["etapas"][number]["detalhes"]) =>
   Object.entries(d)
     .filter(([, v]) => v !== null)
     .map(([k, v]) => `${k} ${v}`)
@@ -23,16 +23,16 @@ const detalhe = (d: Historico["etapas"][number]["detalhes"]) =>
 export function PedidoHistorico({
   apiUrl,
   pedidoId,
-  onFechar,
+  onClose: onClose,
   intervaloMs = 2000,
 }: {
   apiUrl: string;
   pedidoId: number;
-  onFechar: () => void;
+  onClose: () => void;
   intervaloMs?: number;
 }) {
   const carregar = useCallback(
-    () => buscarJson<Historico>(`${apiUrl}/pedidos/${pedidoId}/historico`),
+    () => fetchJson<Historico>(`${apiUrl}/pedidos/${pedidoId}/historico`),
     [apiUrl, pedidoId],
   );
   const { data, error } = usePolling(carregar, intervaloMs);
@@ -40,7 +40,7 @@ export function PedidoHistorico({
     <section className="card" aria-labelledby="historico-titulo">
       <h2 id="historico-titulo">
         Pedido #{pedidoId}: histórico{" "}
-        <button type="button" onClick={onFechar}>
+        <button type="button" onClick={onClose}>
           Fechar
         </button>
       </h2>
@@ -53,8 +53,8 @@ export function PedidoHistorico({
         <ol className="historico">
           {data.etapas.map((e) => (
             <li key={`${e.etapa}@${e.em}@${JSON.stringify(e.detalhes)}`} data-etapa={e.etapa}>
-              <time dateTime={e.em}>{formatarHora(e.em)}</time> <b>{ROTULO[e.etapa] ?? e.etapa}</b>
-              {Object.keys(e.detalhes).length > 0 && <small> {detalhe(e.detalhes)}</small>}
+              <time dateTime={e.em}>{formatTime(e.em)}</time> <b>{ETAPA_LABEL[e.etapa] ?? e.etapa}</b>
+              {Object.keys(e.detalhes).length > 0 && <small> {describeDetalhes(e.detalhes)}</small>}
             </li>
           ))}
         </ol>

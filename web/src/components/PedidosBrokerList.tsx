@@ -1,6 +1,6 @@
-import { formatarCentavos } from "../formato.ts";
+import { formatMoney } from "../format.ts";
 import { usePager } from "./Pager.tsx";
-import { Rolagem } from "./Rolagem.tsx";
+import { ScrollArea } from "./ScrollArea.tsx";
 
 /** An order as the broker edition's orders service lists it. */
 export interface PedidoBrokerSummary {
@@ -52,7 +52,7 @@ export function PedidosBrokerList({
       {pedidos && total === 0 && <p>Nenhum pedido ainda.</p>}
       {total > 0 && (
         <>
-          <Rolagem rotulo="Lista de pedidos">
+          <ScrollArea rotulo="Lista de pedidos">
             <table>
               <thead>
                 <tr>
@@ -88,14 +88,14 @@ export function PedidosBrokerList({
                         {STATUS_LABEL[p.status]}
                       </span>
                     </td>
-                    <td className="num">{formatarCentavos(Math.round(p.total * 100))}</td>
+                    <td className="num">{formatMoney(Math.round(p.total * 100))}</td>
                     <td className="num">{p.itens.length}</td>
                     <td>{p.clienteId}</td>
                   </tr>
                 ))}
               </tbody>
             </table>
-          </Rolagem>
+          </ScrollArea>
           {pager}
         </>
       )}

@@ -1,17 +1,17 @@
 import { type Pedido, toCents } from "@shop/contracts";
 import { useEffect, useRef, useState } from "react";
-import { formatarCentavos, formatarHora, formatarHoraCurta } from "../formato.ts";
+import { formatMoney, formatTime, formatTimeOfDay } from "../format.ts";
 import { usePager } from "./Pager.tsx";
-import { Rolagem } from "./Rolagem.tsx";
+import { ScrollArea } from "./ScrollArea.tsx";
 
-const ROTULO_STATUS: Record<Pedido["status"], string> = {
+const STATUS_LABELS: Record<Pedido["status"], string> = {
   AGUARDANDO_PAGAMENTO: "Aguardando pagamento",
   PAGO: "Pago",
   RECUSADO: "Recusado",
 };
 
 /** Rows on one page of the list: a poll of 5,000 orders still renders this many rows. */
-export const POR_PAGINA = 10;
+export const PAGE_SIZE = 10;
 
 /** Ids whose status changed since the previous render, highlighted for a moment. */
 function useMudancas(pedidos: Pedido[] | null): Set<number> {
@@ -37,17 +37,17 @@ export function PedidosList({
   pedidos,
   error,
   updatedAt,
-  onAbrir,
+  onOpenPedido: onOpenPedido,
 }: {
   pedidos: Pedido[] | null;
   error: string | null;
   updatedAt: Date | null;
   /** Opens the order's timeline. */
-  onAbrir?: (id: number) => void;
+  onOpenPedido?: (id: number) => void;
 }) {
   const mudados = useMudancas(pedidos);
   const total = pedidos?.length ?? 0;
-  const { visible, pager } = usePager(pedidos, POR_PAGINA);
+  const { visible, pager } = usePager(pedidos, PAGE_SIZE);
   // How long one poll's answer took to reach the screen (the browser test reads it).
   useEffect(() => {
     if (!pedidos || performance.getEntriesByName("pedidos:dados").length === 0) return;
@@ -62,14 +62,14 @@ export function PedidosList({
         <p className="alerta" role="alert">
           Sem resposta da API de pedidos ({error}).{" "}
           {updatedAt
-            ? `Mostrando os dados de ${formatarHoraCurta(updatedAt)}.`
+            ? `Mostrando os dados de ${formatTimeOfDay(updatedAt)}.`
             : "Ainda não há dados."}
         </p>
       )}
       {pedidos && total === 0 && <p>Nenhum pedido ainda.</p>}
       {total > 0 && (
         <>
-          <Rolagem rotulo="Lista de pedidos">
+          <ScrollArea rotulo="Lista de pedidos">
             <table>
               <thead>
                 <tr>
@@ -94,11 +94,11 @@ export function PedidosList({
                     className={mudados.has(p.id) ? "mudou" : undefined}
                   >
                     <td>
-                      {onAbrir ? (
+                      {onOpenPedido ? (
                         <button
                           type="button"
                           className="link"
-                          onClick={() => onAbrir(p.id)}
+                          onClick={() => onOpenPedido(p.id)}
                           aria-label={`Abrir o histórico do pedido ${p.id}`}
                         >
                           {p.id}
@@ -112,23 +112,23 @@ export function PedidosList({
                         className={`badge badge-${p.status.toLowerCase()}`}
                         data-status={p.status}
                       >
-                        {ROTULO_STATUS[p.status]}
+                        {STATUS_LABELS[p.status]}
                       </span>
                     </td>
                     <td>{p.motivo ?? "—"}</td>
-                    <td className="num">{formatarCentavos(toCents(p.valor))}</td>
+                    <td className="num">{formatMoney(toCents(p.valor))}</td>
                     <td>{p.cliente}</td>
                     <td>{p.item}</td>
                     <td className="num">{p.quantidade}</td>
                     <td>{p.processadoPor ?? "—"}</td>
                     <td>
-                      <time dateTime={p.criadoEm}>{formatarHora(p.criadoEm)}</time>
+                      <time dateTime={p.criadoEm}>{formatTime(p.criadoEm)}</time>
                     </td>
                   </tr>
                 ))}
               </tbody>
             </table>
-          </Rolagem>
+          </ScrollArea>
           {pager}
         </>
       )}

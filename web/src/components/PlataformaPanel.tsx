@@ -1,48 +1,48 @@
 import type { Plataforma } from "@shop/contracts";
-import { formatarHoraCurta } from "../formato.ts";
-import { donosDe, type Historia, instanciaDe, JANELA_MS } from "../historia.ts";
-import { Rolagem } from "./Rolagem.tsx";
+import { formatTimeOfDay } from "../format.ts";
+import { holdersOf, type PlatformHistory, instanciaOf, WINDOW_MS } from "../platformHistory.ts";
+import { ScrollArea } from "./ScrollArea.tsx";
 
 /** Colours dark enough for white text. */
-const CORES = ["#0b57d0", "#7b2cbf", "#b3261e", "#0b6e35", "#8f4f00", "#00677f"];
+const COLOURS = ["#0b57d0", "#7b2cbf", "#b3261e", "#0b6e35", "#8f4f00", "#00677f"];
 
 /** One colour per instance on the page: by the order of their names, so the same each poll. */
-export function coresDe(plataforma: Plataforma): Map<string, string> {
-  const nomes = [
-    ...new Set(plataforma.grupos.flatMap((g) => g.membros.map((m) => instanciaDe(m.clientId)))),
+export function coloursOf(plataforma: Plataforma): Map<string, string> {
+  const groupNames = [
+    ...new Set(plataforma.grupos.flatMap((g) => g.membros.map((m) => instanciaOf(m.clientId)))),
   ].sort();
-  return new Map(nomes.map((n, i) => [n, CORES[i % CORES.length] as string]));
+  return new Map(groupNames.map((n, i) => [n, COLOURS[i % COLOURS.length] as string]));
 }
 
 /** Kafka's names for a group's state, in the page's language. */
-const ESTADO: Record<string, string> = {
+const STATE_LABEL: Record<string, string> = {
   Stable: "estável",
   Empty: "sem membros",
   Dead: "sem membros",
   PreparingRebalance: "preparando rebalanceamento",
   CompletingRebalance: "concluindo rebalanceamento",
 };
-const estadoDe = (s: string) => ESTADO[s] ?? s;
+const stateLabel = (s: string) => STATE_LABEL[s] ?? s;
 
 /** A group's lag over the last minutes, as a small line. */
-function Grafico({ pontos }: { pontos: { t: number; lag: number }[] }) {
+function LagChart({ lagPoints: lagPoints }: { lagPoints: { t: number; lag: number }[] }) {
   const [w, h] = [120, 24];
-  const max = Math.max(1, ...pontos.map((p) => p.lag));
-  const agora = pontos[pontos.length - 1]?.t ?? 0;
-  const xy = pontos
+  const max = Math.max(1, ...lagPoints.map((p) => p.lag));
+  const agora = lagPoints[lagPoints.length - 1]?.t ?? 0;
+  const xy = lagPoints
     .map(
       (p) =>
-        `${(w * (1 - (agora - p.t) / JANELA_MS)).toFixed(1)},${(h - 2 - ((h - 4) * p.lag) / max).toFixed(1)}`,
+        `${(w * (1 - (agora - p.t) / WINDOW_MS)).toFixed(1)},${(h - 2 - ((h - 4) * p.lag) / max).toFixed(1)}`,
     )
     .join(" ");
-  const ultimo = pontos[pontos.length - 1]?.lag ?? 0;
+  const latest = lagPoints[lagPoints.length - 1]?.lag ?? 0;
   return (
     <svg
       className="grafico"
       width={w}
       height={h}
       role="img"
-      aria-label={`lag nos últimos ${JANELA_MS / 60_000} minutos: máximo ${max}, agora ${ultimo}`}
+      aria-label={`lag nos últimos ${WINDOW_MS / 60_000} minutos: máximo ${max}, agora ${latest}`}
     >
       <polyline points={xy} fill="none" stroke="currentColor" strokeWidth="1.5" />
     </svg>
@@ -56,40 +56,40 @@ function Grafico({ pontos }: { pontos: { t: number; lag: number }[] }) {
  */
 function nodesDown(p: Plataforma): number[] {
   const up = new Set(p.cluster?.brokers.map((b) => b.nodeId) ?? []);
-  const holding = new Set(p.topicos.flatMap((t) => t.particoes.flatMap((x) => x.replicas)));
+  const holding = new Set(p.topics.flatMap((t) => t.particoes.flatMap((x) => x.replicas)));
   return [...holding].filter((id) => !up.has(id)).sort((a, b) => a - b);
 }
 
 /** Partitions with fewer replicas in sync than they have. */
 const underReplicated = (p: Plataforma) =>
-  p.topicos.flatMap((t) => t.particoes).filter((x) => x.isr.length < x.replicas.length).length;
+  p.topics.flatMap((t) => t.particoes).filter((x) => x.isr.length < x.replicas.length).length;
 
 export function PlataformaPanel({
   plataforma,
   error,
   updatedAt = null,
-  historia = { lag: new Map(), eventos: [] },
-  onCartas,
+  historia = { lag: new Map(), events: [] },
+  onLetters: onLetters,
 }: {
   plataforma: Plataforma | null;
   error: string | null;
   updatedAt?: Date | null;
-  historia?: Historia;
+  historia?: PlatformHistory;
   /** Opens a dead-letter topic's letters. */
-  onCartas?: (topic: string) => void;
+  onLetters?: (topic: string) => void;
 }) {
-  const donos = plataforma ? donosDe(plataforma) : new Map();
-  const cores = plataforma ? coresDe(plataforma) : new Map<string, string>();
-  const lagAgora = (grupo: string) => historia.lag.get(grupo)?.at(-1)?.lag;
+  const donos = plataforma ? holdersOf(plataforma) : new Map();
+  const colours = plataforma ? coloursOf(plataforma) : new Map<string, string>();
+  const lagNow = (grupo: string) => historia.lag.get(grupo)?.at(-1)?.lag;
   return (
     <section className="card plataforma" aria-labelledby="plataforma-titulo">
       <h2 id="plataforma-titulo">
-        Plataforma (Kafka) {updatedAt && <small>lida às {formatarHoraCurta(updatedAt)}</small>}
+        Plataforma (Kafka) {updatedAt && <small>lida às {formatTimeOfDay(updatedAt)}</small>}
       </h2>
       {error && (
         <p className="alerta" role="alert">
           Dados da plataforma indisponíveis ({error})
-          {updatedAt ? `; mostrando os de ${formatarHoraCurta(updatedAt)}.` : "."}
+          {updatedAt ? `; mostrando os de ${formatTimeOfDay(updatedAt)}.` : "."}
         </p>
       )}
 
@@ -101,18 +101,18 @@ export function PlataformaPanel({
             .map((g) => (
               <div key={g.grupo} className="atribuicao" data-grupo={g.grupo}>
                 <p>
-                  <strong>{g.grupo}</strong> <small>({estadoDe(g.estado)})</small>
+                  <strong>{g.grupo}</strong> <small>({stateLabel(g.estado)})</small>
                 </p>
-                {[...(donos.get(g.grupo)?.entries() ?? [])].map(([topic, porParticao]) => {
+                {[...(donos.get(g.grupo)?.entries() ?? [])].map(([topic, byPartition]) => {
                   const particoes =
-                    plataforma.topicos
+                    plataforma.topics
                       .find((t) => t.topic === topic)
                       ?.particoes.map((p) => p.partition) ?? [];
                   return (
                     <div key={topic} className="particoes">
                       <span className="topico">{topic}</span>
                       {particoes.map((p) => {
-                        const dono = porParticao.get(p);
+                        const dono = byPartition.get(p);
                         return (
                           <span
                             key={p}
@@ -120,7 +120,7 @@ export function PlataformaPanel({
                             data-particao={p}
                             data-dono={dono ?? ""}
                             style={
-                              dono ? { background: cores.get(dono), color: "#fff" } : undefined
+                              dono ? { background: colours.get(dono), color: "#fff" } : undefined
                             }
                           >
                             P{p} {dono ?? "sem dono"}
@@ -137,17 +137,17 @@ export function PlataformaPanel({
           )}
 
           <h3>Rebalanceamentos</h3>
-          {historia.eventos.length === 0 ? (
+          {historia.events.length === 0 ? (
             <p className="discreto">Nenhum desde que a página abriu.</p>
           ) : (
             <ul className="eventos" data-testid="rebalanceamentos" aria-live="polite">
-              {historia.eventos.map((e) => (
-                <li key={e.id}>{e.texto}</li>
+              {historia.events.map((e) => (
+                <li key={e.id}>{e.text}</li>
               ))}
             </ul>
           )}
 
-          <Rolagem rotulo="Grupos de consumidores">
+          <ScrollArea rotulo="Grupos de consumidores">
             <table data-testid="grupos">
               <caption>Grupos de consumidores com offsets nos tópicos da loja</caption>
               <thead>
@@ -156,7 +156,7 @@ export function PlataformaPanel({
                       without scrolling sideways (issue 34). */}
                   <th scope="col">Grupo</th>
                   <th scope="col">Lag</th>
-                  <th scope="col">Lag nos últimos {JANELA_MS / 60_000} min</th>
+                  <th scope="col">Lag nos últimos {WINDOW_MS / 60_000} min</th>
                   <th scope="col">Estado</th>
                   <th scope="col">Membros</th>
                 </tr>
@@ -166,14 +166,14 @@ export function PlataformaPanel({
                   <tr key={g.grupo} data-grupo={g.grupo}>
                     <td>{g.grupo}</td>
                     <td className="num">
-                      <span className={(lagAgora(g.grupo) ?? 0) > 0 ? "lag" : undefined}>
-                        {lagAgora(g.grupo) ?? "—"}
+                      <span className={(lagNow(g.grupo) ?? 0) > 0 ? "lag" : undefined}>
+                        {lagNow(g.grupo) ?? "—"}
                       </span>
                     </td>
                     <td>
-                      <Grafico pontos={historia.lag.get(g.grupo) ?? []} />
+                      <LagChart lagPoints={historia.lag.get(g.grupo) ?? []} />
                     </td>
-                    <td>{estadoDe(g.estado)}</td>
+                    <td>{stateLabel(g.estado)}</td>
                     <td>
                       {g.membros.length === 0
                         ? "nenhum"
@@ -187,7 +187,7 @@ export function PlataformaPanel({
                 ))}
               </tbody>
             </table>
-          </Rolagem>
+          </ScrollArea>
 
           {plataforma.outbox && (
             <p data-testid="outbox">
@@ -217,8 +217,8 @@ export function PlataformaPanel({
               {plataforma.mortas.map((m) => (
                 <li key={m.topic}>
                   Cartas mortas de {m.origem}:{" "}
-                  {m.cartas > 0 && onCartas ? (
-                    <button type="button" className="link" onClick={() => onCartas(m.topic)}>
+                  {m.cartas > 0 && onLetters ? (
+                    <button type="button" className="link" onClick={() => onLetters(m.topic)}>
                       <strong className="lag">{m.cartas}</strong> em {m.topic}
                     </button>
                   ) : (
@@ -250,10 +250,10 @@ export function PlataformaPanel({
               )}
             </p>
           )}
-          {plataforma.topicos.map((t) => {
+          {plataforma.topics.map((t) => {
             const grupos = t.particoes[0]?.grupos.map((g) => g.grupo) ?? [];
             return (
-              <Rolagem key={t.topic} rotulo={`Partições de ${t.topic}`}>
+              <ScrollArea key={t.topic} rotulo={`Partições de ${t.topic}`}>
                 <table>
                   <caption>{t.topic}</caption>
                   <thead>
@@ -297,7 +297,7 @@ export function PlataformaPanel({
                     ))}
                   </tbody>
                 </table>
-              </Rolagem>
+              </ScrollArea>
             );
           })}
         </>

@@ -54,13 +54,13 @@ describe("An order's timeline", () => {
         pedidos={[pedido]}
         error={null}
         updatedAt={new Date()}
-        onAbrir={(id) => abertos.push(id)}
+        onOpenPedido={(id) => abertos.push(id)}
       />,
     );
     fireEvent.click(screen.getByRole("button", { name: "Abrir o histórico do pedido 7" }));
     expect(abertos).toEqual([7]);
 
-    render(<PedidoHistorico apiUrl="http://api" pedidoId={7} onFechar={() => {}} />);
+    render(<PedidoHistorico apiUrl="http://api" pedidoId={7} onClose={() => {}} />);
     await waitFor(() => expect(document.querySelectorAll("li[data-etapa]")).toHaveLength(4));
     expect(fetchMock).toHaveBeenCalledWith("http://api/pedidos/7/historico");
     const etapas = [...document.querySelectorAll("li[data-etapa]")];
@@ -80,7 +80,7 @@ describe("An order's timeline", () => {
       "fetch",
       vi.fn(async () => new Response("{}", { status: 404 })),
     );
-    render(<PedidoHistorico apiUrl="http://api" pedidoId={9} onFechar={() => {}} />);
+    render(<PedidoHistorico apiUrl="http://api" pedidoId={9} onClose={() => {}} />);
     expect((await screen.findByRole("alert")).textContent).toContain("404");
   });
 });

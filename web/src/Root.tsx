@@ -2,42 +2,42 @@ import { useEffect, useState } from "react";
 import { App } from "./App.tsx";
 import { BrokerApp } from "./BrokerApp.tsx";
 
-type Edicao = "eventos" | "broker";
+type Edition = "eventos" | "broker";
 
 /**
  * Which edition answers at the API's URL, from its own OpenAPI document's title: the
  * event-log orders API or the broker edition's orders service. Asked again every 2 s until
  * one answers.
  */
-export async function edicaoEm(apiUrl: string): Promise<Edicao> {
+export async function editionAt(apiUrl: string): Promise<Edition> {
   const res = await fetch(`${apiUrl}/openapi.json`);
   const doc = (await res.json()) as { info?: { title?: string } };
   return doc.info?.title?.includes("broker edition") ? "broker" : "eventos";
 }
 
-export function Raiz({ apiUrl, brokerUrl }: { apiUrl: string; brokerUrl: string | null }) {
-  const [edicao, setEdicao] = useState<Edicao | null>(null);
+export function Root({ apiUrl, brokerUrl }: { apiUrl: string; brokerUrl: string | null }) {
+  const [currentEdition, setEdition] = useState<Edition | null>(null);
   const [falhou, setFalhou] = useState(false);
   useEffect(() => {
-    let vivo = true;
+    let alive = true;
     let timer: ReturnType<typeof setTimeout>;
-    const perguntar = () =>
-      edicaoEm(apiUrl).then(
-        (e) => vivo && setEdicao(e),
+    const ask = () =>
+      editionAt(apiUrl).then(
+        (e) => alive && setEdition(e),
         () => {
-          if (!vivo) return;
+          if (!alive) return;
           setFalhou(true);
-          timer = setTimeout(perguntar, 2000);
+          timer = setTimeout(ask, 2000);
         },
       );
-    void perguntar();
+    void ask();
     return () => {
-      vivo = false;
+      alive = false;
       clearTimeout(timer);
     };
   }, [apiUrl]);
-  if (edicao === "broker") return <BrokerApp apiUrl={apiUrl} />;
-  if (edicao === "eventos") return <App apiUrl={apiUrl} brokerUrl={brokerUrl} />;
+  if (currentEdition === "broker") return <BrokerApp apiUrl={apiUrl} />;
+  if (currentEdition === "eventos") return <App apiUrl={apiUrl} brokerUrl={brokerUrl} />;
   return (
     <main>
       <p className={falhou ? "alerta" : undefined} role="status">

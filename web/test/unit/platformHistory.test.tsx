@@ -1,7 +1,7 @@
 import type { Plataforma } from "@shop/contracts";
 import { act, cleanup, renderHook } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { lagPorGrupo, rebalanceamentos } from "../../src/historia.ts";
+import { lagPerGroup, rebalanceSentences } from "../../src/platformHistory.ts";
 import { usePolling } from "../../src/usePolling.ts";
 
 afterEach(() => {
@@ -12,7 +12,7 @@ afterEach(() => {
 /** A platform where `grupo`'s members hold these partitions of pedidos-criados. */
 function plataforma(donos: Record<string, number[]>, lag = 0): Plataforma {
   return {
-    topicos: [
+    topics: [
       {
         topic: "pedidos-criados",
         particoes: [0, 1, 2].map((partition) => ({
@@ -46,17 +46,17 @@ describe("The panel's story of a consumer group", () => {
     const quando = new Date(2026, 10, 21, 11, 5, 3);
     const antes = plataforma({ "caixa-1": [0, 1, 2] });
     const depois = plataforma({ "caixa-1": [0], "caixa-2": [1, 2] });
-    expect(rebalanceamentos(antes, depois, quando)).toEqual([
+    expect(rebalanceSentences(antes, depois, quando)).toEqual([
       "pagamentos: caixa-2 entrou às 11:05:03; partições 1 e 2 mudaram de dono",
     ]);
-    expect(rebalanceamentos(depois, plataforma({ "caixa-1": [0, 1, 2] }), quando)).toEqual([
+    expect(rebalanceSentences(depois, plataforma({ "caixa-1": [0, 1, 2] }), quando)).toEqual([
       "pagamentos: caixa-2 saiu às 11:05:03; partições 1 e 2 mudaram de dono",
     ]);
-    expect(rebalanceamentos(depois, depois, quando)).toEqual([]);
+    expect(rebalanceSentences(depois, depois, quando)).toEqual([]);
   });
 
   it("When a group lags on every partition, then its lag is their sum", () => {
-    expect(lagPorGrupo(plataforma({ "caixa-1": [0, 1, 2] }, 4)).get("pagamentos")).toBe(12);
+    expect(lagPerGroup(plataforma({ "caixa-1": [0, 1, 2] }, 4)).get("pagamentos")).toBe(12);
   });
 });
 
