@@ -4,7 +4,7 @@ import autocannon from "autocannon";
 import { serviceEnv, tempDb, uniquePrefix } from "../harness/env.ts";
 import { ServiceProcess } from "../harness/process.ts";
 import { ROOT } from "../infra/config.ts";
-import { ferramentaKafka } from "../infra/kafka/kafka.ts";
+import { runKafkaTool } from "../infra/kafka/kafka.ts";
 import { deleteTopics, KAFKA_BROKER, measureCpu, pidsOf } from "./stats.ts";
 
 export interface Row {
@@ -55,7 +55,7 @@ async function load(url: string, seconds: number, connections: number, onTick?: 
 
 /** Kafka's own ProducerPerformance (Java, same jars), acks=all, records of the same size. */
 function producerPerformance(brokers: string, topic: string, records: number, size: number) {
-  const r = ferramentaKafka("org.apache.kafka.tools.ProducerPerformance", [
+  const r = runKafkaTool("org.apache.kafka.tools.ProducerPerformance", [
     "--topic",
     topic,
     "--num-records",

@@ -24,10 +24,10 @@ const ORDER = JSON.stringify({
  * created -> decided latencies (ms) and the span from the first creation to the last
  * decision, over the orders with an id above `depoisDe` (a warm-up's orders do not count).
  */
-const latencies = (dbPath: string, depoisDe: number) =>
+const latencies = (dbPath: string, since: number) =>
   latenciesFromDb(
     dbPath,
-    `SELECT criado_em AS c, decidido_em AS d FROM pedidos WHERE decidido_em IS NOT NULL AND id > ${depoisDe}`,
+    `SELECT criado_em AS c, decidido_em AS d FROM pedidos WHERE decidido_em IS NOT NULL AND id > ${since}`,
   );
 
 function decided(dbPath: string): number {
@@ -73,7 +73,7 @@ function requestsPerOrder(
  * time, and a member rejoins only at its next heartbeat; measuring through those pauses
  * measured start-up, not the pipeline.
  */
-async function gruposEstaveis(api: ServiceProcess, paymentsUrls: string[]) {
+async function groupsStable(api: ServiceProcess, paymentsUrls: string[]) {
   type Saude = { consumidor: { particoes: Record<string, number[]> } | null };
   const particoes = async (url: string) =>
     Object.entries(
@@ -98,15 +98,15 @@ async function gruposEstaveis(api: ServiceProcess, paymentsUrls: string[]) {
  * connection sends its quota for the second back to back and then waits for the next
  * second, so "200/s" arrived as a burst of 200 at full speed and then nothing.
  */
-async function aRitmoConstante(url: string, porSegundo: number, total: number) {
-  const intervalo = 1000 / porSegundo;
-  const inicio = performance.now();
-  const enviados: Promise<void>[] = [];
+async function atSteadyRate(url: string, perSecond: number, total: number) {
+  const gapMs = 1000 / perSecond;
+  const startedAt = performance.now();
+  const sent: Promise<void>[] = [];
   let falhas = 0;
   for (let i = 0; i < total; i++) {
-    const espera = inicio + i * intervalo - performance.now();
-    if (espera >= 1) await new Promise((r) => setTimeout(r, espera));
-    enviados.push(
+    const waitMs = startedAt + i * gapMs - performance.now();
+    if (waitMs >= 1) await new Promise((r) => setTimeout(r, waitMs));
+    sent.push(
       fetch(`${url}/pedidos`, {
         method: "POST",
         headers: { "content-type": "application/json" },
@@ -122,7 +122,7 @@ async function aRitmoConstante(url: string, porSegundo: number, total: number) {
       ),
     );
   }
-  await Promise.all(enviados);
+  await Promise.all(sent);
   if (falhas > 0) throw new Error(`${falhas} of ${total} orders were not created (201)`);
 }
 
@@ -150,7 +150,7 @@ export async function benchPipeline(opts: {
     label: string,
     shape: (url: string) => Promise<unknown>,
     expected: number,
-    aquecimento = 0,
+    warmUp = 0,
     paymentsEnv: Record<string, string> = {},
     everyEnv: Record<string, string> = {},
   ) => {
@@ -176,7 +176,7 @@ export async function benchPipeline(opts: {
       for (const p of payments) paymentsPeak = Math.max(paymentsPeak, rssMb(p.child.pid as number));
     }, 500);
     try {
-      await gruposEstaveis(
+      await groupsStable(
         api,
         payments.map((p) => p.url()),
       );
@@ -207,8 +207,8 @@ export async function benchPipeline(opts: {
         apiCpuMs: spent.perUnit["orders API"] ?? 0,
         paymentsCpuMs: spent.perUnit.payments ?? 0,
         kafkaCpuMs: spent.perUnit.Kafka ?? 0,
-        ...latencies(dbPath, aquecimento),
-        etapas: stepsFromDb(dbPath, aquecimento),
+        ...latencies(dbPath, warmUp),
+        etapas: stepsFromDb(dbPath, warmUp),
         paymentsPeak,
       };
     } finally {
@@ -288,15 +288,15 @@ export async function benchPipeline(opts: {
   // One second at the same pace first, not counted: the first orders through fresh
   // processes and topics wait for JIT compilation and first connections (up to 280 ms, in
   // the first half second only), which is start-up, not the steady state measured here.
-  const aquecimento = 200;
+  const warmUp = 200;
   const steady = await run(
     "steady",
     async (url) => {
-      await aRitmoConstante(url, 200, aquecimento);
-      await aRitmoConstante(url, 200, steadyTotal);
+      await atSteadyRate(url, 200, warmUp);
+      await atSteadyRate(url, 200, steadyTotal);
     },
-    aquecimento + steadyTotal,
-    aquecimento,
+    warmUp + steadyTotal,
+    warmUp,
   );
 
   return [
@@ -314,7 +314,7 @@ export async function benchPipeline(opts: {
     {
       id: "latency-200",
       benchmark: "pipeline at a steady 200 orders/s: p99",
-      measured: `p50 ${steady.p50} ms, p99 ${steady.p99} ms (${steady.n} orders after ${aquecimento} of warm-up); p50/p99 by step: ${Object.entries(
+      measured: `p50 ${steady.p50} ms, p99 ${steady.p99} ms (${steady.n} orders after ${warmUp} of warm-up); p50/p99 by step: ${Object.entries(
         steady.etapas,
       )
         .map(([k, v]) => `${k} ${v.p50}/${v.p99}`)

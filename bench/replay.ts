@@ -4,15 +4,15 @@ import { ensureTopics } from "@shop/kafka";
 import { Kafka, logLevel } from "kafkajs";
 import { uniquePrefix } from "../harness/env.ts";
 import { analyticsCli } from "../harness/process.ts";
-import { ferramentaKafka } from "../infra/kafka/kafka.ts";
+import { runKafkaTool } from "../infra/kafka/kafka.ts";
 import { type Row, rssMb } from "./intake.ts";
 import { deleteTopics } from "./stats.ts";
 
 /** Writes `total` valid records, half creations and half results, with kafkajs in big batches. */
 async function fill(brokers: string, prefix: string, total: number, log: (l: string) => void) {
-  const nomes = kafkaNames(prefix);
+  const names = kafkaNames(prefix);
   const kafka = new Kafka({ brokers: [brokers], logLevel: logLevel.ERROR });
-  await ensureTopics(kafka, pedidoTopics(nomes), REPLICATION_FACTOR);
+  await ensureTopics(kafka, pedidoTopics(names), REPLICATION_FACTOR);
   const producer = kafka.producer();
   await producer.connect();
   const half = total / 2;
@@ -23,7 +23,7 @@ async function fill(brokers: string, prefix: string, total: number, log: (l: str
       acks: 1,
       topicMessages: [
         {
-          topic: nomes.topics.pedidosCriados,
+          topic: names.topics.pedidosCriados,
           messages: ids.map((id) => ({
             key: String(id),
             value: JSON.stringify({
@@ -38,7 +38,7 @@ async function fill(brokers: string, prefix: string, total: number, log: (l: str
           })),
         },
         {
-          topic: nomes.topics.pagamentosResultados,
+          topic: names.topics.pagamentosResultados,
           messages: ids.map((id) => ({
             key: String(id),
             value: JSON.stringify({
@@ -57,12 +57,12 @@ async function fill(brokers: string, prefix: string, total: number, log: (l: str
       log(`replay: written ${Math.min(total, (start - 1 + 10_000) * 2)} / ${total} records`);
   }
   await producer.disconnect();
-  return nomes;
+  return names;
 }
 
 function consumerPerformance(brokers: string, topic: string, messages: number): number {
   const started = Date.now();
-  const r = ferramentaKafka("org.apache.kafka.tools.ConsumerPerformance", [
+  const r = runKafkaTool("org.apache.kafka.tools.ConsumerPerformance", [
     "--bootstrap-server",
     brokers,
     "--topic",
@@ -98,8 +98,8 @@ async function analyticsRun(brokers: string, prefix: string, grupo: string) {
   clearInterval(sampler);
   const ms = Date.now() - started;
   if (code !== 0) throw new Error(`analytics exited ${code}`);
-  const painel = JSON.parse(out) as { registrosLidos: number };
-  return { ms, peak, read: painel.registrosLidos };
+  const dashboard = JSON.parse(out) as { registrosLidos: number };
+  return { ms, peak, read: dashboard.registrosLidos };
 }
 
 const median = (xs: number[]) => {
@@ -120,7 +120,7 @@ export async function benchReplay(opts: {
   log: (l: string) => void;
 }): Promise<Row[]> {
   const prefix = uniquePrefix("replay");
-  const nomes = await fill(opts.brokers, prefix, opts.total, opts.log);
+  const names = await fill(opts.brokers, prefix, opts.total, opts.log);
   const trials = opts.trials ?? 3;
 
   const javaRates: number[] = [];
@@ -132,8 +132,8 @@ export async function benchReplay(opts: {
         `replay ${t}/${trials}: ConsumerPerformance over both topics (${opts.total} records)...`,
       );
       const javaMs =
-        consumerPerformance(opts.brokers, nomes.topics.pedidosCriados, opts.total / 2) +
-        consumerPerformance(opts.brokers, nomes.topics.pagamentosResultados, opts.total / 2);
+        consumerPerformance(opts.brokers, names.topics.pedidosCriados, opts.total / 2) +
+        consumerPerformance(opts.brokers, names.topics.pagamentosResultados, opts.total / 2);
       javaRates.push((opts.total / javaMs) * 1000);
       opts.log(`replay ${t}/${trials}: the analytics CLI from offset 0...`);
       const run = await analyticsRun(opts.brokers, prefix, `bench-replay-${t}`);

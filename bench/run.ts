@@ -5,7 +5,7 @@ import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { loadDotEnv } from "@shop/service";
 import { PedidoCriado } from "../contracts/src/index.ts";
-import { construir } from "../infra/build.ts";
+import { buildBundles } from "../infra/build.ts";
 import { ensureEnvFile, ROOT, readInfraConfig } from "../infra/config.ts";
 import { startKafka } from "../infra/kafka/kafka.ts";
 import { startRabbit } from "../infra/rabbitmq/rabbitmq.ts";
@@ -147,7 +147,7 @@ async function main() {
   // The services run as production runs them: bundled to plain JavaScript (npm run build),
   // without tsx's loader. --fonte measures them run from source instead.
   if (!args.fonte) {
-    await construir();
+    await buildBundles();
     process.env.SHOP_CONSTRUIDO = "1";
   }
   const stamp = new Date().toISOString().replaceAll(":", "-");

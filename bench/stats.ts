@@ -35,7 +35,7 @@ export function latenciesFromDb(dbPath: string, sql: string) {
  */
 export function stepsFromDb(
   dbPath: string,
-  depoisDe = 0,
+  afterId = 0,
 ): Record<string, { p50: number; p99: number }> {
   const db = new Database(dbPath, { readonly: true });
   const rows = db
@@ -46,36 +46,36 @@ export function stepsFromDb(
               (SELECT em FROM historico h WHERE h.pedido_id = p.id AND etapa = 'resultado-aplicado' LIMIT 1) AS aplicado
        FROM pedidos p WHERE p.decidido_em IS NOT NULL AND p.id > ?`,
     )
-    .all(depoisDe) as {
+    .all(afterId) as {
     criado: string;
     confirmado: string | null;
     decidido: string | null;
     aplicado: string | null;
   }[];
   db.close();
-  const passo = (de: keyof (typeof rows)[number], ate: keyof (typeof rows)[number]) => {
+  const stepMs = (from: keyof (typeof rows)[number], to: keyof (typeof rows)[number]) => {
     const ms = rows
-      .filter((r) => r[de] && r[ate])
-      .map((r) => Date.parse(r[ate] as string) - Date.parse(r[de] as string))
+      .filter((r) => r[from] && r[to])
+      .map((r) => Date.parse(r[to] as string) - Date.parse(r[from] as string))
       .sort((a, b) => a - b);
     return { p50: percentile(ms, 50), p99: percentile(ms, 99) };
   };
   return {
-    "created->acknowledged": passo("criado", "confirmado"),
-    "acknowledged->decided": passo("confirmado", "decidido"),
-    "decided->applied": passo("decidido", "aplicado"),
+    "created->acknowledged": stepMs("criado", "confirmado"),
+    "acknowledged->decided": stepMs("confirmado", "decidido"),
+    "decided->applied": stepMs("decidido", "aplicado"),
   };
 }
 
 /** sysconf(_SC_CLK_TCK): 100 on every Linux this runs on. */
-const TICKS_POR_SEGUNDO = 100;
+const TICKS_PER_SECOND = 100;
 
 /** CPU time (ms, user + system) a process has used so far; 0 once it is gone. */
 export function cpuMs(pid: number): number {
   try {
     // Fields after the command name (which may hold spaces): utime and stime are 12th, 13th.
-    const campos = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    return ((Number(campos[11]) + Number(campos[12])) * 1000) / TICKS_POR_SEGUNDO;
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
   } catch {
     return 0;
   }

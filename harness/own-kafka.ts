@@ -3,10 +3,10 @@ import { copyFileSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   activeController,
-  apagarInstancia,
   clusterNode,
   clusterNodeIds,
   deleteCluster,
+  deleteInstance,
   moveLeader,
   paths,
   type SecureListener,
@@ -101,7 +101,7 @@ export function ownKafka(
       await stopKafka(log, { instance });
       await proxy?.close();
       keepLog(instance);
-      apagarInstancia(instance);
+      deleteInstance(instance);
     },
   };
 }

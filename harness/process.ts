@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, existsSync } from "node:fs";
 import { join } from "node:path";
 import { type ConsumerEventMap, Database, waitFor } from "@shop/service";
-import { construidoDe, NODE_FLAGS } from "../infra/build.ts";
+import { bundleOf, NODE_FLAGS } from "../infra/build.ts";
 import { ROOT } from "../infra/config.ts";
 import { runLogDir } from "./logs.ts";
 
@@ -17,7 +17,7 @@ import { runLogDir } from "./logs.ts";
  */
 export function programArgs(dir: string): string[] {
   if (process.env.SHOP_CONSTRUIDO === "1") {
-    const file = construidoDe(dir);
+    const file = bundleOf(dir);
     if (!existsSync(file)) throw new Error(`${file} is missing: run npm run build`);
     return [...NODE_FLAGS, file];
   }
@@ -37,7 +37,7 @@ export function logRecords(lines: string[]): Record<string, unknown>[] {
 }
 
 /** The line every service (and the bare-Express baseline) prints once it accepts requests. */
-const ESCUTANDO = /listening on http:\/\//;
+const LISTENING = /listening on http:\/\//;
 
 /** A service run as a real process (node + tsx), with its output kept for assertions. */
 export class ServiceProcess {
@@ -114,7 +114,7 @@ export class ServiceProcess {
       stdio: ["ignore", "pipe", "pipe"],
     });
     const service = new ServiceProcess(name, child);
-    await service.waitForLine(ESCUTANDO, 60_000);
+    await service.waitForLine(LISTENING, 60_000);
     return service;
   }
 
@@ -140,7 +140,7 @@ export class ServiceProcess {
 
   /** The URL the service printed as listening. */
   url(): string {
-    const line = this.lines.find((l) => ESCUTANDO.test(l)) ?? "";
+    const line = this.lines.find((l) => LISTENING.test(l)) ?? "";
     return (line.match(/listening on (http:\/\/[^\s"]+)/) as RegExpMatchArray)[1] as string;
   }
 

@@ -13,7 +13,7 @@ import { ROOT } from "./config.ts";
  * import is dist/node-version.mjs: ES modules evaluate in import order, so on a Node older
  * than the shop's it stops before any package loads (libs/service/src/node-version.ts).
  */
-export const ENTRADAS = {
+export const ENTRY_POINTS = {
   "orders-api": "orders-api/src/main.ts",
   payments: "payments/src/main.ts",
   analytics: "analytics/src/main.ts",
@@ -22,7 +22,7 @@ export const ENTRADAS = {
   dlq: "dlq/src/main.ts",
 } as const;
 
-export type Entrada = keyof typeof ENTRADAS;
+export type EntryPoint = keyof typeof ENTRY_POINTS;
 
 /**
  * V8 settings the built services run with. By default V8 lets a busy heap grow far past
@@ -35,15 +35,15 @@ export type Entrada = keyof typeof ENTRADAS;
 export const NODE_FLAGS = ["--max-semi-space-size=4", "--heap-growing-percent=20"];
 
 export const DIST = join(ROOT, "dist");
-export const construido = (nome: Entrada) => join(DIST, `${nome}.mjs`);
+export const bundlePath = (name: EntryPoint) => join(DIST, `${name}.mjs`);
 
 /** The bundle built from a service folder's src/main.ts ("broker/orders" -> broker-orders). */
-export function construidoDe(pasta: string): string {
-  const nome = (Object.keys(ENTRADAS) as Entrada[]).find(
-    (n) => ENTRADAS[n] === `${pasta}/src/main.ts`,
+export function bundleOf(serviceDir: string): string {
+  const name = (Object.keys(ENTRY_POINTS) as EntryPoint[]).find(
+    (n) => ENTRY_POINTS[n] === `${serviceDir}/src/main.ts`,
   );
-  if (!nome) throw new Error(`build: no entry point for ${pasta}/src/main.ts in ENTRADAS`);
-  return construido(nome);
+  if (!name) throw new Error(`build: no entry point for ${serviceDir}/src/main.ts in ENTRY_POINTS`);
+  return bundlePath(name);
 }
 
 /**
@@ -54,8 +54,8 @@ export function construidoDe(pasta: string): string {
  * its decoding thread). No source file imports a package for its side effects alone
  * (test/infra/build.test.ts checks that).
  */
-const dependenciasDeFora: Plugin = {
-  name: "dependencias-de-fora",
+const externalDependencies: Plugin = {
+  name: "external-dependencies",
   setup(b) {
     b.onResolve({ filter: /^[^./]/ }, (args) =>
       args.path.startsWith("@shop/")
@@ -65,12 +65,12 @@ const dependenciasDeFora: Plugin = {
   },
 };
 
-const GUARDA = "node-version.mjs";
+const GUARD = "node-version.mjs";
 
-export async function construir(): Promise<string[]> {
-  const guarda = await build({
+export async function buildBundles(): Promise<string[]> {
+  const guard = await build({
     entryPoints: [join(ROOT, "libs/service/src/node-version.ts")],
-    outfile: join(DIST, GUARDA),
+    outfile: join(DIST, GUARD),
     bundle: true,
     platform: "node",
     format: "esm",
@@ -78,7 +78,9 @@ export async function construir(): Promise<string[]> {
     logLevel: "warning",
   });
   const result = await build({
-    entryPoints: Object.fromEntries(Object.entries(ENTRADAS).map(([n, f]) => [n, join(ROOT, f)])),
+    entryPoints: Object.fromEntries(
+      Object.entries(ENTRY_POINTS).map(([n, f]) => [n, join(ROOT, f)]),
+    ),
     outdir: DIST,
     outExtension: { ".js": ".mjs" },
     bundle: true,
@@ -86,18 +88,18 @@ export async function construir(): Promise<string[]> {
     format: "esm",
     target: `node${NODE_MAJOR}`,
     sourcemap: "linked",
-    banner: { js: `import "./${GUARDA}";` },
-    plugins: [dependenciasDeFora],
+    banner: { js: `import "./${GUARD}";` },
+    plugins: [externalDependencies],
     logLevel: "warning",
   });
-  if (guarda.errors.length + result.errors.length > 0)
+  if (guard.errors.length + result.errors.length > 0)
     throw new Error("build: esbuild reported errors");
-  return Object.keys(ENTRADAS).map((n) => construido(n as Entrada));
+  return Object.keys(ENTRY_POINTS).map((n) => bundlePath(n as EntryPoint));
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const started = Date.now();
-  const files = await construir();
+  const files = await buildBundles();
   console.log(`build: ${files.length} files in dist/ in ${Date.now() - started} ms`);
   for (const f of files) console.log(`  ${f.slice(ROOT.length + 1)}`);
 }

@@ -31,7 +31,7 @@ export function checkoutUsers(root = ROOT) {
 }
 
 /** What `npm run setup` puts in place of each placeholder of .env.example. */
-const GERADOS: Record<string, () => string> = {
+const GENERATED: Record<string, () => string> = {
   "<broker-user>": () => checkoutUsers().user,
   "<broker-password>": () => randomBytes(18).toString("base64url"),
   "<broker-admin-user>": () => checkoutUsers().admin,
@@ -42,7 +42,7 @@ const GERADOS: Record<string, () => string> = {
   "<grafana-password>": () => randomBytes(18).toString("base64url"),
 };
 
-const preencher = (linha: string) => linha.replace(/<[a-z-]+>/g, (p) => GERADOS[p]?.() ?? p);
+const fillIn = (envLine: string) => envLine.replace(/<[a-z-]+>/g, (p) => GENERATED[p]?.() ?? p);
 
 /**
  * Creates .env from .env.example when it is absent, with local user names and random
@@ -53,18 +53,18 @@ const preencher = (linha: string) => linha.replace(/<[a-z-]+>/g, (p) => GERADOS[
 export function ensureEnvFile(): { created: boolean; path: string } {
   const example = readFileSync(ENV_EXAMPLE, "utf8");
   if (!existsSync(ENV_FILE)) {
-    writeFileSync(ENV_FILE, example.split("\n").map(preencher).join("\n"), { mode: 0o600 });
+    writeFileSync(ENV_FILE, example.split("\n").map(fillIn).join("\n"), { mode: 0o600 });
     return { created: true, path: ENV_FILE };
   }
-  const atual = readFileSync(ENV_FILE, "utf8");
-  const tem = new Set(atual.split("\n").map((l) => l.split("=")[0]?.trim()));
-  const faltam = example
+  const current = readFileSync(ENV_FILE, "utf8");
+  const present = new Set(current.split("\n").map((l) => l.split("=")[0]?.trim()));
+  const missing = example
     .split("\n")
-    .filter((l) => /^[A-Z_]+=<[a-z-]+>$/.test(l) && !tem.has(l.split("=")[0]));
-  if (faltam.length > 0) {
+    .filter((l) => /^[A-Z_]+=<[a-z-]+>$/.test(l) && !present.has(l.split("=")[0]));
+  if (missing.length > 0) {
     appendFileSync(
       ENV_FILE,
-      `${atual.endsWith("\n") ? "" : "\n"}# added by npm run setup\n${faltam.map(preencher).join("\n")}\n`,
+      `${current.endsWith("\n") ? "" : "\n"}# added by npm run setup\n${missing.map(fillIn).join("\n")}\n`,
     );
   }
   return { created: false, path: ENV_FILE };

@@ -23,11 +23,11 @@ interface XDeath {
 function readDeath(m: GetMessage) {
   const headers = (m.properties.headers ?? {}) as Record<string, unknown>;
   const [death] = (headers["x-death"] ?? []) as XDeath[];
-  return { headers, morte: death };
+  return { headers, deathRecord: death };
 }
 
 function letterOf(queue: string, position: number, m: GetMessage): DeadLetter {
-  const { headers, morte: death } = readDeath(m);
+  const { headers, deathRecord: death } = readDeath(m);
   return {
     id: `rabbitmq:${queue}:${position}`,
     edicao: "rabbitmq",
@@ -144,11 +144,11 @@ export function rabbitDlq(r: BrokerAddress, log: Logger) {
     try {
       await walkQueue(async (ch, queue, position, m) => {
         const c = letterOf(queue, position, m);
-        const { headers, morte } = readDeath(m);
-        if (!filter(c) || !morte) return; // left unacked: back in the queue when the channel closes
+        const { headers, deathRecord } = readDeath(m);
+        if (!filter(c) || !deathRecord) return; // left unacked: back in the queue when the channel closes
         await client.publish(
-          morte.exchange,
-          morte["routing-keys"]?.[0] ?? "",
+          deathRecord.exchange,
+          deathRecord["routing-keys"]?.[0] ?? "",
           corpo ?? m.content.toString("utf8"),
           5000,
           {

@@ -61,21 +61,21 @@ export const KAFKA_VERSION = (() => {
  * It fetches the jars first when this checkout has none: the Kafka it talks to may be one
  * this checkout did not start (Docker's, say), which brought no jars here.
  */
-export function ferramentaKafka(classe: string, args: string[], log: Log = () => {}) {
+export function runKafkaTool(className: string, args: string[], log: Log = () => {}) {
   ensureJars(log);
-  return spawnSync("java", toolArgs("-Xmx512m", classe, args), {
+  return spawnSync("java", toolArgs("-Xmx512m", className, args), {
     encoding: "utf8",
     timeout: 300_000,
   });
 }
 
 /** The JVM's arguments for one of Kafka's tools: its heap, the jars' log settings and classpath. */
-const toolArgs = (heap: string, classe: string, args: string[]) => [
+const toolArgs = (heap: string, className: string, args: string[]) => [
   heap,
   KAFKA_LOG4J,
   "-cp",
   KAFKA_CLASSPATH,
-  classe,
+  className,
   ...args,
 ];
 
@@ -97,8 +97,8 @@ export async function activeController(brokers: string): Promise<number> {
 }
 
 /** One of Kafka's Java tools run without blocking this process's clients. */
-async function kafkaTool(classe: string, args: string[]): Promise<string> {
-  const { stdout } = await promisify(execFile)("java", toolArgs("-Xmx256m", classe, args), {
+async function kafkaTool(className: string, args: string[]): Promise<string> {
+  const { stdout } = await promisify(execFile)("java", toolArgs("-Xmx256m", className, args), {
     encoding: "utf8",
     timeout: 60_000,
   });
@@ -575,7 +575,7 @@ export function kafkaStartedByInfra(instance = "default"): boolean {
 }
 
 /** Deletes a named broker's folder (data, config, log): a test's own broker, once stopped. */
-export function apagarInstancia(instance: string): void {
+export function deleteInstance(instance: string): void {
   if (instance === "default")
     throw new Error("kafka: the default broker's folder is not a test's to delete");
   rmSync(paths(instance).dir, { recursive: true, force: true });

@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { construir, DIST, NODE_FLAGS } from "../../infra/build.ts";
+import { buildBundles, DIST, NODE_FLAGS } from "../../infra/build.ts";
 import { ROOT } from "../../infra/config.ts";
 import {
   analyticsCli,
@@ -33,7 +33,7 @@ function olderNodesOnPath(): { path: string; version: string }[] {
 describe("npm run build", () => {
   const running: ServiceProcess[] = [];
   beforeAll(async () => {
-    await construir();
+    await buildBundles();
     vi.stubEnv("SHOP_CONSTRUIDO", "1");
   }, 60_000);
   afterAll(async () => {

@@ -4,7 +4,7 @@ import { shopPermissions } from "@shop/contracts";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import type { z } from "zod";
-import { ENTRADAS, type Entrada, NODE_FLAGS } from "../../infra/build.ts";
+import { ENTRY_POINTS, type EntryPoint, NODE_FLAGS } from "../../infra/build.ts";
 import { ROOT } from "../../infra/config.ts";
 import { CONTROLLER_IDS, clusterFailover, KAFKA_VERSION } from "../../infra/kafka/kafka.ts";
 import { readConfig as ordersConfig } from "../../orders-api/src/config.ts";
@@ -28,7 +28,7 @@ const services = compose.services;
 function fonte(service: ComposeService): string | undefined {
   const built = service.command?.find((part) => /^dist\/.+\.mjs$/.test(part));
   const name = built?.slice("dist/".length, -".mjs".length);
-  return name && name in ENTRADAS ? ENTRADAS[name as Entrada] : undefined;
+  return name && name in ENTRY_POINTS ? ENTRY_POINTS[name as EntryPoint] : undefined;
 }
 
 describe("compose.yaml, for users who have Docker", () => {

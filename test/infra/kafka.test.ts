@@ -80,8 +80,8 @@ describe("Kafka's Java tools for the benchmarks (issue 14)", () => {
       `bootstrap.servers=${shopConfig().kafka.brokers.join(",")}`,
       "acks=all",
     ];
-    const script = `import { ferramentaKafka } from ${JSON.stringify(join(ROOT, "infra/kafka/kafka.ts"))};
-      const r = ferramentaKafka("org.apache.kafka.tools.ProducerPerformance", ${JSON.stringify(args)});
+    const script = `import { runKafkaTool } from ${JSON.stringify(join(ROOT, "infra/kafka/kafka.ts"))};
+      const r = runKafkaTool("org.apache.kafka.tools.ProducerPerformance", ${JSON.stringify(args)});
       process.stdout.write(r.stdout + r.stderr); process.exitCode = r.status ?? 1;`;
     const r = spawnSync(
       process.execPath,

@@ -187,9 +187,7 @@ export function BrokerApp({ apiUrl }: { apiUrl: string }) {
                 <p data-testid="pedido-broker">
                   Pedido <code>{pedidoId}</code>:{" "}
                   <strong data-status={pedido.data?.status}>{pedido.data?.status ?? "…"}</strong>
-                  {pedido.data && (
-                    <> · total {formatMoney(Math.round(pedido.data.total * 100))}</>
-                  )}
+                  {pedido.data && <> · total {formatMoney(Math.round(pedido.data.total * 100))}</>}
                 </p>
                 <div className="campos">
                   <div className="campo">

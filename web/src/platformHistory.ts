@@ -32,7 +32,11 @@ const membersOf = (p: Plataforma, grupo: string) =>
  * or left, and which partitions changed hands ("caixa-2 entrou às 11:05:03; partições 1 e
  * 2 mudaram de dono"). Nothing when nothing changed.
  */
-export function rebalanceSentences(before: Plataforma, nowMs: Plataforma, polledAt: Date): string[] {
+export function rebalanceSentences(
+  before: Plataforma,
+  nowMs: Plataforma,
+  polledAt: Date,
+): string[] {
   const [holdersBefore, holdersNow] = [holdersOf(before), holdersOf(nowMs)];
   const sentences: string[] = [];
   for (const g of nowMs.grupos) {
@@ -68,7 +72,7 @@ export function rebalanceSentences(before: Plataforma, nowMs: Plataforma, polled
 /** Each group's lag summed over its partitions of every topic it reads. */
 export function lagPerGroup(p: Plataforma): Map<string, number> {
   const lag = new Map<string, number>();
-  for (const t of p.topics)
+  for (const t of p.topicos)
     for (const part of t.particoes)
       for (const g of part.grupos) lag.set(g.grupo, (lag.get(g.grupo) ?? 0) + g.lag);
   return lag;
@@ -78,7 +82,7 @@ export function lagPerGroup(p: Plataforma): Map<string, number> {
 export const WINDOW_MS = 5 * 60_000;
 
 export interface PlatformHistory {
-  /** Per group, its total lag at each poll of the last JANELA_MS. */
+  /** Per group, its total lag at each poll of the last WINDOW_MS. */
   lag: Map<string, { t: number; lag: number }[]>;
   /** The latest rebalances, newest first (at most 8), each with an id of its own. */
   events: { id: number; text: string }[];

@@ -76,7 +76,7 @@ export const provaBroker = {
           itens: [{ sku: "CAFE", quantidade: 2, precoUnitario: 18.9 }],
         })
       ).body;
-    const pedir = (id: string, solicitacaoId: string, cenario: string) =>
+    const requestPagamento = (id: string, solicitacaoId: string, cenario: string) =>
       send<Record<string, unknown>>("POST", `${url()}/pedidos/${id}/pagamentos`, {
         solicitacaoId,
         cenario,
@@ -96,7 +96,7 @@ export const provaBroker = {
     say.doing("1. Payments is not running: requesting an approval");
     const p1 = await novoPedido();
     const k1 = randomUUID();
-    const r1 = await pedir(p1.id, k1, APROVAR);
+    const r1 = await requestPagamento(p1.id, k1, APROVAR);
     const ready1 = await depth(QUEUES.solicitacoes);
     say.saw(
       `answer ${r1.status}; order ${await status(p1.id)}; ${ready1} message Ready in ${QUEUES.solicitacoes}`,
@@ -110,10 +110,14 @@ export const provaBroker = {
     say.doing(
       "2. The HTTP rules: a pending repeat, a conflict, an unknown order, a bad key, locked items",
     );
-    const repeat = await pedir(p1.id, k1, APROVAR);
-    const conflict = await pedir(p1.id, k1, RECUSAR);
-    const unknown = await pedir("00000000-0000-4000-8000-000000000000", randomUUID(), APROVAR);
-    const bad = await pedir(p1.id, "nao-e-uuid", APROVAR);
+    const repeat = await requestPagamento(p1.id, k1, APROVAR);
+    const conflict = await requestPagamento(p1.id, k1, RECUSAR);
+    const unknown = await requestPagamento(
+      "00000000-0000-4000-8000-000000000000",
+      randomUUID(),
+      APROVAR,
+    );
+    const bad = await requestPagamento(p1.id, "nao-e-uuid", APROVAR);
     const item = await send("POST", `${url()}/pedidos/${p1.id}/itens`, {
       sku: "PAO",
       quantidade: 1,
@@ -153,12 +157,12 @@ export const provaBroker = {
     );
     const p4 = await novoPedido();
     const recusa = randomUUID();
-    await pedir(p4.id, recusa, RECUSAR);
+    await requestPagamento(p4.id, recusa, RECUSAR);
     await until(p4.id, "ABERTO", "the refused order back to ABERTO");
     const aprovacao = randomUUID();
-    await pedir(p4.id, aprovacao, APROVAR);
+    await requestPagamento(p4.id, aprovacao, APROVAR);
     await until(p4.id, "PAGO");
-    const repetidosAntes =
+    const repeatsBefore =
       queryRows<{ n: number }>(
         ordersDb,
         "SELECT resultados_repetidos AS n FROM solicitacoes WHERE solicitacao_id = ?",
@@ -178,12 +182,12 @@ export const provaBroker = {
           ordersDb,
           "SELECT resultados_repetidos AS n FROM solicitacoes WHERE solicitacao_id = ?",
           recusa,
-        )[0]?.n ?? 0) > repetidosAntes,
+        )[0]?.n ?? 0) > repeatsBefore,
       { timeoutMs: 15_000, what: "the old refusal recognised as a repeat" },
     );
     say.check(
       (await status(p4.id)) === "PAGO" &&
-        (await pedir(p4.id, randomUUID(), APROVAR)).status === 409,
+        (await requestPagamento(p4.id, randomUUID(), APROVAR)).status === 409,
       "4. refusal (ABERTO), then approval (PAGO); the old refusal replayed was recognised as a repeat and did not reopen the order",
     );
 
@@ -193,7 +197,7 @@ export const provaBroker = {
     payments = await startPayments({ PAUSA_ANTES_DO_ACK_MS: "60000" });
     const p5 = await novoPedido();
     const k5 = randomUUID();
-    await pedir(p5.id, k5, APROVAR);
+    await requestPagamento(p5.id, k5, APROVAR);
     await waitFor(() => decisoes(k5).length === 1, {
       timeoutMs: 15_000,
       what: "the decision stored",
@@ -270,7 +274,7 @@ export const provaBroker = {
     const k7 = randomUUID();
     await rabbit.node.stopApp();
     const started = Date.now();
-    const down = await pedir(p7.id, k7, APROVAR);
+    const down = await requestPagamento(p7.id, k7, APROVAR);
     const seconds = (Date.now() - started) / 1000;
     const kept = queryRows<{ estado: string }>(
       ordersDb,
@@ -284,7 +288,7 @@ export const provaBroker = {
     say.doing("RabbitMQ is back: repeating the same request, with the same key");
     const back = await waitFor(
       async () => {
-        const r = await pedir(p7.id, k7, APROVAR);
+        const r = await requestPagamento(p7.id, k7, APROVAR);
         return r.status === 202 && r;
       },
       {

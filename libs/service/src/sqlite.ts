@@ -39,8 +39,8 @@ export function openDatabase(path: string, migrations: readonly string[]): Datab
  * trigger refuses a row whose amount, given as an SQL expression over NEW, is out of it.
  * The store holds what the wire can carry, whoever writes the row.
  */
-export function moneyRangeTrigger(table: string, name: string, expressao: string): string {
+export function moneyRangeTrigger(table: string, name: string, valueExpression: string): string {
   return `CREATE TRIGGER ${name} BEFORE INSERT ON ${table}
-     WHEN (${expressao}) NOT BETWEEN 1 AND ${MAX_CENTS}
+     WHEN (${valueExpression}) NOT BETWEEN 1 AND ${MAX_CENTS}
      BEGIN SELECT RAISE(ABORT, '${name}: amount out of the money range'); END;`;
 }

@@ -60,7 +60,7 @@ export function totalInCents(v: FormValues): number | null {
   }
 }
 
-export function PedidoForm({ apiUrl, onCreated: onCreated }: { apiUrl: string; onCreated?: () => void }) {
+export function PedidoForm({ apiUrl, onCreated }: { apiUrl: string; onCreated?: () => void }) {
   const id = useId();
   const [values, setValues] = useState<FormValues>(EMPTY);
   const [touched, setTouched] = useState<Partial<Record<Field, boolean>>>({});

@@ -23,7 +23,7 @@ const describeDetalhes = (d: Historico["etapas"][number]["detalhes"]) =>
 export function PedidoHistorico({
   apiUrl,
   pedidoId,
-  onClose: onClose,
+  onClose,
   intervaloMs = 2000,
 }: {
   apiUrl: string;
@@ -53,7 +53,8 @@ export function PedidoHistorico({
         <ol className="historico">
           {data.etapas.map((e) => (
             <li key={`${e.etapa}@${e.em}@${JSON.stringify(e.detalhes)}`} data-etapa={e.etapa}>
-              <time dateTime={e.em}>{formatTime(e.em)}</time> <b>{ETAPA_LABEL[e.etapa] ?? e.etapa}</b>
+              <time dateTime={e.em}>{formatTime(e.em)}</time>{" "}
+              <b>{ETAPA_LABEL[e.etapa] ?? e.etapa}</b>
               {Object.keys(e.detalhes).length > 0 && <small> {describeDetalhes(e.detalhes)}</small>}
             </li>
           ))}

@@ -37,7 +37,7 @@ export function PedidosList({
   pedidos,
   error,
   updatedAt,
-  onOpenPedido: onOpenPedido,
+  onOpenPedido,
 }: {
   pedidos: Pedido[] | null;
   error: string | null;

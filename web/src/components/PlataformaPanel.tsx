@@ -1,6 +1,6 @@
 import type { Plataforma } from "@shop/contracts";
 import { formatTimeOfDay } from "../format.ts";
-import { holdersOf, type PlatformHistory, instanciaOf, WINDOW_MS } from "../platformHistory.ts";
+import { holdersOf, instanciaOf, type PlatformHistory, WINDOW_MS } from "../platformHistory.ts";
 import { ScrollArea } from "./ScrollArea.tsx";
 
 /** Colours dark enough for white text. */
@@ -25,7 +25,7 @@ const STATE_LABEL: Record<string, string> = {
 const stateLabel = (s: string) => STATE_LABEL[s] ?? s;
 
 /** A group's lag over the last minutes, as a small line. */
-function LagChart({ lagPoints: lagPoints }: { lagPoints: { t: number; lag: number }[] }) {
+function LagChart({ lagPoints }: { lagPoints: { t: number; lag: number }[] }) {
   const [w, h] = [120, 24];
   const max = Math.max(1, ...lagPoints.map((p) => p.lag));
   const agora = lagPoints[lagPoints.length - 1]?.t ?? 0;
@@ -56,20 +56,20 @@ function LagChart({ lagPoints: lagPoints }: { lagPoints: { t: number; lag: numbe
  */
 function nodesDown(p: Plataforma): number[] {
   const up = new Set(p.cluster?.brokers.map((b) => b.nodeId) ?? []);
-  const holding = new Set(p.topics.flatMap((t) => t.particoes.flatMap((x) => x.replicas)));
+  const holding = new Set(p.topicos.flatMap((t) => t.particoes.flatMap((x) => x.replicas)));
   return [...holding].filter((id) => !up.has(id)).sort((a, b) => a - b);
 }
 
 /** Partitions with fewer replicas in sync than they have. */
 const underReplicated = (p: Plataforma) =>
-  p.topics.flatMap((t) => t.particoes).filter((x) => x.isr.length < x.replicas.length).length;
+  p.topicos.flatMap((t) => t.particoes).filter((x) => x.isr.length < x.replicas.length).length;
 
 export function PlataformaPanel({
   plataforma,
   error,
   updatedAt = null,
   historia = { lag: new Map(), events: [] },
-  onLetters: onLetters,
+  onLetters,
 }: {
   plataforma: Plataforma | null;
   error: string | null;
@@ -105,7 +105,7 @@ export function PlataformaPanel({
                 </p>
                 {[...(donos.get(g.grupo)?.entries() ?? [])].map(([topic, byPartition]) => {
                   const particoes =
-                    plataforma.topics
+                    plataforma.topicos
                       .find((t) => t.topic === topic)
                       ?.particoes.map((p) => p.partition) ?? [];
                   return (
@@ -250,7 +250,7 @@ export function PlataformaPanel({
               )}
             </p>
           )}
-          {plataforma.topics.map((t) => {
+          {plataforma.topicos.map((t) => {
             const grupos = t.particoes[0]?.grupos.map((g) => g.grupo) ?? [];
             return (
               <ScrollArea key={t.topic} rotulo={`Partições de ${t.topic}`}>

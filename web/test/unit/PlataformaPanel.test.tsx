@@ -9,7 +9,7 @@ const partition = (
   n: number,
   leader: number,
   isr: number[],
-): Plataforma["topics"][0]["particoes"][0] => ({
+): Plataforma["topicos"][0]["particoes"][0] => ({
   partition: n,
   endOffset: 10,
   leader,
@@ -19,14 +19,14 @@ const partition = (
 });
 
 const plataforma = (
-  particoes: Plataforma["topics"][0]["particoes"],
+  particoes: Plataforma["topicos"][0]["particoes"],
   up: number[] = [1, 3],
 ): Plataforma => ({
   cluster: {
     brokers: up.map((nodeId) => ({ nodeId, host: "127.0.0.1", port: 9090 + 2 * nodeId })),
     controller: 3,
   },
-  topics: [{ topic: "pedidos-criados", particoes }],
+  topicos: [{ topic: "pedidos-criados", particoes }],
   grupos: [],
   outbox: null,
   lidoEm: "2026-11-23T10:00:00.000Z",

@@ -12,7 +12,7 @@ afterEach(() => {
 /** A platform where `grupo`'s members hold these partitions of pedidos-criados. */
 function plataforma(donos: Record<string, number[]>, lag = 0): Plataforma {
   return {
-    topics: [
+    topicos: [
       {
         topic: "pedidos-criados",
         particoes: [0, 1, 2].map((partition) => ({
