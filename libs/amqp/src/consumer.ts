@@ -40,6 +40,128 @@ export interface RunningConsumer {
   events: ConsumerEvents;
 }
 
+/** What each delivery's handling shares: the options, the events and the stop signal. */
+interface Handling<T> {
+  opts: ConsumerOptions<T>;
+  attempts: number;
+  events: ConsumerEvents;
+  /** Resolves when stop() is called; `stopping()` says whether it was. */
+  stopped: Promise<void>;
+  stopping: () => boolean;
+}
+
+type Named = { source: string; where: string; key: string | null };
+
+/** The channel may have closed meanwhile: the broker then redelivers the message. */
+function settle(log: Logger, queue: string, what: () => void): void {
+  try {
+    what();
+  } catch (error) {
+    log.warn("could not settle a delivery; the broker will redeliver it", {
+      queue,
+      error: String(error),
+    });
+  }
+}
+
+/** Decoded with the contract and handed to the handler, in a consumer span. */
+async function runHandler<T>(h: Handling<T>, msg: ConsumeMessage, attempt: number, message: Named) {
+  const { queue, contract, handle } = h.opts;
+  const decoded = contract.decode(msg.content);
+  if (!decoded.ok) throw new Error(decoded.error.reason);
+  const headers = msg.properties.headers ?? {};
+  // The message continues the trace of whoever published it, in a consumer span.
+  await inConsumerSpan(
+    `process ${queue}`,
+    headers,
+    {
+      [MESSAGING.system]: "rabbitmq",
+      [MESSAGING.destination]: queue,
+      [MESSAGING.operationType]: "process",
+      [MESSAGING.operationName]: "process",
+      [MESSAGING.rabbitRoutingKey]: msg.fields.routingKey,
+      ...(message.key ? { [MESSAGING.messageId]: message.key } : {}),
+    },
+    async () => {
+      await handle(decoded.value, { attempt, redelivered: msg.fields.redelivered, headers });
+      return {};
+    },
+  );
+}
+
+/** The ack, after PAUSA_ANTES_DO_ACK_MS if set; a stop during that pause leaves it unacked. */
+async function ack<T>(h: Handling<T>, ch: Channel, msg: ConsumeMessage, message: Named) {
+  const { queue, log } = h.opts;
+  const pause = h.opts.pauseBeforeAckMs ?? 0;
+  if (pause > 0) {
+    log.warn(`handled; pausing ${pause} ms before the ack (PAUSA_ANTES_DO_ACK_MS)`, {
+      queue,
+      mensagem: msg.content.toString("utf8"),
+    });
+    await Promise.race([new Promise((r) => setTimeout(r, pause)), h.stopped]);
+    // Stopped during the pause: no ack, so the broker redelivers it, as after a crash.
+    if (h.stopping()) return;
+  }
+  settle(log, queue, () => ch.ack(msg));
+  metrics.consumed.inc({ destino: queue });
+  h.events.emit("acked", message);
+}
+
+/** A failure: back to the queue until the last attempt, then rejected to `<queue>.erros`. */
+async function retryOrDeadLetter<T>(
+  h: Handling<T>,
+  ch: Channel,
+  msg: ConsumeMessage,
+  { attempt, message, reason }: { attempt: number; message: Named; reason: string },
+) {
+  const { queue, log } = h.opts;
+  metrics.failed.inc({ destino: queue });
+  if (attempt >= h.attempts) {
+    // `evento` names the wrapper's event in the line, for readers outside the process.
+    log.error(`message failed ${attempt} times: dead-lettered to ${queue}.erros`, {
+      queue,
+      reason,
+      evento: "dead-lettered",
+      tentativa: attempt,
+    });
+    settle(log, queue, () => ch.reject(msg, false));
+    metrics.deadLettered.inc({ destino: queue });
+    h.events.emit("dead-lettered", { ...message, reason });
+    return;
+  }
+  log.warn(`message failed (attempt ${attempt} of ${h.attempts}); returned to the queue`, {
+    queue,
+    reason,
+    evento: "retried",
+    tentativa: attempt,
+  });
+  await new Promise((r) => setTimeout(r, attempt * (h.opts.retryDelayMs ?? 200)));
+  // basic.reject, not basic.nack: from RabbitMQ 4.3 a nack with requeue no longer raises a
+  // quorum queue's x-delivery-count (rabbitmq-server #15387), so a poison message returned
+  // that way would loop forever and never reach .erros.
+  settle(log, queue, () => ch.reject(msg, true));
+  h.events.emit("retried", { ...message, attempt, error: reason });
+}
+
+async function handleMessage<T>(h: Handling<T>, ch: Channel, msg: ConsumeMessage): Promise<void> {
+  const { queue } = h.opts;
+  const attempt = Number(msg.properties.headers?.["x-delivery-count"] ?? 0) + 1;
+  const message: Named = {
+    source: queue,
+    where: `${queue}#${attempt}`,
+    key: (msg.properties.messageId as string | undefined) ?? null,
+  };
+  h.events.emit("received", message);
+  try {
+    await runHandler(h, msg, attempt, message);
+    h.events.emit("handled", message);
+    await ack(h, ch, msg, message);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    await retryOrDeadLetter(h, ch, msg, { attempt, message, reason });
+  }
+}
+
 /**
  * The one consumer of the broker edition: prefetch 1 per consumer; decode and validate with the
  * contract; ack only after the handler finished; a failure (invalid contract, conflict,
@@ -50,123 +172,36 @@ export interface RunningConsumer {
  * its ack (PAUSA_ANTES_DO_ACK_MS) is left unacked instead: redelivered, as after a crash.
  */
 export async function startConsumer<T>(opts: ConsumerOptions<T>): Promise<RunningConsumer> {
-  const attempts = opts.attempts ?? ATTEMPTS;
-  const { client, queue, contract, handle, log } = opts;
   const inHand = new Set<Promise<void>>();
-  const events = new ConsumerEvents();
   let stopping = false;
   let wake: () => void = () => {};
-  const stopped = new Promise<void>((resolve) => {
-    wake = resolve;
-  });
-
-  async function handleMessage(ch: Channel, msg: ConsumeMessage): Promise<void> {
-    // The channel may have closed meanwhile: the broker then redelivers the message.
-    const settle = (what: () => void) => {
-      try {
-        what();
-      } catch (error) {
-        log.warn("could not settle a delivery; the broker will redeliver it", {
-          queue,
-          error: String(error),
-        });
-      }
-    };
-    const attempt = Number(msg.properties.headers?.["x-delivery-count"] ?? 0) + 1;
-    const message = {
-      source: queue,
-      where: `${queue}#${attempt}`,
-      key: (msg.properties.messageId as string | undefined) ?? null,
-    };
-    events.emit("received", message);
-    try {
-      const decoded = contract.decode(msg.content);
-      if (!decoded.ok) throw new Error(decoded.error.reason);
-      const headers = msg.properties.headers ?? {};
-      // The message continues the trace of whoever published it, in a consumer span.
-      await inConsumerSpan(
-        `process ${queue}`,
-        headers,
-        {
-          [MESSAGING.system]: "rabbitmq",
-          [MESSAGING.destination]: queue,
-          [MESSAGING.operationType]: "process",
-          [MESSAGING.operationName]: "process",
-          [MESSAGING.rabbitRoutingKey]: msg.fields.routingKey,
-          ...(message.key ? { [MESSAGING.messageId]: message.key } : {}),
-        },
-        async () => {
-          await handle(decoded.value, {
-            attempt: attempt,
-            redelivered: msg.fields.redelivered,
-            headers,
-          });
-          return {};
-        },
-      );
-      events.emit("handled", message);
-      const pause = opts.pauseBeforeAckMs ?? 0;
-      if (pause > 0) {
-        log.warn(`handled; pausing ${pause} ms before the ack (PAUSA_ANTES_DO_ACK_MS)`, {
-          queue,
-          mensagem: msg.content.toString("utf8"),
-        });
-        await Promise.race([new Promise((r) => setTimeout(r, pause)), stopped]);
-        // Stopped during the pause: no ack, so the broker redelivers it, as after a crash.
-        if (stopping) return;
-      }
-      settle(() => ch.ack(msg));
-      metrics.consumed.inc({ destino: queue });
-      events.emit("acked", message);
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      metrics.failed.inc({ destino: queue });
-      if (attempt >= attempts) {
-        // `evento` names the wrapper's event in the line, for readers outside the process.
-        log.error(`message failed ${attempt} times: dead-lettered to ${queue}.erros`, {
-          queue,
-          reason,
-          evento: "dead-lettered",
-          tentativa: attempt,
-        });
-        settle(() => ch.reject(msg, false));
-        metrics.deadLettered.inc({ destino: queue });
-        events.emit("dead-lettered", { ...message, reason: reason });
-      } else {
-        log.warn(`message failed (attempt ${attempt} of ${attempts}); returned to the queue`, {
-          queue,
-          reason,
-          evento: "retried",
-          tentativa: attempt,
-        });
-        await new Promise((r) => setTimeout(r, attempt * (opts.retryDelayMs ?? 200)));
-        // basic.reject, not basic.nack: from RabbitMQ 4.3 a nack with requeue no longer
-        // raises a quorum queue's x-delivery-count (rabbitmq-server #15387), so a poison
-        // message returned that way would loop forever and never reach .erros.
-        settle(() => ch.reject(msg, true));
-        events.emit("retried", { ...message, attempt: attempt, error: reason });
-      }
-    }
-  }
-
+  const handling: Handling<T> = {
+    opts,
+    attempts: opts.attempts ?? ATTEMPTS,
+    events: new ConsumerEvents(),
+    stopped: new Promise<void>((resolve) => {
+      wake = resolve;
+    }),
+    stopping: () => stopping,
+  };
   const channelConsumer: ChannelConsumer = {
-    queue,
+    queue: opts.queue,
     prefetch: 1,
     consumers: opts.consumers ?? 1,
     onMessage(ch, msg) {
-      const handling = handleMessage(ch, msg);
-      inHand.add(handling);
-      void handling.finally(() => inHand.delete(handling));
-      return handling;
+      const handled = handleMessage(handling, ch, msg);
+      inHand.add(handled);
+      void handled.finally(() => inHand.delete(handled));
+      return handled;
     },
   };
-  await client.consume(channelConsumer);
+  await opts.client.consume(channelConsumer);
   return {
-    events: events,
+    events: handling.events,
     async stop() {
       stopping = true;
       wake();
-      await client.cancel(channelConsumer, () => Promise.allSettled([...inHand]));
+      await opts.client.cancel(channelConsumer, () => Promise.allSettled([...inHand]));
     },
   };
 }

@@ -3,32 +3,17 @@ import {
   kafkaRequests,
   type Logger,
   MESSAGING,
-  metrics,
   type ProducerSpan,
   startProducerSpan,
   traceHeader,
-  withTimeLimit,
 } from "@shop/service";
-import type { IHeaders, Kafka, PartitionMetadata, Producer } from "kafkajs";
+import type { IHeaders, Kafka, Producer } from "kafkajs";
 import { Partitioners } from "kafkajs";
-import { refusedForGood } from "./client.ts";
+import { sendToEveryPartition } from "./publisher/every-partition.ts";
+import { partitionCounts, placeRecords } from "./publisher/placement.ts";
+import { counted, countPerTopic, type TimeLimit, withinTimeLimit } from "./publisher/time-limit.ts";
 
-/** The broker did not acknowledge the record in time, or could not be reached. */
-export class PublishNotConfirmed extends Error {
-  constructor(
-    readonly topic: string,
-    readonly key: string,
-    cause: unknown,
-    readonly timedOut: boolean,
-  ) {
-    super(
-      timedOut
-        ? `no acknowledgement from Kafka for ${topic} (key ${key}) in time`
-        : `Kafka refused or could not take ${topic} (key ${key}): ${cause instanceof Error ? cause.message : cause}`,
-      { cause },
-    );
-  }
-}
+export { PublishNotConfirmed } from "./publisher/time-limit.ts";
 
 export interface PublishAck {
   topic: string;
@@ -56,14 +41,14 @@ export interface OutgoingRecord {
 export interface Publisher {
   /**
    * Publishes one record (key and value as text, no type header) and resolves once every
-   * in-sync replica has it (acks=all); rejects with PublicacaoNaoConfirmada after timeoutMs,
+   * in-sync replica has it (acks=all); rejects with PublishNotConfirmed after timeoutMs,
    * whatever kafkajs's own retries are still doing.
    */
   publish(topic: string, key: string, value: string, headers?: IHeaders): Promise<PublishAck>;
   /**
    * Publishes records in one produce request per broker, in order within each partition,
    * and resolves once every one is acknowledged (acks=all); same time limit. Gives each
-   * record's partition and offset, in the order of `registros`.
+   * record's partition and offset, in the order of `records`.
    */
   publishBatch(records: OutgoingRecord[]): Promise<PublishAck[]>;
   /**
@@ -126,6 +111,57 @@ export function traced<R extends OutgoingRecord>(records: R[]) {
   };
 }
 
+/** What the sends of one publisher share. */
+interface Sender {
+  producer: Producer;
+  limit: TimeLimit;
+  partitionsOf: (topic: string) => Promise<number>;
+  log: Logger | undefined;
+}
+
+/** One record, text key and value, acks=all, within the time limit, counted and traced. */
+function publishOne(s: Sender, topic: string, key: string, value: string, headers?: IHeaders) {
+  const countsPerTopic = new Map([[topic, 1]]);
+  const span = traced([{ topic, key, value, ...(headers ? { headers } : {}) }]);
+  const ack = counted(countsPerTopic, () =>
+    withinTimeLimit(s.limit, { topic, key, countsPerTopic }, async () => {
+      const [meta] = await s.producer.send({
+        topic,
+        acks: -1,
+        messages: span.sent.map((r) => ({ key, value, headers: r.headers })),
+      });
+      if (!meta) throw new Error("Kafka answered without record metadata");
+      return { topic, partition: meta.partition, offset: meta.baseOffset ?? "" };
+    }),
+  );
+  ack.then((a) => span.acked([a]), span.failed);
+  return ack;
+}
+
+/** Records placed (their offsets known), sent until every partition answered, counted. */
+async function sendBatch(s: Sender, records: OutgoingRecord[]): Promise<PublishAck[]> {
+  if (records.length === 0) return [];
+  const first = records[0] as OutgoingRecord;
+  const countsPerTopic = countPerTopic(records);
+  const what = { topic: first.topic, key: `${first.key} (+${records.length - 1})`, countsPerTopic };
+  return counted(countsPerTopic, () =>
+    withinTimeLimit(s.limit, what, async () => {
+      const { inOrder, perTopic } = await placeRecords(records, s.partitionsOf);
+      const base = await sendToEveryPartition(s.producer, perTopic, s.log);
+      return inOrder.map(({ r, partition, pos }) => ({
+        topic: r.topic,
+        partition,
+        offset: String((base.get(`${r.topic}:${partition}`) ?? 0n) + BigInt(pos)),
+      }));
+    }),
+  );
+}
+
+/**
+ * The event-log services' publisher: acks=all, a time limit on every send (time-limit.ts),
+ * each record's offset known (placement.ts) and every partition's answer checked
+ * (every-partition.ts), metrics and a producer span per record.
+ */
 export function createPublisher(
   kafka: Kafka,
   timeoutMs: number,
@@ -144,9 +180,6 @@ export function createPublisher(
   producer.on(producer.events.REQUEST, ({ payload }) =>
     kafkaRequests.inc({ api: payload.apiName }),
   );
-  // kafkajs keeps retrying a send in the background after our limit: a record reported
-  // as not confirmed may still be written later (then we log it). The outbox and the
-  // idempotent consumers make that harmless.
   let connecting: Promise<void> | null = null;
   const connect = () => {
     connecting ??= producer.connect().catch((error: unknown) => {
@@ -155,254 +188,36 @@ export function createPublisher(
     });
     return connecting;
   };
-
-  /** Runs send within the time limit; a late failure has already been reported. */
-  async function withinTimeLimit<T>(
-    topic: string,
-    key: string,
-    countsPerTopic: Map<string, number>,
-    send: () => Promise<T>,
-  ): Promise<T> {
-    let timedOut = false;
-    const sending = (async () => {
-      for (;;) {
-        try {
-          await connect();
-          return await send();
-        } catch (error) {
-          if (!options.tryUntilLimit || timedOut || refusedForGood(error)) throw error;
-          await new Promise((r) => setTimeout(r, 200));
-          if (timedOut) throw error;
-        }
-      }
-    })();
-    // What became of a record after we reported it as not confirmed: people should know.
-    // Counted too (shop_messages_late_written_total, shop_messages_abandoned_total): until
-    // one of them moves, a record reported as not confirmed may still be written.
-    sending.then(
-      () => {
-        if (!timedOut) return;
-        for (const [d, n] of countsPerTopic) metrics.lateWritten.inc({ destino: d }, n);
-        log?.warn(
-          "Kafka acknowledged, after the time limit, a record already reported as not confirmed",
-          { topic, key },
-        );
-      },
-      (error: unknown) => {
-        if (!timedOut) return;
-        for (const [d, n] of countsPerTopic) metrics.abandoned.inc({ destino: d }, n);
-        log?.warn("kafkajs gave up on a record reported as not confirmed: it was not written", {
-          topic,
-          key,
-          error: String(error),
-        });
-      },
-    );
-    try {
-      return await withTimeLimit(sending, timeoutMs, () => {
-        timedOut = true;
-        return new PublishNotConfirmed(topic, key, null, true);
-      });
-    } catch (error) {
-      if (error instanceof PublishNotConfirmed) throw error;
-      throw new PublishNotConfirmed(topic, key, error, false);
-    }
-  }
-
-  const countPerTopic = (records: OutgoingRecord[]) => {
-    const m = new Map<string, number>();
-    for (const r of records) m.set(r.topic, (m.get(r.topic) ?? 0) + 1);
-    return m;
+  const sender: Sender = {
+    producer,
+    limit: {
+      timeoutMs,
+      connect,
+      ...(options.tryUntilLimit ? { tryUntilLimit: true } : {}),
+      ...(log ? { log } : {}),
+    },
+    partitionsOf: partitionCounts(kafka),
+    log,
   };
-
-  /** Counts a send in the metrics: handed over, then confirmed or failed. */
-  async function counted<T>(
-    countsPerTopic: Map<string, number>,
-    send: () => Promise<T>,
-  ): Promise<T> {
-    for (const [d, n] of countsPerTopic) metrics.published.inc({ destino: d }, n);
-    try {
-      const r = await send();
-      for (const [d, n] of countsPerTopic) metrics.confirmed.inc({ destino: d }, n);
-      return r;
-    } catch (error) {
-      for (const [d, n] of countsPerTopic) metrics.failed.inc({ destino: d }, n);
-      throw error;
-    }
-  }
-
-  function publish(topic: string, key: string, value: string, headers?: IHeaders) {
-    const countsPerTopic = new Map([[topic, 1]]);
-    const span = traced([{ topic, key, value, ...(headers ? { headers } : {}) }]);
-    const ack = counted(countsPerTopic, () =>
-      withinTimeLimit(topic, key, countsPerTopic, async () => {
-        const [meta] = await producer.send({
-          topic,
-          acks: -1,
-          messages: span.sent.map((r) => ({ key, value, headers: r.headers })),
-        });
-        if (!meta) throw new Error("Kafka answered without record metadata");
-        return { topic, partition: meta.partition, offset: meta.baseOffset ?? "" };
-      }),
-    );
-    ack.then((a) => span.acked([a]), span.failed);
-    return ack;
-  }
-
-  // publishBatch picks each record's partition itself, with kafkajs's own default
-  // partitioner (the Java client's murmur2), so that it knows every record's offset: the
-  // broker answers with one base offset per partition. Partition counts are re-read every
-  // 30 s, so that a topic given more partitions is seen.
-  const partitioner = Partitioners.DefaultPartitioner();
-  const counts = new Map<string, { n: Promise<number>; em: number }>();
-  function partitionsOf(topic: string): Promise<number> {
-    const c = counts.get(topic);
-    if (c && Date.now() - c.em < 30_000) return c.n;
-    const n = (async () => {
-      const admin = kafka.admin();
-      await admin.connect();
-      try {
-        const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
-        return topics[0]?.partitions.length ?? 1;
-      } finally {
-        await admin.disconnect();
-      }
-    })();
-    n.catch(() => counts.delete(topic));
-    counts.set(topic, { n, em: Date.now() });
-    return n;
-  }
-
   function publishBatch(records: OutgoingRecord[]): Promise<PublishAck[]> {
     const spans = traced(records);
-    const acks = sendBatch(spans.sent);
+    const acks = sendBatch(sender, spans.sent);
     acks.then(spans.acked, spans.failed);
     return acks;
   }
-
-  async function sendBatch(records: OutgoingRecord[]): Promise<PublishAck[]> {
-    if (records.length === 0) return [];
-    const first = records[0] as OutgoingRecord;
-    const countsPerTopic = countPerTopic(records);
-    return counted(countsPerTopic, () =>
-      withinTimeLimit(
-        first.topic,
-        `${first.key} (+${records.length - 1})`,
-        countsPerTopic,
-        async () => {
-          const perTopic = new Map<
-            string,
-            { r: OutgoingRecord; partition: number; pos: number }[]
-          >();
-          const seen = new Map<string, number>(); // "topic:partition" -> records so far
-          const out: { topic: string; partition: number; pos: number }[] = [];
-          // What the partitioner needs of each topic: its partitions (one topic per batch, often).
-          const metadata = new Map<string, PartitionMetadata[]>();
-          for (const topic of new Set(records.map((r) => r.topic))) {
-            const n = await partitionsOf(topic);
-            metadata.set(
-              topic,
-              Array.from({ length: n }, (_, i) => ({
-                partitionErrorCode: 0,
-                partitionId: i,
-                leader: 0,
-                replicas: [0],
-                isr: [0],
-              })),
-            );
-          }
-          for (const r of records) {
-            const partition = partitioner({
-              topic: r.topic,
-              partitionMetadata: metadata.get(r.topic) as PartitionMetadata[],
-              message: { key: r.key, value: r.value },
-            });
-            const k = `${r.topic}:${partition}`;
-            const pos = seen.get(k) ?? 0;
-            seen.set(k, pos + 1);
-            const item = { r, partition, pos };
-            const list = perTopic.get(r.topic);
-            if (list) list.push(item);
-            else perTopic.set(r.topic, [item]);
-            out.push({ topic: r.topic, partition, pos });
-          }
-          // kafkajs 2.2.4 can resolve a sendBatch without writing some of its records: when one
-          // broker answers NOT_LEADER and another answered already, its retry sends nothing to
-          // the broker that answered, even for the partitions that moved to it (the open
-          // kafkajs pull request #1798). The fault suite's controller kill lost two
-          // acknowledged PedidoCriado records that way. So every partition must be in the
-          // answer; the records of those that are not are sent again, in a send of their own.
-          const base = new Map<string, bigint>();
-          let pending = [...perTopic];
-          for (let round = 1; pending.length > 0; round++) {
-            const written = await producer.sendBatch({
-              acks: -1,
-              topicMessages: pending.map(([topic, items]) => ({
-                topic,
-                messages: items.map(({ r, partition }) => ({
-                  key: r.key,
-                  value: r.value,
-                  partition,
-                  ...(r.headers ? { headers: r.headers } : {}),
-                })),
-              })),
-            });
-            for (const m of written)
-              base.set(`${m.topicName}:${m.partition}`, BigInt(m.baseOffset ?? "0"));
-            pending = pending
-              .map(
-                ([topic, items]) =>
-                  [topic, items.filter(({ partition }) => !base.has(`${topic}:${partition}`))] as [
-                    string,
-                    typeof items,
-                  ],
-              )
-              .filter(([, items]) => items.length > 0);
-            if (pending.length === 0) break;
-            const unanswered = pending.flatMap(([topic, items]) => [
-              ...new Set(items.map((i) => `${topic}[${i.partition}]`)),
-            ]);
-            if (round >= 5)
-              throw new Error(
-                `Kafka never answered for ${unanswered.join(", ")} in ${round} sends`,
-              );
-            log?.warn(
-              "kafkajs resolved a send without writing some partitions: sending them again",
-              {
-                partitions: unanswered.join(","),
-              },
-            );
-          }
-          return out.map(({ topic, partition, pos }) => ({
-            topic,
-            partition,
-            offset: String((base.get(`${topic}:${partition}`) ?? 0n) + BigInt(pos)),
-          }));
-        },
-      ),
-    );
-  }
-
   // The records handed over in one turn, or while the previous batch was in flight, go out
   // in one publishBatch; a failure of that produce request is every caller's failure (no
   // record is retried alone).
   const joinTurn = batchPerTurn(publishBatch, { splitOnFailure: false, whileInFlight: true });
-  function publishInTurn(topic: string, key: string, value: string, headers?: IHeaders) {
-    // The caller's trace, taken now: the batch goes out in another turn.
-    const parent = traceHeader().traceparent;
-    return joinTurn({
-      topic,
-      key,
-      value,
-      ...(headers ? { headers } : {}),
-      ...(parent ? { parent } : {}),
-    });
-  }
-
   return {
-    publish: publish,
-    publishBatch: publishBatch,
-    publishInTurn: publishInTurn,
+    publish: (topic, key, value, headers) => publishOne(sender, topic, key, value, headers),
+    publishBatch,
+    publishInTurn(topic, key, value, headers) {
+      // The caller's trace, taken now: the batch goes out in another turn.
+      const parent = traceHeader().traceparent;
+      const record = { topic, key, value, ...(headers ? { headers } : {}) };
+      return joinTurn({ ...record, ...(parent ? { parent } : {}) });
+    },
     async close() {
       await producer.disconnect();
     },

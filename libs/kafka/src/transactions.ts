@@ -32,33 +32,61 @@ export interface PartitionTransaction {
   abort(): Promise<void>;
 }
 
+/** A transactional producer, connected: one per input partition. */
+function transactionalProducer(kafka: Kafka, id: string, timeoutMs = 15_000): Promise<Producer> {
+  const producer = kafka.producer({
+    transactionalId: id,
+    idempotent: true,
+    maxInFlightRequests: 1,
+    // An instance killed mid-transaction holds back read_committed readers of what it
+    // wrote (the last stable offset) until the next owner fences it or this runs out.
+    transactionTimeout: timeoutMs,
+    createPartitioner: Partitioners.DefaultPartitioner,
+    allowAutoTopicCreation: false,
+  });
+  return producer.connect().then(() => producer);
+}
+
+/**
+ * Writes records in an open transaction. Each record has its producer span in the caller's
+ * trace, as with the publisher's (the span ends when the send is written; the transaction
+ * commits later).
+ */
+async function writeRecords(tx: Transaction, records: OutgoingRecord[]): Promise<void> {
+  const spans = traced(records);
+  for (const r of records) metrics.published.inc({ destino: r.topic });
+  try {
+    await tx.sendBatch({
+      acks: -1,
+      topicMessages: [...new Set(records.map((r) => r.topic))].map((t) => ({
+        topic: t,
+        messages: spans.sent
+          .filter((r) => r.topic === t)
+          .map((r) => ({ key: r.key, value: r.value, headers: r.headers })),
+      })),
+    });
+  } catch (error) {
+    spans.failed(error);
+    throw error;
+  }
+  spans.ended();
+  for (const r of records) metrics.confirmed.inc({ destino: r.topic });
+}
+
 export function partitionTransactions(
   kafka: Kafka,
   opts: { transactionalId: string; groupId: string; log: Logger; timeoutMs?: number },
 ): PartitionTransactions {
   const producers = new Map<string, Promise<Producer>>();
-
-  const producerFor = (topic: string, partition: number) => {
-    const id = `${opts.transactionalId}-${topic}-${partition}`;
+  const producerFor = (id: string) => {
     let p = producers.get(id);
     if (!p) {
-      const producer = kafka.producer({
-        transactionalId: id,
-        idempotent: true,
-        maxInFlightRequests: 1,
-        // An instance killed mid-transaction holds back read_committed readers of what it
-        // wrote (the last stable offset) until the next owner fences it or this runs out.
-        transactionTimeout: opts.timeoutMs ?? 15_000,
-        createPartitioner: Partitioners.DefaultPartitioner,
-        allowAutoTopicCreation: false,
-      });
-      p = producer.connect().then(() => producer);
+      p = transactionalProducer(kafka, id, opts.timeoutMs);
       p.catch(() => producers.delete(id));
       producers.set(id, p);
     }
-    return { id, producer: p };
+    return p;
   };
-
   /** A producer whose transaction failed may be fenced: it is dropped and made anew. */
   const drop = async (id: string) => {
     const p = producers.get(id);
@@ -68,36 +96,14 @@ export function partitionTransactions(
 
   return {
     forPartition(topic, partition) {
-      const { id, producer } = producerFor(topic, partition);
+      const id = `${opts.transactionalId}-${topic}-${partition}`;
       let open: Promise<Transaction> | null = null;
       const transaction = () => {
-        open ??= producer.then((p) => p.transaction());
+        open ??= producerFor(id).then((p) => p.transaction());
         return open;
       };
       return {
-        async send(records) {
-          // Each record has its producer span in the caller's trace, as with the publisher's
-          // (the span ends when the send is written; the transaction commits later).
-          const spans = traced(records);
-          const tx = await transaction();
-          for (const r of records) metrics.published.inc({ destino: r.topic });
-          try {
-            await tx.sendBatch({
-              acks: -1,
-              topicMessages: [...new Set(records.map((r) => r.topic))].map((t) => ({
-                topic: t,
-                messages: spans.sent
-                  .filter((r) => r.topic === t)
-                  .map((r) => ({ key: r.key, value: r.value, headers: r.headers })),
-              })),
-            });
-          } catch (error) {
-            spans.failed(error);
-            throw error;
-          }
-          spans.ended();
-          for (const r of records) metrics.confirmed.inc({ destino: r.topic });
-        },
+        send: async (records) => writeRecords(await transaction(), records),
         async commit(next) {
           const tx = await transaction();
           try {
