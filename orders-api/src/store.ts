@@ -13,6 +13,29 @@ interface PedidoRow {
   criado_em: string;
 }
 
+/**
+ * The columns a new order is written with: every PedidoRow field but its id, checked by
+ * the compiler both ways. A field added to the row and left out here (or the reverse)
+ * fails typecheck; better-sqlite3 would otherwise ignore the extra parameter and store
+ * the column's default, silently.
+ */
+const PEDIDO_COLUMNS = [
+  "cliente",
+  "item",
+  "quantidade",
+  "valor_centavos",
+  "status",
+  "motivo",
+  "processado_por",
+  "criado_em",
+] as const;
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const everyColumnWritten: Same<(typeof PEDIDO_COLUMNS)[number], keyof Omit<PedidoRow, "id">> = true;
+void everyColumnWritten;
+/** Column names only (constants of this file), never values: those go as parameters. */
+const INSERT_PEDIDO = `INSERT INTO pedidos (${PEDIDO_COLUMNS.join(", ")})
+  VALUES (${PEDIDO_COLUMNS.map((c) => `@${c}`).join(", ")})`;
+
 const MIGRATIONS = [
   `CREATE TABLE pedidos (
      id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -124,10 +147,7 @@ export function openStore(path: string) {
   const db = openDatabase(path, MIGRATIONS);
 
   const q = {
-    insertPedido: db.prepare<[Omit<PedidoRow, "id">], never>(
-      `INSERT INTO pedidos (cliente, item, quantidade, valor_centavos, status, motivo, processado_por, criado_em)
-       VALUES (@cliente, @item, @quantidade, @valor_centavos, @status, @motivo, @processado_por, @criado_em)`,
-    ),
+    insertPedido: db.prepare<[Omit<PedidoRow, "id">], never>(INSERT_PEDIDO),
     pedido: db.prepare<[number], PedidoRow>("SELECT * FROM pedidos WHERE id = ?"),
     newestFirst: db.prepare<[number], PedidoRow>("SELECT * FROM pedidos ORDER BY id DESC LIMIT ?"),
     updateStatus: db.prepare<[string, string | null, string, number], never>(
