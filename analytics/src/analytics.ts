@@ -8,8 +8,8 @@ import {
   applyResultado,
   type Dashboard,
   dashboard,
-  newVisao,
-} from "./domain/visao.ts";
+  newOrdersView,
+} from "./domain/orders-view.ts";
 import { type AnalyticsOutput, dashboardText, type PartitionLag, type Summary } from "./output.ts";
 
 export interface AnalyticsOptions {
@@ -123,7 +123,7 @@ export async function runAnalytics(opts: AnalyticsOptions): Promise<Summary> {
           : " (from offset 0)"),
     );
 
-    const visao = newVisao();
+    const ordersView = newOrdersView();
     let read = 0;
     let invalid = 0;
     const caughtUp = () => [...end].every(([key, high]) => (position.get(key) ?? 0) >= high);
@@ -193,15 +193,15 @@ export async function runAnalytics(opts: AnalyticsOptions): Promise<Summary> {
             invalid++;
             if (detailed) lines.push(`${where()} INVALID ${escapeControls(r.reason)}`);
           } else {
-            if (r.criado) applyPedidoCriado(visao, r);
-            else applyResultado(visao, r);
+            if (r.criado) applyPedidoCriado(ordersView, r);
+            else applyResultado(ordersView, r);
             if (detailed) lines.push(`${where()} pedido=${r.pedidoId}`);
           }
           read++;
         }
         position.set(tp(topic, partition), Number(lastOffset) + 1);
         if (detailed || opts.onDashboard) {
-          const current = dashboard(visao);
+          const current = dashboard(ordersView);
           if (detailed) output.batch(lines, dashboardText(grupo, current, invalid));
           opts.onDashboard?.(current);
         }
@@ -255,7 +255,7 @@ export async function runAnalytics(opts: AnalyticsOptions): Promise<Summary> {
     );
     const summary: Summary = {
       grupo,
-      dashboard: dashboard(visao),
+      dashboard: dashboard(ordersView),
       read: read,
       invalid: invalid,
       lag,

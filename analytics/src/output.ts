@@ -1,6 +1,6 @@
 import { formatCents } from "@shop/contracts";
 import { escapeControls } from "@shop/service";
-import type { Dashboard } from "./domain/visao.ts";
+import type { Dashboard } from "./domain/orders-view.ts";
 
 export interface PartitionLag {
   topic: string;

@@ -9,7 +9,7 @@ import { testKafka } from "../../test/helpers/kafka.ts";
 import { capturingLogger, uniquePrefix } from "../../test/helpers/shop.ts";
 import { waitFor } from "../../test/helpers/wait.ts";
 import { runAnalytics } from "../src/analytics.ts";
-import type { Dashboard } from "../src/domain/visao.ts";
+import type { Dashboard } from "../src/domain/orders-view.ts";
 import { AnalyticsOutput } from "../src/output.ts";
 
 const prefix = uniquePrefix("analytics");

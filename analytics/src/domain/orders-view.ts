@@ -8,7 +8,7 @@ import { type Cents, STATUS_PAGAMENTO, type StatusPagamento, toCents } from "@sh
  * replay holds a million orders, and with an object each the garbage collector walked
  * them all again and again as the heap grew (a fifth of a replay's time went to it).
  */
-export class Visao {
+export class OrdersView {
   /**
    * pedidoId -> 1 + slot, for the ids below its length: the orders API numbers its orders
    * 1, 2, 3..., so the ids a replay reads are dense, and an array indexed by id finds a
@@ -147,31 +147,36 @@ export interface Dashboard {
   resultadosSemPedido: number;
 }
 
-export const newVisao = (): Visao => new Visao();
+export const newOrdersView = (): OrdersView => new OrdersView();
 
 /** A repeated creation event changes nothing: the order is counted once. */
 export function applyPedidoCriado(
-  visao: Visao,
+  ordersView: OrdersView,
   evento: { pedidoId: number; item: string; quantidade: number; valor: number },
 ): void {
-  visao.applyPedidoCriado(evento.pedidoId, evento.item, evento.quantidade, toCents(evento.valor));
+  ordersView.applyPedidoCriado(
+    evento.pedidoId,
+    evento.item,
+    evento.quantidade,
+    toCents(evento.valor),
+  );
 }
 
 /** The first status received wins, even when it arrives before the creation event. */
 export function applyResultado(
-  visao: Visao,
+  ordersView: OrdersView,
   resultado: { pedidoId: number; status: StatusPagamento },
 ): void {
-  visao.applyResultado(resultado.pedidoId, resultado.status);
+  ordersView.applyResultado(resultado.pedidoId, resultado.status);
 }
 
-export function dashboard(visao: Visao): Dashboard {
+export function dashboard(ordersView: OrdersView): Dashboard {
   let pedidosVistos = 0;
   let pedidosPagos = 0;
   let receitaCentavos = 0;
   let resultadosSemPedido = 0;
   const vendidos = new Map<string, number>();
-  visao.forEachOrder((item, quantidade, valorCentavos, status) => {
+  ordersView.forEachOrder((item, quantidade, valorCentavos, status) => {
     if (item === null) {
       if (status !== null) resultadosSemPedido++;
       return;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { applyPedidoCriado, applyResultado, dashboard, newVisao } from "./visao.ts";
+import { applyPedidoCriado, applyResultado, dashboard, newOrdersView } from "./orders-view.ts";
 
 const criado = (pedidoId: number, item: string, quantidade: number, valor: number) => ({
   pedidoId,
@@ -10,7 +10,7 @@ const criado = (pedidoId: number, item: string, quantidade: number, valor: numbe
 
 describe("The analytics view", () => {
   it("When results disagree, then the first status received wins", () => {
-    const v = newVisao();
+    const v = newOrdersView();
     applyPedidoCriado(v, criado(1, "caneca", 1, 10));
     applyResultado(v, { pedidoId: 1, status: "RECUSADO" });
     applyResultado(v, { pedidoId: 1, status: "APROVADO" });
@@ -18,7 +18,7 @@ describe("The analytics view", () => {
   });
 
   it("When a result arrives before its creation event, then it is kept and joined, counted once", () => {
-    const v = newVisao();
+    const v = newOrdersView();
     applyResultado(v, { pedidoId: 7, status: "APROVADO" });
     expect(dashboard(v)).toMatchObject({
       pedidosVistos: 0,
@@ -37,7 +37,7 @@ describe("The analytics view", () => {
   });
 
   it("When approved and refused orders mix, then revenue sums the approved valor exactly, in cents", () => {
-    const v = newVisao();
+    const v = newOrdersView();
     const valores = [0.1, 0.2, 0.7, 19.99, 100, 100.01];
     valores.forEach((valor, i) => {
       applyPedidoCriado(v, criado(i + 1, `item-${i}`, 1, valor));
@@ -52,7 +52,7 @@ describe("The analytics view", () => {
   });
 
   it("When counting the best-selling item, then quantity over paid orders counts and ties go to the first name", () => {
-    const v = newVisao();
+    const v = newOrdersView();
     applyPedidoCriado(v, criado(1, "vela", 3, 3));
     applyPedidoCriado(v, criado(2, "bule", 2, 2));
     applyPedidoCriado(v, criado(3, "bule", 1, 1));
@@ -63,11 +63,11 @@ describe("The analytics view", () => {
   });
 
   it("When no order is paid, then there is no best-selling item", () => {
-    expect(dashboard(newVisao()).maisVendido).toBeNull();
+    expect(dashboard(newOrdersView()).maisVendido).toBeNull();
   });
 
   it("When it holds more orders than its first columns, then every order keeps its own item, amount and first status", () => {
-    const v = newVisao();
+    const v = newOrdersView();
     const n = 5_000; // the columns start at 1,024 slots and double
     for (let id = 1; id <= n; id++) {
       if (id % 2 === 0) applyResultado(v, { pedidoId: id, status: "APROVADO" }); // result first
@@ -92,7 +92,7 @@ describe("The analytics view", () => {
   });
 
   it("When order ids are far apart, then each order is still one order, its first status kept", () => {
-    const v = newVisao();
+    const v = newOrdersView();
     // Ids far past the others at first (indexed apart), then one of them within reach of
     // the dense ids read after it (moved into the index by id).
     const far = [70_000, 1e12, Number.MAX_SAFE_INTEGER];
