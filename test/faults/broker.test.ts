@@ -644,8 +644,8 @@ describe("Fault injection: broker edition", () => {
       const [, second, third] = cluster.nodes;
       if (!second || !third) throw new Error("the cluster has three nodes");
       try {
-        // 15 s of requests: still flowing after both nodes have stopped (stop_app runs beside
-        // the stream, not blocking it) and after one has returned.
+        // 15 s of requests: still flowing after two of the test's own nodes have stopped (their
+        // application stopped beside the stream, not blocking it) and after one has returned.
         const flowing = streamOfPayments(() => shop.orders.url(), 60, 250);
         await firstDecision(shop.paymentsDb);
         const stoppedAt = Date.now();
