@@ -35,6 +35,16 @@ export interface PedidoAnnouncer {
   announce(pedido: Pedido): Promise<{ resultado: Resultado; source: Details } | null>;
 }
 
+/**
+ * What an Idempotency-Key remembers of its body: a hash of the body as the contract parsed
+ * it. Kept keys are compared with it for 48 h, so it must not change for a body that did
+ * not: a default the schema filled in for a new optional field would change it, and turn
+ * every repeat of an older request into a 422 (test/unit/fingerprint.test.ts pins it).
+ */
+export function fingerprintOf(input: NovoPedido): string {
+  return createHash("sha256").update(JSON.stringify(input)).digest("hex");
+}
+
 export type CreateOutcome =
   | { outcome: "created"; pedido: Pedido }
   | { outcome: "not-announced"; pedido: Pedido; error: AnnouncementFailed };
@@ -187,7 +197,7 @@ export function pedidoUseCases({
       answerOf: (o: CreateOutcome) => KeptAnswer,
     ): Promise<PlaceOutcome> {
       if (!key) return createPedido(input);
-      const fingerprint = createHash("sha256").update(JSON.stringify(input)).digest("hex");
+      const fingerprint = fingerprintOf(input);
       const kept = store.findKey(key);
       if (kept && kept.fingerprint !== fingerprint) return { outcome: "key-reused" };
       if (inProgress.has(key)) return { outcome: "key-in-progress" };

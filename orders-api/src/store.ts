@@ -1,40 +1,32 @@
+import { STATUS_PEDIDO } from "@shop/contracts";
 import { moneyRangeTrigger, openDatabase } from "@shop/service";
 import type { Pedido } from "./domain/pedido.ts";
 
-interface PedidoRow {
-  id: number;
-  cliente: string;
-  item: string;
-  quantidade: number;
-  valor_centavos: number;
-  status: Pedido["status"];
-  motivo: string | null;
-  processado_por: string | null;
-  criado_em: string;
-}
-
 /**
- * The columns a new order is written with: every PedidoRow field but its id, checked by
- * the compiler both ways. A field added to the row and left out here (or the reverse)
- * fails typecheck; better-sqlite3 would otherwise ignore the extra parameter and store
- * the column's default, silently.
+ * Where each field of an order is stored: its column. The one list of them, checked by the
+ * compiler against the domain's `Pedido` (itself the contract's order): a field added there
+ * and not here, or the reverse, fails typecheck. The INSERT and the SELECT are built from it
+ * (column names only, constants of this file; values go as parameters), and a SELECT names
+ * each column as its field, so a row is a Pedido without a mapping by hand.
  */
-const PEDIDO_COLUMNS = [
-  "cliente",
-  "item",
-  "quantidade",
-  "valor_centavos",
-  "status",
-  "motivo",
-  "processado_por",
-  "criado_em",
-] as const;
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const everyColumnWritten: Same<(typeof PEDIDO_COLUMNS)[number], keyof Omit<PedidoRow, "id">> = true;
-void everyColumnWritten;
-/** Column names only (constants of this file), never values: those go as parameters. */
-const INSERT_PEDIDO = `INSERT INTO pedidos (${PEDIDO_COLUMNS.join(", ")})
-  VALUES (${PEDIDO_COLUMNS.map((c) => `@${c}`).join(", ")})`;
+const PEDIDO_COLUMNS = {
+  cliente: "cliente",
+  item: "item",
+  quantidade: "quantidade",
+  valorCentavos: "valor_centavos",
+  status: "status",
+  motivo: "motivo",
+  processadoPor: "processado_por",
+  criadoEm: "criado_em",
+} as const satisfies { [F in keyof Omit<Pedido, "id">]-?: string };
+const columns = Object.entries(PEDIDO_COLUMNS);
+/** better-sqlite3 fails on a named parameter left without a value: never a silent default. */
+const INSERT_PEDIDO = `INSERT INTO pedidos (${columns.map(([, c]) => c).join(", ")})
+  VALUES (${columns.map(([f]) => `@${f}`).join(", ")})`;
+const SELECT_PEDIDO = `SELECT id, ${columns.map(([f, c]) => (f === c ? c : `${c} AS ${f}`)).join(", ")} FROM pedidos`;
+
+/** `IN (...)` of a CHECK, from the contract's own list. */
+const sqlList = (values: readonly string[]) => values.map((v) => `'${v}'`).join(", ");
 
 const MIGRATIONS = [
   `CREATE TABLE pedidos (
@@ -43,7 +35,7 @@ const MIGRATIONS = [
      item TEXT NOT NULL,
      quantidade INTEGER NOT NULL CHECK (quantidade BETWEEN 1 AND 50),
      valor_centavos INTEGER NOT NULL CHECK (valor_centavos > 0),
-     status TEXT NOT NULL CHECK (status IN ('AGUARDANDO_PAGAMENTO', 'PAGO', 'RECUSADO')),
+     status TEXT NOT NULL CHECK (status IN (${sqlList(STATUS_PEDIDO)})),
      motivo TEXT,
      processado_por TEXT,
      criado_em TEXT NOT NULL
@@ -125,18 +117,6 @@ export interface IdempotencyRecord extends IdempotencyKey {
   answer: unknown;
 }
 
-const toPedido = (r: PedidoRow): Pedido => ({
-  id: r.id,
-  cliente: r.cliente,
-  item: r.item,
-  quantidade: r.quantidade,
-  valorCentavos: r.valor_centavos,
-  status: r.status,
-  motivo: r.motivo,
-  processadoPor: r.processado_por,
-  criadoEm: r.criado_em,
-});
-
 export type PedidoStore = ReturnType<typeof openStore>;
 
 /**
@@ -147,9 +127,9 @@ export function openStore(path: string) {
   const db = openDatabase(path, MIGRATIONS);
 
   const q = {
-    insertPedido: db.prepare<[Omit<PedidoRow, "id">], never>(INSERT_PEDIDO),
-    pedido: db.prepare<[number], PedidoRow>("SELECT * FROM pedidos WHERE id = ?"),
-    newestFirst: db.prepare<[number], PedidoRow>("SELECT * FROM pedidos ORDER BY id DESC LIMIT ?"),
+    insertPedido: db.prepare<[Omit<Pedido, "id">], never>(INSERT_PEDIDO),
+    pedido: db.prepare<[number], Pedido>(`${SELECT_PEDIDO} WHERE id = ?`),
+    newestFirst: db.prepare<[number], Pedido>(`${SELECT_PEDIDO} ORDER BY id DESC LIMIT ?`),
     updateStatus: db.prepare<[string, string | null, string, number], never>(
       `UPDATE pedidos SET status = ?, motivo = ?, processado_por = ?, decidido_em = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
        WHERE id = ? AND status = 'AGUARDANDO_PAGAMENTO'`,
@@ -219,16 +199,7 @@ export function openStore(path: string) {
         outboxOf,
       }: { key?: IdempotencyKey; outboxOf?: (saved: Pedido) => OutboxEntry | null } = {},
     ): Pedido {
-      const info = q.insertPedido.run({
-        cliente: pedido.cliente,
-        item: pedido.item,
-        quantidade: pedido.quantidade,
-        valor_centavos: pedido.valorCentavos,
-        status: pedido.status,
-        motivo: pedido.motivo,
-        processado_por: pedido.processadoPor,
-        criado_em: pedido.criadoEm,
-      });
+      const info = q.insertPedido.run(pedido);
       const saved = { ...pedido, id: Number(info.lastInsertRowid) };
       if (key) q.insertKey.run(key.key, key.fingerprint, saved.id, saved.criadoEm);
       const entry = outboxOf?.(saved);
@@ -244,11 +215,10 @@ export function openStore(path: string) {
       return saved;
     },
     findPedido(id: number): Pedido | null {
-      const row = q.pedido.get(id);
-      return row ? toPedido(row) : null;
+      return q.pedido.get(id) ?? null;
     },
     listPedidos(limit = 1000): Pedido[] {
-      return q.newestFirst.all(limit).map(toPedido);
+      return q.newestFirst.all(limit);
     },
     /** Moves an order that is still AGUARDANDO_PAGAMENTO; decidido_em is now. */
     updateStatus(

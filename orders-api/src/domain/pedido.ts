@@ -1,38 +1,26 @@
 import {
   type Cents,
   multiplyCents,
+  type NovoPedido,
+  type Pedido as PedidoWire,
   type StatusPagamento,
   type StatusPedido,
   toCents,
 } from "@shop/contracts";
 
-/** An order as the domain sees it: money in cents. */
-export interface Pedido {
-  id: number;
-  cliente: string;
-  item: string;
-  quantidade: number;
-  valorCentavos: Cents;
-  status: StatusPedido;
-  motivo: string | null;
-  processadoPor: string | null;
-  criadoEm: string;
-}
-
-export interface PedidoInput {
-  cliente: string;
-  item: string;
-  quantidade: number;
-  precoUnitario: number;
-}
+/**
+ * An order as the domain sees it: the contract's order (`Pedido` of contracts/src/event-log.ts),
+ * its money in cents. Its fields are declared once, in the contract; a field added there is
+ * a field here, and `newPedido` fails typecheck until it gives it a value.
+ */
+export type Pedido = Omit<PedidoWire, "valor"> & { valorCentavos: Cents };
 
 /** The server computes valor = quantidade × precoUnitario, in integer cents. */
-export function newPedido(input: PedidoInput, now: Date): Omit<Pedido, "id"> {
+export function newPedido(input: NovoPedido, now: Date): Omit<Pedido, "id"> {
+  const { precoUnitario, ...given } = input;
   return {
-    cliente: input.cliente,
-    item: input.item,
-    quantidade: input.quantidade,
-    valorCentavos: multiplyCents(toCents(input.precoUnitario), input.quantidade),
+    ...given,
+    valorCentavos: multiplyCents(toCents(precoUnitario), input.quantidade),
     status: "AGUARDANDO_PAGAMENTO",
     motivo: null,
     processadoPor: null,

@@ -8,6 +8,7 @@ import {
   type OutboxState,
   PEDIDOS_LIST_LIMITS,
   PedidoHeadersSchema,
+  PedidoSchema,
   PedidosQuerySchema,
   type Pedido as PedidoWire,
   type Plataforma,
@@ -26,18 +27,15 @@ import type { Express } from "express";
 import type { Pedido } from "../domain/pedido.ts";
 import type { CreateOutcome, PedidoUseCases } from "../pedidos.ts";
 
+/** The contract's fields, in its order: the JSON's keys come out in this order, as before. */
+const WIRE_FIELDS = Object.keys(PedidoSchema.shape) as (keyof PedidoWire)[];
+
+/** An order as the API returns it: the domain's order, its cents as the contract's valor. */
 export function toWire(p: Pedido): PedidoWire {
-  return {
-    id: p.id,
-    cliente: p.cliente,
-    item: p.item,
-    quantidade: p.quantidade,
-    valor: fromCents(p.valorCentavos),
-    status: p.status,
-    motivo: p.motivo,
-    processadoPor: p.processadoPor,
-    criadoEm: p.criadoEm,
-  };
+  const wire: Record<string, unknown> = {};
+  for (const field of WIRE_FIELDS)
+    wire[field] = field === "valor" ? fromCents(p.valorCentavos) : p[field];
+  return wire as PedidoWire;
 }
 
 /** An order saved whose announcement failed: the 500 that says so (and what happens next). */

@@ -6,19 +6,20 @@ import { AnnouncementFailed, type PedidoAnnouncer } from "../pedidos.ts";
 import type { PedidoStore } from "../store.ts";
 import { type OutboxRelay, SendRefused } from "./outbox-relay.ts";
 
-/** The PedidoCriado record of an order: key = pedidoId as text, value = the contract's JSON. */
+/**
+ * The PedidoCriado record of an order: key = pedidoId as text, value = the contract's JSON.
+ * The event takes the order's fields it declares (encode keeps those, in the contract's
+ * order), so a field the contract adds to both comes along without a line here.
+ */
 export function pedidoCriadoRecord(names: KafkaNames, pedido: Pedido) {
   return {
     topic: names.topics.pedidosCriados,
     key: pedidoKey(pedido.id),
     value: PedidoCriado.encode({
+      ...pedido,
       versao: 1,
       pedidoId: pedido.id,
-      cliente: pedido.cliente,
-      item: pedido.item,
-      quantidade: pedido.quantidade,
       valor: fromCents(pedido.valorCentavos),
-      criadoEm: pedido.criadoEm,
     }),
   };
 }
