@@ -1,5 +1,6 @@
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { PedidoCriado, ResultadoPagamento, type StatusPagamento } from "@shop/contracts";
+import { KEPT_FIELDS, type KeptFields } from "./domain/orders-view.ts";
 
 /**
  * Decoding off the thread that fetches. kafkajs fetches, then hands its batches over, then
@@ -14,8 +15,11 @@ import { PedidoCriado, ResultadoPagamento, type StatusPagamento } from "@shop/co
  */
 
 const ROLE = "analytics-decoder";
-/** Numbers per record in a decoded batch. */
-const STRIDE = 4;
+/**
+ * Numbers per record in a decoded batch: PedidoCriado [pedidoId, then each kept field in
+ * KEPT_FIELDS's order]; ResultadoPagamento [pedidoId, status].
+ */
+const STRIDE = 1 + Math.max(KEPT_FIELDS.length, 1);
 
 /** A batch's values, laid end to end: value i is bytes [ends[i-1], ends[i]) (null: -1). */
 interface DecodeRequest {
@@ -28,9 +32,9 @@ interface DecodeRequest {
 interface DecodeReply {
   id: number;
   /**
-   * Per record, STRIDE numbers: PedidoCriado [pedidoId, item, quantidade, valor];
-   * ResultadoPagamento [pedidoId, status, 0, 0]; item and status index `texts`. An invalid
-   * record is pedidoId NaN, its reason in `invalid`.
+   * Per record, STRIDE numbers (see STRIDE); a text field and the status index `texts`
+   * (-1: absent), an absent number is NaN. An invalid record is pedidoId NaN, its reason
+   * in `invalid`.
    */
   numbers: Float64Array;
   /** Text seen for the first time in this batch, appended to the thread's table in order. */
@@ -39,7 +43,7 @@ interface DecodeReply {
 }
 
 export type DecodedRecord =
-  | { ok: true; criado: true; pedidoId: number; item: string; quantidade: number; valor: number }
+  | ({ ok: true; criado: true; pedidoId: number } & KeptFields)
   | { ok: true; criado: false; pedidoId: number; status: StatusPagamento }
   | { ok: false; reason: string };
 
@@ -61,22 +65,19 @@ export class DecodedBatch {
     const pedidoId = this.numbers[at] as number;
     if (Number.isNaN(pedidoId)) return { ok: false, reason: this.invalid.get(i) ?? "" };
     const n = this.numbers;
-    return this.criado
-      ? {
-          ok: true,
-          criado: true,
-          pedidoId,
-          item: this.texts[n[at + 1] as number] as string,
-          quantidade: n[at + 2] as number,
-          valor: n[at + 3] as number,
-        }
-      : {
-          ok: true,
-          criado: false,
-          pedidoId,
-          // Only a decoded status is ever put in the table at this index.
-          status: this.texts[n[at + 1] as number] as StatusPagamento,
-        };
+    if (!this.criado) {
+      // Only a decoded status is ever put in the table at this index.
+      const status = this.texts[n[at + 1] as number] as StatusPagamento;
+      return { ok: true, criado: false, pedidoId, status };
+    }
+    const fields: Record<string, string | number | undefined> = {};
+    for (let f = 0; f < KEPT_FIELDS.length; f++) {
+      const [field, kind] = KEPT_FIELDS[f] as (typeof KEPT_FIELDS)[number];
+      const stored = n[at + 1 + f] as number;
+      if (kind === "text") fields[field] = stored < 0 ? undefined : this.texts[stored];
+      else fields[field] = Number.isNaN(stored) ? undefined : stored;
+    }
+    return { ok: true, criado: true, pedidoId, ...(fields as KeptFields) };
   }
 }
 
@@ -109,15 +110,25 @@ function serveDecoding(): void {
       if (!decoded.ok) {
         numbers[at] = Number.NaN;
         invalid.push([i, decoded.error.reason]);
-      } else if ("item" in decoded.value) {
-        const v = decoded.value;
+      } else if (criado) {
+        const v = decoded.value as KeptFields & { pedidoId: number };
         numbers[at] = v.pedidoId;
-        numbers[at + 1] = textIndex(v.item, newTexts);
-        numbers[at + 2] = v.quantidade;
-        numbers[at + 3] = v.valor;
+        for (let f = 0; f < KEPT_FIELDS.length; f++) {
+          const [field, kind] = KEPT_FIELDS[f] as (typeof KEPT_FIELDS)[number];
+          const value = v[field] as string | number | undefined;
+          numbers[at + 1 + f] =
+            value === undefined
+              ? kind === "text"
+                ? -1
+                : Number.NaN
+              : kind === "text"
+                ? textIndex(value as string, newTexts)
+                : (value as number);
+        }
       } else {
-        numbers[at] = decoded.value.pedidoId;
-        numbers[at + 1] = textIndex(decoded.value.status, newTexts);
+        const r = decoded.value as ResultadoPagamento;
+        numbers[at] = r.pedidoId;
+        numbers[at + 1] = textIndex(r.status, newTexts);
       }
     }
     const reply: DecodeReply = { id, numbers, newTexts, invalid };

@@ -1,12 +1,48 @@
-import { type Cents, STATUS_PAGAMENTO, type StatusPagamento, toCents } from "@shop/contracts";
+import {
+  type Cents,
+  type PedidoCriado,
+  STATUS_PAGAMENTO,
+  type StatusPagamento,
+  toCents,
+} from "@shop/contracts";
+
+/**
+ * What the view keeps of each PedidoCriado. Every field of the event is named here, as a
+ * text (kept once per distinct value), a number, or left out: a field the contract adds
+ * fails typecheck here until it is given one. The decoding thread (decoder.ts) and the
+ * view's columns follow this list; a new field kept here reaches the dashboard's `order`
+ * without another line.
+ */
+export const CRIADO_FIELDS = {
+  cliente: "left-out",
+  item: "text",
+  quantidade: "number",
+  valor: "number",
+  criadoEm: "left-out",
+} as const satisfies {
+  [F in Exclude<keyof PedidoCriado, "versao" | "pedidoId">]-?: "text" | "number" | "left-out";
+};
+type Kind = (typeof CRIADO_FIELDS)[keyof typeof CRIADO_FIELDS];
+/** The fields of a PedidoCriado the view keeps (an optional one may be absent). */
+export type KeptFields = {
+  [F in keyof typeof CRIADO_FIELDS as (typeof CRIADO_FIELDS)[F] extends "left-out"
+    ? never
+    : F]: PedidoCriado[F];
+};
+/** The kept fields in a fixed order, with their kind: one column each. */
+export const KEPT_FIELDS = Object.entries(CRIADO_FIELDS).filter(
+  (e): e is [keyof KeptFields, Exclude<Kind, "left-out">] => e[1] !== "left-out",
+);
 
 /**
  * The analytics view: in memory only, derived from the log and rebuilt by replay.
- * By pedidoId: item, quantidade, valor and status; the first status wins.
+ * By pedidoId: the kept fields of its PedidoCriado and its status; the first status wins.
  *
  * Kept in columns (typed arrays, one slot per order) rather than an object per order: a
  * replay holds a million orders, and with an object each the garbage collector walked
  * them all again and again as the heap grew (a fifth of a replay's time went to it).
+ * A text column holds the index of its text in `names` (-1: absent); a number column the
+ * number (NaN: absent).
  */
 export class OrdersView {
   /**
@@ -19,14 +55,19 @@ export class OrdersView {
   /** pedidoId -> slot for an id too far past the others to index (see `fits`). */
   private readonly farIds = new Map<number, number>();
   private count = 0;
-  /** One copy of each item name, however many orders name it; -1 in `item` when unknown. */
+  /** One copy of each text, however many orders name it. */
   private readonly names: string[] = [];
   private readonly nameIndex = new Map<string, number>();
-  private item = new Int32Array(1024);
-  private quantidade = new Float64Array(1024);
-  private valorCentavos = new Float64Array(1024);
+  /** 1 once the order's PedidoCriado was read. */
+  private created = new Uint8Array(1024);
+  /** One column per kept field, in KEPT_FIELDS's order. */
+  private columns: (Int32Array | Float64Array)[] = KEPT_FIELDS.map(([, kind]) =>
+    kind === "text" ? new Int32Array(1024) : new Float64Array(1024),
+  );
   /** 0 when no status yet; otherwise 1 + its place in STATUS_PAGAMENTO. */
   private status = new Uint8Array(1024);
+  /** What `forEachOrder` hands over, filled again for each order (no object per order). */
+  private readonly current = {} as Record<keyof KeptFields, string | number | undefined>;
 
   get size(): number {
     return this.count;
@@ -38,8 +79,7 @@ export class OrdersView {
     let slot = direct ? (this.byId[pedidoId] as number) - 1 : (this.farIds.get(pedidoId) ?? -1);
     if (slot < 0) {
       slot = this.count++;
-      if (slot === this.item.length) this.grow();
-      this.item[slot] = -1;
+      if (slot === this.created.length) this.grow();
       if (direct) this.byId[pedidoId] = slot + 1;
       else this.farIds.set(pedidoId, slot);
     }
@@ -68,38 +108,45 @@ export class OrdersView {
     }
   }
 
+  /** Every column twice as long: each is grown here, so none is left short. */
   private grow(): void {
-    const bigger = <A extends Int32Array | Float64Array | Uint8Array>(
-      a: A,
-      make: (n: number) => A,
-    ) => {
-      const b = make(a.length * 2);
+    const bigger = <A extends Int32Array | Float64Array | Uint8Array>(a: A): A => {
+      const b = new (a.constructor as new (n: number) => A)(a.length * 2);
       b.set(a);
       return b;
     };
-    this.item = bigger(this.item, (n) => new Int32Array(n));
-    this.quantidade = bigger(this.quantidade, (n) => new Float64Array(n));
-    this.valorCentavos = bigger(this.valorCentavos, (n) => new Float64Array(n));
-    this.status = bigger(this.status, (n) => new Uint8Array(n));
+    this.created = bigger(this.created);
+    this.columns = this.columns.map(bigger);
+    this.status = bigger(this.status);
   }
 
-  private nameOf(item: string): number {
-    let i = this.nameIndex.get(item);
+  private nameOf(text: string): number {
+    let i = this.nameIndex.get(text);
     if (i === undefined) {
       i = this.names.length;
-      this.names.push(item);
-      this.nameIndex.set(item, i);
+      this.names.push(text);
+      this.nameIndex.set(text, i);
     }
     return i;
   }
 
   /** A repeated creation event changes nothing: the order is counted once. */
-  applyPedidoCriado(pedidoId: number, item: string, quantidade: number, valorCentavos: Cents) {
-    const slot = this.slotOf(pedidoId);
-    if ((this.item[slot] as number) >= 0) return;
-    this.item[slot] = this.nameOf(item);
-    this.quantidade[slot] = quantidade;
-    this.valorCentavos[slot] = valorCentavos;
+  applyPedidoCriado(evento: { pedidoId: number } & KeptFields) {
+    const slot = this.slotOf(evento.pedidoId);
+    if (this.created[slot] === 1) return;
+    this.created[slot] = 1;
+    for (let f = 0; f < KEPT_FIELDS.length; f++) {
+      const [field, kind] = KEPT_FIELDS[f] as (typeof KEPT_FIELDS)[number];
+      const value = evento[field] as string | number | undefined;
+      (this.columns[f] as Int32Array | Float64Array)[slot] =
+        value === undefined
+          ? kind === "text"
+            ? -1
+            : Number.NaN
+          : kind === "text"
+            ? this.nameOf(value as string)
+            : (value as number);
+    }
   }
 
   /** The first status received wins, even when it arrives before the creation event. */
@@ -109,25 +156,34 @@ export class OrdersView {
   }
 
   /**
-   * Calls `visit` with every order, in the order first seen, without building an object
-   * per order (the dashboard is drawn after every batch while following).
+   * Calls `visit` with every order, in the order first seen: its kept fields (null when its
+   * creation event was not read) and its status. `order` is one object filled again for
+   * each order (the dashboard is drawn after every batch while following): read it, do
+   * not keep it.
    */
   forEachOrder(
-    visit: (
-      item: string | null,
-      quantidade: number,
-      valorCentavos: Cents,
-      status: StatusPagamento | null,
-    ) => void,
+    visit: (order: Readonly<KeptFields> | null, status: StatusPagamento | null) => void,
   ): void {
+    const order = this.current;
     for (let slot = 0; slot < this.count; slot++) {
-      const item = this.item[slot] as number;
-      visit(
-        item < 0 ? null : (this.names[item] as string),
-        this.quantidade[slot] as number,
-        this.valorCentavos[slot] as Cents,
-        statusAt(this.status[slot] as number),
-      );
+      const status = statusAt(this.status[slot] as number);
+      if (this.created[slot] !== 1) {
+        visit(null, status);
+        continue;
+      }
+      for (let f = 0; f < KEPT_FIELDS.length; f++) {
+        const [field, kind] = KEPT_FIELDS[f] as (typeof KEPT_FIELDS)[number];
+        const stored = (this.columns[f] as Int32Array | Float64Array)[slot] as number;
+        order[field] =
+          kind === "text"
+            ? stored < 0
+              ? undefined
+              : this.names[stored]
+            : Number.isNaN(stored)
+              ? undefined
+              : stored;
+      }
+      visit(order as unknown as KeptFields, status);
     }
   }
 }
@@ -152,14 +208,9 @@ export const newOrdersView = (): OrdersView => new OrdersView();
 /** A repeated creation event changes nothing: the order is counted once. */
 export function applyPedidoCriado(
   ordersView: OrdersView,
-  evento: { pedidoId: number; item: string; quantidade: number; valor: number },
+  evento: { pedidoId: number } & KeptFields,
 ): void {
-  ordersView.applyPedidoCriado(
-    evento.pedidoId,
-    evento.item,
-    evento.quantidade,
-    toCents(evento.valor),
-  );
+  ordersView.applyPedidoCriado(evento);
 }
 
 /** The first status received wins, even when it arrives before the creation event. */
@@ -176,16 +227,16 @@ export function dashboard(ordersView: OrdersView): Dashboard {
   let receitaCentavos = 0;
   let resultadosSemPedido = 0;
   const vendidos = new Map<string, number>();
-  ordersView.forEachOrder((item, quantidade, valorCentavos, status) => {
-    if (item === null) {
+  ordersView.forEachOrder((order, status) => {
+    if (order === null) {
       if (status !== null) resultadosSemPedido++;
       return;
     }
     pedidosVistos++;
     if (status !== "APROVADO") return;
     pedidosPagos++;
-    receitaCentavos += valorCentavos;
-    vendidos.set(item, (vendidos.get(item) ?? 0) + quantidade);
+    receitaCentavos += toCents(order.valor);
+    vendidos.set(order.item, (vendidos.get(order.item) ?? 0) + order.quantidade);
   });
   let maisVendido: Dashboard["maisVendido"] = null;
   for (const [item, quantidade] of vendidos) {
