@@ -11,19 +11,22 @@ export type DecodeFailure =
 
 export type Decoded<T> = { ok: true; value: T } | { ok: false; error: DecodeFailure };
 
-export interface MessageContract<T> {
+export interface MessageContract<T, In = T> {
   readonly name: string;
   readonly versions: readonly number[];
   readonly current: number;
   decode(raw: string | Buffer | Uint8Array | null | undefined): Decoded<T>;
-  /** Validates an object built by our own code and returns the JSON text to send. */
-  encode(message: T): string;
+  /**
+   * Validates an object built by our own code and returns the JSON text to send. It takes
+   * the schema's input: a field with a default may be left out, and gets it here.
+   */
+  encode(message: In): string;
 }
 
 export function defineMessage<S extends z.ZodType>(
   name: string,
   schemasByVersion: Record<number, S>,
-): MessageContract<z.output<S>> {
+): MessageContract<z.output<S>, z.input<S>> {
   const versions = Object.keys(schemasByVersion)
     .map(Number)
     .sort((a, b) => a - b);
@@ -79,7 +82,7 @@ export function defineMessage<S extends z.ZodType>(
     return { ok: true, value: result.data };
   }
 
-  function encode(message: z.output<S>): string {
+  function encode(message: z.input<S>): string {
     const schema = schemasByVersion[current] as S;
     return JSON.stringify(schema.parse(message));
   }
