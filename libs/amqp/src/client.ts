@@ -287,58 +287,7 @@ export class AmqpClient {
     const destino = `${exchange}/${routingKey}`;
     metrics.published.inc({ destino });
     let timedOut = false;
-    const once = async () => {
-      let ch: ConfirmChannel;
-      try {
-        ch = await this.channel();
-      } catch (error) {
-        throw new PublishFailed(
-          "broker-inacessivel",
-          `RabbitMQ unreachable: ${(error as Error).message}`,
-          { cause: error },
-        );
-      }
-      const messageId = randomUUID();
-      const span = startProducerSpan(`publish ${exchange}`, {
-        [MESSAGING.system]: "rabbitmq",
-        [MESSAGING.destination]: exchange,
-        [MESSAGING.operationType]: "send",
-        [MESSAGING.operationName]: "publish",
-        [MESSAGING.rabbitRoutingKey]: routingKey,
-        [MESSAGING.messageId]: messageId,
-      });
-      const confirmed = new Promise<void>((resolve, reject) => {
-        ch.publish(
-          exchange,
-          routingKey,
-          Buffer.from(body),
-          {
-            mandatory: true,
-            persistent: true,
-            contentType: "application/json",
-            messageId,
-            headers: { traceparent: span.traceparent, ...headers },
-          },
-          (err) =>
-            err
-              ? reject(
-                  new PublishFailed("nack", `RabbitMQ did not take the message: ${String(err)}`),
-                )
-              : resolve(),
-        );
-      });
-      confirmed.then(
-        () => span.end(),
-        (error: unknown) => span.end(undefined, error),
-      );
-      await confirmed;
-      if (this.returned.delete(messageId)) {
-        throw new PublishFailed(
-          "sem-rota",
-          `no queue is bound to ${exchange} with routing key ${routingKey}`,
-        );
-      }
-    };
+    const once = () => this.publishOnce(exchange, routingKey, body, headers);
     // On a cluster, a publication lost with its node (out of reach, its channel closed
     // before the confirm, or nacked while a quorum queue changes leader) is tried again, on
     // the next node, until the time limit: a failover within the spec's 5 s wait is a
@@ -373,6 +322,33 @@ export class AmqpClient {
     }
   }
 
+  /** One try: a channel, the message sent, its confirm awaited, a return turned into sem-rota. */
+  private async publishOnce(
+    exchange: string,
+    routingKey: string,
+    body: string,
+    headers?: Record<string, unknown>,
+  ): Promise<void> {
+    let ch: ConfirmChannel;
+    try {
+      ch = await this.channel();
+    } catch (error) {
+      throw new PublishFailed(
+        "broker-inacessivel",
+        `RabbitMQ unreachable: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+    const messageId = randomUUID();
+    await sendConfirmed(ch, exchange, routingKey, body, messageId, headers);
+    if (this.returned.delete(messageId)) {
+      throw new PublishFailed(
+        "sem-rota",
+        `no queue is bound to ${exchange} with routing key ${routingKey}`,
+      );
+    }
+  }
+
   async close(): Promise<void> {
     this.closing = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
@@ -394,4 +370,49 @@ export function shopClient(broker: BrokerAddress, log: Logger): AmqpClient {
     log,
     topology: (ch) => declareTopology(ch, TOPOLOGY, { cluster: (broker.nodes?.length ?? 0) > 1 }),
   });
+}
+
+/**
+ * Sends persistent JSON with the mandatory flag, in a producer span whose traceparent goes
+ * with it, and settles with the broker's confirm (a nack is PublishFailed "nack").
+ */
+async function sendConfirmed(
+  ch: ConfirmChannel,
+  exchange: string,
+  routingKey: string,
+  body: string,
+  messageId: string,
+  headers?: Record<string, unknown>,
+): Promise<void> {
+  const span = startProducerSpan(`publish ${exchange}`, {
+    [MESSAGING.system]: "rabbitmq",
+    [MESSAGING.destination]: exchange,
+    [MESSAGING.operationType]: "send",
+    [MESSAGING.operationName]: "publish",
+    [MESSAGING.rabbitRoutingKey]: routingKey,
+    [MESSAGING.messageId]: messageId,
+  });
+  const confirmed = new Promise<void>((resolve, reject) => {
+    ch.publish(
+      exchange,
+      routingKey,
+      Buffer.from(body),
+      {
+        mandatory: true,
+        persistent: true,
+        contentType: "application/json",
+        messageId,
+        headers: { traceparent: span.traceparent, ...headers },
+      },
+      (err) =>
+        err
+          ? reject(new PublishFailed("nack", `RabbitMQ did not take the message: ${String(err)}`))
+          : resolve(),
+    );
+  });
+  confirmed.then(
+    () => span.end(),
+    (error: unknown) => span.end(undefined, error),
+  );
+  await confirmed;
 }

@@ -1,6 +1,6 @@
 import type { MessageContract, StuckPartition } from "@shop/contracts";
 import { ConsumerEvents, type Logger } from "@shop/service";
-import type { Consumer, ConsumerConfig, Kafka } from "kafkajs";
+import type { Consumer, ConsumerConfig, EachBatchHandler, Kafka } from "kafkajs";
 import { withRetries } from "./client.ts";
 import { eachBatchOf } from "./consumer/batch.ts";
 import { type Membership, watchGroup } from "./consumer/group.ts";
@@ -123,29 +123,17 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
   });
   let stopping = false;
 
-  /** One kafkajs consumer, connected, subscribed and running. */
-  async function start(): Promise<Consumer> {
-    const consumer = kafka.consumer(consumerConfig(groupId, options.consumer));
-    // After a crash kafkajs will not restart from, a fresh consumer takes its place.
-    watchGroup(consumer, state, events, log, () => {
-      if (!stopping) setTimeout(() => void replace(consumer), 1_000);
-    });
-    await consumer.connect();
-    // Right after its topics were created, a broker of a cluster (one just restarted, say)
-    // may not know them yet: UNKNOWN_TOPIC_OR_PARTITION is retried, not a failed start.
-    await withRetries(() => consumer.subscribe({ topics, fromBeginning: true }));
-    await consumer.run({
-      // With transactions the offsets are committed in them, never by kafkajs.
-      autoCommit: !transactions,
-      partitionsConsumedConcurrently: options.partitionsAtOnce ?? 1,
-      ...(options.autoCommitInterval && !transactions
-        ? { autoCommitInterval: options.autoCommitInterval }
-        : {}),
-      eachBatchAutoResolve: false,
+  /** After a crash kafkajs will not restart from, a fresh consumer takes its place. */
+  const start = () =>
+    runKafkajsConsumer(options, {
+      state,
+      events,
       eachBatch,
+      transactional: transactions !== null,
+      onCrash: (crashed) => {
+        if (!stopping) setTimeout(() => void replace(crashed), 1_000);
+      },
     });
-    return consumer;
-  }
 
   async function replace(crashed: Consumer): Promise<void> {
     if (stopping || crashed !== current) return;
@@ -161,7 +149,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
     }
   }
 
-  let current = await start();
+  let current: Consumer = await start();
   const stopMeasuring = measureLag(kafka, groupId, topics);
   const stopCounting = countStuck(groupId, () => stuck.size);
 
@@ -176,4 +164,35 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
       await transactions?.close();
     },
   };
+}
+
+/** One kafkajs consumer, connected, subscribed and running; `onCrash` when kafkajs gives up. */
+async function runKafkajsConsumer<T>(
+  options: ConsumerOptions<T>,
+  run: {
+    state: Membership;
+    events: ConsumerEvents;
+    eachBatch: EachBatchHandler;
+    /** With transactions the offsets are committed in them, never by kafkajs. */
+    transactional: boolean;
+    onCrash: (crashed: Consumer) => void;
+  },
+): Promise<Consumer> {
+  const { kafka, groupId, topics, log } = options;
+  const consumer = kafka.consumer(consumerConfig(groupId, options.consumer));
+  watchGroup(consumer, run.state, run.events, log, () => run.onCrash(consumer));
+  await consumer.connect();
+  // Right after its topics were created, a broker of a cluster (one just restarted, say)
+  // may not know them yet: UNKNOWN_TOPIC_OR_PARTITION is retried, not a failed start.
+  await withRetries(() => consumer.subscribe({ topics, fromBeginning: true }));
+  await consumer.run({
+    autoCommit: !run.transactional,
+    partitionsConsumedConcurrently: options.partitionsAtOnce ?? 1,
+    ...(options.autoCommitInterval && !run.transactional
+      ? { autoCommitInterval: options.autoCommitInterval }
+      : {}),
+    eachBatchAutoResolve: false,
+    eachBatch: run.eachBatch,
+  });
+  return consumer;
 }

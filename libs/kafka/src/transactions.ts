@@ -73,68 +73,88 @@ async function writeRecords(tx: Transaction, records: OutgoingRecord[]): Promise
   for (const r of records) metrics.confirmed.inc({ destino: r.topic });
 }
 
+/** One transactional producer per id, made on first use; a failed one is dropped and made anew. */
+function producerPool(kafka: Kafka, timeoutMs?: number) {
+  const producers = new Map<string, Promise<Producer>>();
+  return {
+    get(id: string): Promise<Producer> {
+      let p = producers.get(id);
+      if (!p) {
+        p = transactionalProducer(kafka, id, timeoutMs);
+        p.catch(() => producers.delete(id));
+        producers.set(id, p);
+      }
+      return p;
+    },
+    /** A producer whose transaction failed may be fenced: it is dropped. */
+    async drop(id: string): Promise<void> {
+      const p = producers.get(id);
+      producers.delete(id);
+      await p?.then((producer) => producer.disconnect()).catch(() => {});
+    },
+    ids: () => [...producers.keys()],
+  };
+}
+type ProducerPool = ReturnType<typeof producerPool>;
+
 export function partitionTransactions(
   kafka: Kafka,
   opts: { transactionalId: string; groupId: string; log: Logger; timeoutMs?: number },
 ): PartitionTransactions {
-  const producers = new Map<string, Promise<Producer>>();
-  const producerFor = (id: string) => {
-    let p = producers.get(id);
-    if (!p) {
-      p = transactionalProducer(kafka, id, opts.timeoutMs);
-      p.catch(() => producers.delete(id));
-      producers.set(id, p);
-    }
-    return p;
-  };
-  /** A producer whose transaction failed may be fenced: it is dropped and made anew. */
-  const drop = async (id: string) => {
-    const p = producers.get(id);
-    producers.delete(id);
-    await p?.then((producer) => producer.disconnect()).catch(() => {});
-  };
-
+  const pool = producerPool(kafka, opts.timeoutMs);
   return {
-    forPartition(topic, partition) {
-      const id = `${opts.transactionalId}-${topic}-${partition}`;
-      let open: Promise<Transaction> | null = null;
-      const transaction = () => {
-        open ??= producerFor(id).then((p) => p.transaction());
-        return open;
-      };
-      return {
-        send: async (records) => writeRecords(await transaction(), records),
-        async commit(next) {
-          const tx = await transaction();
-          try {
-            await tx.sendOffsets({
-              consumerGroupId: opts.groupId,
-              topics: [{ topic, partitions: [{ partition, offset: next }] }],
-            });
-            await tx.commit();
-          } catch (error) {
-            opts.log.warn("transaction not committed; it is aborted", {
-              transactionalId: id,
-              error: (error as Error).message,
-            });
-            await tx.abort().catch(() => {});
-            await drop(id);
-            throw error;
-          } finally {
-            open = null;
-          }
-        },
-        async abort() {
-          if (!open) return;
-          const tx = await open.catch(() => null);
-          open = null;
-          if (tx?.isActive()) await tx.abort().catch(() => {});
-          await drop(id);
-        },
-      };
-    },
+    forPartition: (topic, partition) =>
+      partitionTransaction(pool, `${opts.transactionalId}-${topic}-${partition}`, {
+        ...opts,
+        topic,
+        partition,
+      }),
     async close() {
-      await Promise.all([...producers.keys()].map(drop));
+      await Promise.all(pool.ids().map(pool.drop));
+    },
+  };
+}
+
+/** A partition's transactions, one at a time, through the pool's producer for `id`. */
+function partitionTransaction(
+  pool: ProducerPool,
+  id: string,
+  opts: { groupId: string; log: Logger; topic: string; partition: number },
+): ReturnType<PartitionTransactions["forPartition"]> {
+  const { topic, partition } = opts;
+  let open: Promise<Transaction> | null = null;
+  const transaction = () => {
+    open ??= pool.get(id).then((p) => p.transaction());
+    return open;
+  };
+  return {
+    send: async (records) => writeRecords(await transaction(), records),
+    async commit(next) {
+      const tx = await transaction();
+      try {
+        await tx.sendOffsets({
+          consumerGroupId: opts.groupId,
+          topics: [{ topic, partitions: [{ partition, offset: next }] }],
+        });
+        await tx.commit();
+      } catch (error) {
+        opts.log.warn("transaction not committed; it is aborted", {
+          transactionalId: id,
+          error: (error as Error).message,
+        });
+        await tx.abort().catch(() => {});
+        await pool.drop(id);
+        throw error;
+      } finally {
+        open = null;
+      }
+    },
+    async abort() {
+      if (!open) return;
+      const tx = await open.catch(() => null);
+      open = null;
+      if (tx?.isActive()) await tx.abort().catch(() => {});
+      await pool.drop(id);
     },
   };
 }
