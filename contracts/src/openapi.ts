@@ -106,9 +106,9 @@ export function openApiDocument(api: ApiInfo, versao = "1.0.0") {
           }
         : {}),
       responses: Object.fromEntries(
-        Object.entries(commonResponses(r)).map(([status, resposta]) => [
+        Object.entries(commonResponses(r)).map(([status, response]) => [
           status,
-          { description: resposta.description, content: content(resposta) },
+          { description: response.description, content: content(response) },
         ]),
       ),
     };

@@ -95,21 +95,21 @@ export function kafkaDlq(
    * records that letter, and only it, as redriven. A record that fails again returns to
    * the dead letters with the count raised. Nothing is lost: the record of the redrive is
    * written after Kafka acknowledged the letter (a crash between the two sends it again).
-   * With `corpo`, a fixed copy goes back instead: that value, the letter's key and headers,
+   * With `fixedBody`, a fixed copy goes back instead: that value, the letter's key and headers,
    * and `dlq-corrigido: sim`.
    */
   async function redrive(
     filter: (c: DeadLetter) => boolean,
-    corpo?: string,
+    fixedBody?: string,
   ): Promise<DeadLetter[]> {
-    const pendentes = (await read()).filter((c) => c.estado === "pendente" && filter(c));
-    if (pendentes.length === 0) return [];
+    const pending = (await read()).filter((c) => c.estado === "pendente" && filter(c));
+    if (pending.length === 0) return [];
     const publisher = createPublisher(kafka, 10_000, log);
     const admin = kafka.admin();
     await admin.connect();
     try {
       await ensureRedriveTopic(admin);
-      for (const c of pendentes) {
+      for (const c of pending) {
         const rawRecord = raw.get(c.id) as RawRecord;
         const original = c.cabecalhos["dlq-topico-original"] as string;
         const headers: IHeaders = Object.fromEntries(
@@ -120,12 +120,12 @@ export function kafkaDlq(
           {
             topic: original,
             key: rawRecord.key,
-            value: corpo === undefined ? rawRecord.value : Buffer.from(corpo, "utf8"),
+            value: fixedBody === undefined ? rawRecord.value : Buffer.from(fixedBody, "utf8"),
             headers: {
               ...headers,
               "dlq-tentativas": String(c.tentativas),
               "dlq-reenviado-de": `${topic}:${partition}:${offset}`,
-              ...(corpo === undefined ? {} : { "dlq-corrigido": "sim" }),
+              ...(fixedBody === undefined ? {} : { "dlq-corrigido": "sim" }),
             },
           },
         ]);
@@ -144,7 +144,7 @@ export function kafkaDlq(
       await admin.disconnect();
       await publisher.close();
     }
-    return pendentes;
+    return pending;
   }
 
   return { name: "Kafka", notes: [] as string[], read, redrive };

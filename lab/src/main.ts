@@ -50,15 +50,15 @@ async function main(): Promise<number> {
     );
     return 2;
   }
-  const porta =
+  const port =
     values.porta === undefined ? ((await portIsFree(8080)) ? 8080 : 0) : Number(values.porta);
-  if (!Number.isInteger(porta) || porta < 0 || porta > 65535) {
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
     console.error(`lab: --porta takes a port number from 0 to 65535, not ${values.porta}`);
     return 2;
   }
 
   const say = new Narrator();
-  const world = new LabWorld(experiment.name, say, { porta });
+  const world = new LabWorld(experiment.name, say, { port });
   const started = Date.now();
   say.title(experiment.name, experiment.summary);
   const interrupted = () => {

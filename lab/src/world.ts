@@ -21,7 +21,7 @@ import type { Narrator } from "./narrator.ts";
 
 /** How an experiment was asked to run: the orders service's port (0: any free one). */
 export interface LabOptions {
-  porta: number;
+  port: number;
 }
 
 /**
@@ -182,7 +182,7 @@ export class LabWorld {
     const brokers = await this.kafka();
     const ordersDb = this.dbPath("pedidos");
     const orders = await this.startEventLog("orders-api", "orders-api", brokers, {
-      PORTA: String(this.options.porta),
+      PORTA: String(this.options.port),
       DB_PATH: ordersDb,
     });
     const url = orders.url();

@@ -82,7 +82,7 @@ export async function startOrdersApi(
   // Group commit: the orders and results of one turn share a transaction.
   const pedidos = pedidoUseCases({
     store,
-    inTransaction: groupCommit((work) => store.transaction(work)),
+    inTransaction: groupCommit(store.transaction),
     announcer,
     log,
   });

@@ -10,7 +10,7 @@ import { PlataformaPanel } from "./components/PlataformaPanel.tsx";
 import { usePlatformHistory } from "./platformHistory.ts";
 import { usePolling } from "./usePolling.ts";
 
-export const INTERVALO_MS = 2000;
+export const POLL_INTERVAL_MS = 2000;
 
 /** The page never asks a service it was not given: the RabbitMQ panel's loader without one. */
 const NO_BROKER = () => Promise.reject(new Error("nenhuma edição broker configurada"));
@@ -18,24 +18,21 @@ const NO_BROKER = () => Promise.reject(new Error("nenhuma edição broker config
 /** The event-log edition's page: the form and the orders on the left, the platform on the right. */
 export function App({ apiUrl, brokerUrl = null }: { apiUrl: string; brokerUrl?: string | null }) {
   // Every order the API lists (at most 5,000): the list shows them a page at a time.
-  const carregarPedidos = useCallback(
+  const loadPedidos = useCallback(
     () => fetchJson<Pedido[]>(`${apiUrl}/pedidos?limite=5000`),
     [apiUrl],
   );
-  const carregarPlataforma = useCallback(
-    () => fetchJson<Plataforma>(`${apiUrl}/plataforma`),
-    [apiUrl],
-  );
-  const pedidos = usePolling(carregarPedidos, INTERVALO_MS, "pedidos");
-  const plataforma = usePolling(carregarPlataforma, INTERVALO_MS);
-  const historia = usePlatformHistory(plataforma.data);
-  const carregarBroker = useCallback(
+  const loadPlataforma = useCallback(() => fetchJson<Plataforma>(`${apiUrl}/plataforma`), [apiUrl]);
+  const pedidos = usePolling(loadPedidos, POLL_INTERVAL_MS, "pedidos");
+  const plataforma = usePolling(loadPlataforma, POLL_INTERVAL_MS);
+  const history = usePlatformHistory(plataforma.data);
+  const loadBroker = useCallback(
     () => (brokerUrl ? fetchJson<PlataformaBroker>(`${brokerUrl}/plataforma`) : NO_BROKER()),
     [brokerUrl],
   );
-  const broker = usePolling(carregarBroker, brokerUrl ? INTERVALO_MS : 3_600_000);
-  const [aberto, setAberto] = useState<number | null>(null);
-  const [cartasDe, setCartasDe] = useState<string | null>(null);
+  const broker = usePolling(loadBroker, brokerUrl ? POLL_INTERVAL_MS : 3_600_000);
+  const [open, setOpen] = useState<number | null>(null);
+  const [lettersOf, setLettersOf] = useState<string | null>(null);
   return (
     <>
       <header>
@@ -48,14 +45,14 @@ export function App({ apiUrl, brokerUrl = null }: { apiUrl: string; brokerUrl?: 
       <main>
         <div className="coluna">
           <PedidoForm apiUrl={apiUrl} onCreated={pedidos.refresh} />
-          {aberto !== null && (
-            <PedidoHistorico apiUrl={apiUrl} pedidoId={aberto} onClose={() => setAberto(null)} />
+          {open !== null && (
+            <PedidoHistorico apiUrl={apiUrl} pedidoId={open} onClose={() => setOpen(null)} />
           )}
           <PedidosList
             pedidos={pedidos.data}
             error={pedidos.error}
             updatedAt={pedidos.updatedAt}
-            onOpenPedido={setAberto}
+            onOpenPedido={setOpen}
           />
         </div>
         <div className="coluna">
@@ -63,11 +60,11 @@ export function App({ apiUrl, brokerUrl = null }: { apiUrl: string; brokerUrl?: 
             plataforma={plataforma.data}
             error={plataforma.error}
             updatedAt={plataforma.updatedAt}
-            historia={historia}
-            onLetters={setCartasDe}
+            history={history}
+            onLetters={setLettersOf}
           />
-          {cartasDe && (
-            <CartasMortas apiUrl={apiUrl} topico={cartasDe} onFechar={() => setCartasDe(null)} />
+          {lettersOf && (
+            <CartasMortas apiUrl={apiUrl} topico={lettersOf} onClose={() => setLettersOf(null)} />
           )}
           {brokerUrl && <BrokerPanel plataforma={broker.data} error={broker.error} />}
         </div>

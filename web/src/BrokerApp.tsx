@@ -1,6 +1,6 @@
 import type { HistoricoBroker, PlataformaBroker } from "@shop/contracts";
 import { type FormEvent, useCallback, useId, useState } from "react";
-import { INTERVALO_MS } from "./App.tsx";
+import { POLL_INTERVAL_MS } from "./App.tsx";
 import { fetchJson } from "./api.ts";
 import { BrokerPanel } from "./components/BrokerPanel.tsx";
 import { type PedidoBrokerSummary, PedidosBrokerList } from "./components/PedidosBrokerList.tsx";
@@ -23,12 +23,12 @@ interface Answer {
   corpo: unknown;
 }
 
-async function post(url: string, corpo: unknown): Promise<{ status: number; corpo: unknown }> {
+async function post(url: string, body: unknown): Promise<{ status: number; corpo: unknown }> {
   try {
     const res = await fetch(url, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify(corpo),
+      body: JSON.stringify(body),
     });
     return { status: res.status, corpo: await res.json().catch(() => null) };
   } catch {
@@ -64,7 +64,7 @@ export function BrokerApp({ apiUrl }: { apiUrl: string }) {
       pedidoId ? fetchJson<PedidoBroker>(`${apiUrl}/pedidos/${pedidoId}`) : Promise.resolve(null),
     [apiUrl, pedidoId],
   );
-  const carregarHistorico = useCallback(
+  const loadHistorico = useCallback(
     () =>
       pedidoId
         ? fetchJson<HistoricoBroker>(`${apiUrl}/pedidos/${pedidoId}/historico`)
@@ -80,10 +80,10 @@ export function BrokerApp({ apiUrl }: { apiUrl: string }) {
     () => fetchJson<PedidoBrokerSummary[]>(`${apiUrl}/pedidos?limite=200`),
     [apiUrl],
   );
-  const pedidos = usePolling(carregarPedidos, INTERVALO_MS);
-  const pedido = usePolling(loadPedido, INTERVALO_MS);
-  const historico = usePolling(carregarHistorico, INTERVALO_MS);
-  const plataforma = usePolling(carregarPlataforma, INTERVALO_MS);
+  const pedidos = usePolling(carregarPedidos, POLL_INTERVAL_MS);
+  const pedido = usePolling(loadPedido, POLL_INTERVAL_MS);
+  const historico = usePolling(loadHistorico, POLL_INTERVAL_MS);
+  const plataforma = usePolling(carregarPlataforma, POLL_INTERVAL_MS);
 
   const note = (pedido: string, r: { status: number; corpo: unknown }) =>
     setAnswers((rs) => [{ quando: new Date(), pedido, ...r }, ...rs].slice(0, 12));
@@ -117,8 +117,8 @@ export function BrokerApp({ apiUrl }: { apiUrl: string }) {
     pedido.refresh();
   }
 
-  const changeItem = (i: number, campo: "sku" | "quantidade" | "precoUnitario", valor: string) =>
-    setItens((xs) => xs.map((x, j) => (j === i ? { ...x, [campo]: valor } : x)));
+  const changeItem = (i: number, field: "sku" | "quantidade" | "precoUnitario", valor: string) =>
+    setItens((xs) => xs.map((x, j) => (j === i ? { ...x, [field]: valor } : x)));
   const opposite = cenario === "APROVAR" ? "RECUSAR" : "APROVAR";
 
   return (

@@ -17,7 +17,7 @@ export async function editionAt(apiUrl: string): Promise<Edition> {
 
 export function Root({ apiUrl, brokerUrl }: { apiUrl: string; brokerUrl: string | null }) {
   const [currentEdition, setEdition] = useState<Edition | null>(null);
-  const [falhou, setFalhou] = useState(false);
+  const [failed, setFailed] = useState(false);
   useEffect(() => {
     let alive = true;
     let timer: ReturnType<typeof setTimeout>;
@@ -26,7 +26,7 @@ export function Root({ apiUrl, brokerUrl }: { apiUrl: string; brokerUrl: string 
         (e) => alive && setEdition(e),
         () => {
           if (!alive) return;
-          setFalhou(true);
+          setFailed(true);
           timer = setTimeout(ask, 2000);
         },
       );
@@ -40,8 +40,8 @@ export function Root({ apiUrl, brokerUrl }: { apiUrl: string; brokerUrl: string 
   if (currentEdition === "eventos") return <App apiUrl={apiUrl} brokerUrl={brokerUrl} />;
   return (
     <main>
-      <p className={falhou ? "alerta" : undefined} role="status">
-        {falhou
+      <p className={failed ? "alerta" : undefined} role="status">
+        {failed
           ? `Nenhum serviço de pedidos responde em ${apiUrl}; tentando de novo a cada 2 s.`
           : `Procurando o serviço de pedidos em ${apiUrl}…`}
       </p>

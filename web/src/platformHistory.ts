@@ -101,8 +101,8 @@ export function usePlatformHistory(plataforma: Plataforma | null): PlatformHisto
     setHistory((h) => {
       const lag = new Map<string, { t: number; lag: number }[]>();
       for (const [grupo, valor] of lagPerGroup(plataforma)) {
-        const pontos = (h.lag.get(grupo) ?? []).filter((p) => nowMs - p.t <= WINDOW_MS);
-        lag.set(grupo, [...pontos, { t: nowMs, lag: valor }]);
+        const points = (h.lag.get(grupo) ?? []).filter((p) => nowMs - p.t <= WINDOW_MS);
+        lag.set(grupo, [...points, { t: nowMs, lag: valor }]);
       }
       const fresh = (before ? rebalanceSentences(before, plataforma, new Date(nowMs)) : []).map(
         (text) => ({ id: ++counter.current, text: text }),

@@ -69,7 +69,7 @@ async function eventLog(w: LabWorld) {
 
   const ordersDb = w.dbPath("failover-pedidos");
   const api = await w.startEventLog("orders-api", "orders-api", brokers, {
-    PORTA: String(w.options.porta),
+    PORTA: String(w.options.port),
     DB_PATH: ordersDb,
   });
   await w.startEventLog("caixa-1", "payments", brokers, {

@@ -41,7 +41,7 @@ export const kafkaFora = {
         ...env,
         OUTBOX: outbox,
         DB_PATH: db,
-        ...(outbox === "ligado" ? { PORTA: String(w.options.porta) } : {}),
+        ...(outbox === "ligado" ? { PORTA: String(w.options.port) } : {}),
       });
       await w.start(`caixa-${outbox}`, "payments", { ...env, INSTANCIA: `caixa-${outbox}` });
       settings.push({ outbox, prefix, api, db, before: [], during: [] });

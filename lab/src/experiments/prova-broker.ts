@@ -43,7 +43,7 @@ export const provaBroker = {
       w.start("broker-orders", "broker/orders", {
         ...rabbit.env,
         DB_PATH: ordersDb,
-        PORTA: String(w.options.porta),
+        PORTA: String(w.options.port),
       });
     const startPayments = (extra: Record<string, string> = {}) =>
       w.start("broker-payments", "broker/payments", {

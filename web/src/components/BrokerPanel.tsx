@@ -39,7 +39,7 @@ export function BrokerPanel({
               </span>
             ))}
           </p>
-          <ScrollArea rotulo="Filas do RabbitMQ">
+          <ScrollArea label="Filas do RabbitMQ">
             <table>
               <caption>Filas (lidas de {plataforma.lidoDe})</caption>
               <thead>
@@ -55,12 +55,12 @@ export function BrokerPanel({
               <tbody>
                 {plataforma.filas.map((f) => {
                   const offline = f.membros.filter((m) => !f.emLinha.includes(m));
-                  const erros = f.nome.endsWith(".erros") && (f.mensagens ?? 0) > 0;
+                  const errors = f.nome.endsWith(".erros") && (f.mensagens ?? 0) > 0;
                   return (
                     <tr key={f.nome} data-fila={f.nome}>
                       <td>{f.nome}</td>
                       <td className="num" data-testid={`mensagens-${f.nome}`}>
-                        <span className={erros ? "lag" : undefined}>{f.mensagens ?? "—"}</span>
+                        <span className={errors ? "lag" : undefined}>{f.mensagens ?? "—"}</span>
                       </td>
                       <td className="num">{f.consumidores ?? "—"}</td>
                       <td>{f.tipo}</td>

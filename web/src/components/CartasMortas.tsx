@@ -12,22 +12,22 @@ import { ScrollArea } from "./ScrollArea.tsx";
 export function CartasMortas({
   apiUrl,
   topico,
-  onFechar,
+  onClose,
 }: {
   apiUrl: string;
   topico: string;
-  onFechar: () => void;
+  onClose: () => void;
 }) {
-  const carregar = useCallback(
+  const load = useCallback(
     () => fetchJson<CartaMorta[]>(`${apiUrl}/plataforma/mortas/${encodeURIComponent(topico)}`),
     [apiUrl, topico],
   );
-  const { data, error } = usePolling(carregar, 5000);
+  const { data, error } = usePolling(load, 5000);
   return (
     <section className="card" aria-labelledby="cartas-titulo" data-testid="cartas">
       <h2 id="cartas-titulo">
         Cartas mortas em {topico}{" "}
-        <button type="button" onClick={onFechar}>
+        <button type="button" onClick={onClose}>
           Fechar
         </button>
       </h2>
@@ -40,7 +40,7 @@ export function CartasMortas({
         </p>
       )}
       {data && (
-        <ScrollArea rotulo={`Cartas mortas em ${topico}`}>
+        <ScrollArea label={`Cartas mortas em ${topico}`}>
           <table>
             <thead>
               <tr>

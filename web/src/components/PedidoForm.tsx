@@ -51,10 +51,10 @@ export function validateForm(v: FormValues) {
 /** quantidade × precoUnitario in cents, or null while either is not valid yet. */
 export function totalInCents(v: FormValues): number | null {
   const quantidade = Number(v.quantidade);
-  const preco = Number(v.precoUnitario.replace(",", "."));
+  const price = Number(v.precoUnitario.replace(",", "."));
   if (!Number.isInteger(quantidade) || quantidade < 1 || quantidade > 50) return null;
   try {
-    return preco > 0 ? multiplyCents(toCents(preco), quantidade) : null;
+    return price > 0 ? multiplyCents(toCents(price), quantidade) : null;
   } catch {
     return null;
   }
@@ -85,7 +85,7 @@ export function PedidoForm({ apiUrl, onCreated }: { apiUrl: string; onCreated?: 
     });
   }
 
-  async function enviar(event: FormEvent) {
+  async function submit(event: FormEvent) {
     event.preventDefault();
     setTouched({ cliente: true, item: true, quantidade: true, precoUnitario: true });
     if (!local.ok) return;
@@ -108,7 +108,7 @@ export function PedidoForm({ apiUrl, onCreated }: { apiUrl: string; onCreated?: 
   }
 
   return (
-    <form className="card" onSubmit={enviar} noValidate aria-labelledby={`${id}-titulo`}>
+    <form className="card" onSubmit={submit} noValidate aria-labelledby={`${id}-titulo`}>
       <h2 id={`${id}-titulo`}>Novo pedido</h2>
       <div className="campos">
         {(Object.keys(LABELS) as Field[]).map((field) => {

@@ -24,18 +24,18 @@ export function PedidoHistorico({
   apiUrl,
   pedidoId,
   onClose,
-  intervaloMs = 2000,
+  intervaloMs: intervalMs = 2000,
 }: {
   apiUrl: string;
   pedidoId: number;
   onClose: () => void;
   intervaloMs?: number;
 }) {
-  const carregar = useCallback(
+  const load = useCallback(
     () => fetchJson<Historico>(`${apiUrl}/pedidos/${pedidoId}/historico`),
     [apiUrl, pedidoId],
   );
-  const { data, error } = usePolling(carregar, intervaloMs);
+  const { data, error } = usePolling(load, intervalMs);
   return (
     <section className="card" aria-labelledby="historico-titulo">
       <h2 id="historico-titulo">

@@ -52,7 +52,7 @@ export function PedidosBrokerList({
       {pedidos && total === 0 && <p>Nenhum pedido ainda.</p>}
       {total > 0 && (
         <>
-          <ScrollArea rotulo="Lista de pedidos">
+          <ScrollArea label="Lista de pedidos">
             <table>
               <thead>
                 <tr>

@@ -14,23 +14,23 @@ const STATUS_LABELS: Record<Pedido["status"], string> = {
 export const PAGE_SIZE = 10;
 
 /** Ids whose status changed since the previous render, highlighted for a moment. */
-function useMudancas(pedidos: Pedido[] | null): Set<number> {
-  const anteriores = useRef(new Map<number, Pedido["status"]>());
-  const [mudados, setMudados] = useState(new Set<number>());
+function useChanges(pedidos: Pedido[] | null): Set<number> {
+  const previous = useRef(new Map<number, Pedido["status"]>());
+  const [changed, setChanged] = useState(new Set<number>());
   useEffect(() => {
     if (!pedidos) return;
     const now = new Set<number>();
     for (const p of pedidos) {
-      const then = anteriores.current.get(p.id);
+      const then = previous.current.get(p.id);
       if (then !== undefined && then !== p.status) now.add(p.id);
-      anteriores.current.set(p.id, p.status);
+      previous.current.set(p.id, p.status);
     }
     if (now.size === 0) return;
-    setMudados(now);
-    const timer = setTimeout(() => setMudados(new Set()), 2500);
+    setChanged(now);
+    const timer = setTimeout(() => setChanged(new Set()), 2500);
     return () => clearTimeout(timer);
   }, [pedidos]);
-  return mudados;
+  return changed;
 }
 
 export function PedidosList({
@@ -45,7 +45,7 @@ export function PedidosList({
   /** Opens the order's timeline. */
   onOpenPedido?: (id: number) => void;
 }) {
-  const mudados = useMudancas(pedidos);
+  const changed = useChanges(pedidos);
   const total = pedidos?.length ?? 0;
   const { visible, pager } = usePager(pedidos, PAGE_SIZE);
   // How long one poll's answer took to reach the screen (the browser test reads it).
@@ -69,7 +69,7 @@ export function PedidosList({
       {pedidos && total === 0 && <p>Nenhum pedido ainda.</p>}
       {total > 0 && (
         <>
-          <ScrollArea rotulo="Lista de pedidos">
+          <ScrollArea label="Lista de pedidos">
             <table>
               <thead>
                 <tr>
@@ -91,7 +91,7 @@ export function PedidosList({
                   <tr
                     key={p.id}
                     data-pedido={p.id}
-                    className={mudados.has(p.id) ? "mudou" : undefined}
+                    className={changed.has(p.id) ? "mudou" : undefined}
                   >
                     <td>
                       {onOpenPedido ? (

@@ -28,11 +28,11 @@ const stateLabel = (s: string) => STATE_LABEL[s] ?? s;
 function LagChart({ lagPoints }: { lagPoints: { t: number; lag: number }[] }) {
   const [w, h] = [120, 24];
   const max = Math.max(1, ...lagPoints.map((p) => p.lag));
-  const agora = lagPoints[lagPoints.length - 1]?.t ?? 0;
+  const now = lagPoints[lagPoints.length - 1]?.t ?? 0;
   const xy = lagPoints
     .map(
       (p) =>
-        `${(w * (1 - (agora - p.t) / WINDOW_MS)).toFixed(1)},${(h - 2 - ((h - 4) * p.lag) / max).toFixed(1)}`,
+        `${(w * (1 - (now - p.t) / WINDOW_MS)).toFixed(1)},${(h - 2 - ((h - 4) * p.lag) / max).toFixed(1)}`,
     )
     .join(" ");
   const latest = lagPoints[lagPoints.length - 1]?.lag ?? 0;
@@ -68,19 +68,19 @@ export function PlataformaPanel({
   plataforma,
   error,
   updatedAt = null,
-  historia = { lag: new Map(), events: [] },
+  history = { lag: new Map(), events: [] },
   onLetters,
 }: {
   plataforma: Plataforma | null;
   error: string | null;
   updatedAt?: Date | null;
-  historia?: PlatformHistory;
+  history?: PlatformHistory;
   /** Opens a dead-letter topic's letters. */
   onLetters?: (topic: string) => void;
 }) {
-  const donos = plataforma ? holdersOf(plataforma) : new Map();
+  const owners = plataforma ? holdersOf(plataforma) : new Map();
   const colours = plataforma ? coloursOf(plataforma) : new Map<string, string>();
-  const lagNow = (grupo: string) => historia.lag.get(grupo)?.at(-1)?.lag;
+  const lagNow = (grupo: string) => history.lag.get(grupo)?.at(-1)?.lag;
   return (
     <section className="card plataforma" aria-labelledby="plataforma-titulo">
       <h2 id="plataforma-titulo">
@@ -103,7 +103,7 @@ export function PlataformaPanel({
                 <p>
                   <strong>{g.grupo}</strong> <small>({stateLabel(g.estado)})</small>
                 </p>
-                {[...(donos.get(g.grupo)?.entries() ?? [])].map(([topic, byPartition]) => {
+                {[...(owners.get(g.grupo)?.entries() ?? [])].map(([topic, byPartition]) => {
                   const particoes =
                     plataforma.topicos
                       .find((t) => t.topic === topic)
@@ -112,18 +112,18 @@ export function PlataformaPanel({
                     <div key={topic} className="particoes">
                       <span className="topico">{topic}</span>
                       {particoes.map((p) => {
-                        const dono = byPartition.get(p);
+                        const owner = byPartition.get(p);
                         return (
                           <span
                             key={p}
                             className="particao"
                             data-particao={p}
-                            data-dono={dono ?? ""}
+                            data-dono={owner ?? ""}
                             style={
-                              dono ? { background: colours.get(dono), color: "#fff" } : undefined
+                              owner ? { background: colours.get(owner), color: "#fff" } : undefined
                             }
                           >
-                            P{p} {dono ?? "sem dono"}
+                            P{p} {owner ?? "sem dono"}
                           </span>
                         );
                       })}
@@ -137,17 +137,17 @@ export function PlataformaPanel({
           )}
 
           <h3>Rebalanceamentos</h3>
-          {historia.events.length === 0 ? (
+          {history.events.length === 0 ? (
             <p className="discreto">Nenhum desde que a página abriu.</p>
           ) : (
             <ul className="eventos" data-testid="rebalanceamentos" aria-live="polite">
-              {historia.events.map((e) => (
+              {history.events.map((e) => (
                 <li key={e.id}>{e.text}</li>
               ))}
             </ul>
           )}
 
-          <ScrollArea rotulo="Grupos de consumidores">
+          <ScrollArea label="Grupos de consumidores">
             <table data-testid="grupos">
               <caption>Grupos de consumidores com offsets nos tópicos da loja</caption>
               <thead>
@@ -171,7 +171,7 @@ export function PlataformaPanel({
                       </span>
                     </td>
                     <td>
-                      <LagChart lagPoints={historia.lag.get(g.grupo) ?? []} />
+                      <LagChart lagPoints={history.lag.get(g.grupo) ?? []} />
                     </td>
                     <td>{stateLabel(g.estado)}</td>
                     <td>
@@ -253,7 +253,7 @@ export function PlataformaPanel({
           {plataforma.topicos.map((t) => {
             const grupos = t.particoes[0]?.grupos.map((g) => g.grupo) ?? [];
             return (
-              <ScrollArea key={t.topic} rotulo={`Partições de ${t.topic}`}>
+              <ScrollArea key={t.topic} label={`Partições de ${t.topic}`}>
                 <table>
                   <caption>{t.topic}</caption>
                   <thead>

@@ -80,20 +80,20 @@ export class StuckPartitions {
     delay: number,
   ): void {
     const previous = this.stuck.get(partitionKey);
-    const ultimoErro = error instanceof Error ? error.message : String(error);
+    const lastError = error instanceof Error ? error.message : String(error);
     this.stuck.set(partitionKey, {
       topic,
       partition,
       offset: message.offset,
       tentativas: attempt,
-      ultimoErro,
+      ultimoErro: lastError,
       desde: previous?.offset === message.offset ? previous.desde : new Date().toISOString(),
     });
     metrics.retried.inc({ destino: topic });
     this.events.emit("retried", {
       ...recordName(topic, partition, message),
       attempt,
-      error: ultimoErro,
+      error: lastError,
     });
     this.log.warn("record failed; its partition waits and tries it again", {
       topic,
@@ -101,7 +101,7 @@ export class StuckPartitions {
       offset: message.offset,
       attempt,
       nextInMs: delay,
-      error: ultimoErro,
+      error: lastError,
       evento: "retried",
     });
   }
