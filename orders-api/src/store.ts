@@ -24,6 +24,8 @@ const columns = Object.entries(PEDIDO_COLUMNS);
 const INSERT_PEDIDO = `INSERT INTO pedidos (${columns.map(([, c]) => c).join(", ")})
   VALUES (${columns.map(([f]) => `@${f}`).join(", ")})`;
 const SELECT_PEDIDO = `SELECT id, ${columns.map(([f, c]) => (f === c ? c : `${c} AS ${f}`)).join(", ")} FROM pedidos`;
+const PEDIDO_BY_ID = `${SELECT_PEDIDO} WHERE id = ?`;
+const NEWEST_PEDIDOS = `${SELECT_PEDIDO} ORDER BY id DESC LIMIT ?`;
 
 /** `IN (...)` of a CHECK, from the contract's own list. */
 const sqlList = (values: readonly string[]) => values.map((v) => `'${v}'`).join(", ");
@@ -128,8 +130,8 @@ export function openStore(path: string) {
 
   const q = {
     insertPedido: db.prepare<[Omit<Pedido, "id">], never>(INSERT_PEDIDO),
-    pedido: db.prepare<[number], Pedido>(`${SELECT_PEDIDO} WHERE id = ?`),
-    newestFirst: db.prepare<[number], Pedido>(`${SELECT_PEDIDO} ORDER BY id DESC LIMIT ?`),
+    pedido: db.prepare<[number], Pedido>(PEDIDO_BY_ID),
+    newestFirst: db.prepare<[number], Pedido>(NEWEST_PEDIDOS),
     updateStatus: db.prepare<[string, string | null, string, number], never>(
       `UPDATE pedidos SET status = ?, motivo = ?, processado_por = ?, decidido_em = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
        WHERE id = ? AND status = 'AGUARDANDO_PAGAMENTO'`,

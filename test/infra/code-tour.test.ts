@@ -2,13 +2,12 @@ import { readFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { join } from "node:path";
 import { kafkaNames, type Pedido, ResultadoPagamento } from "@shop/contracts";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { send } from "../../harness/http.ts";
 import { readConfig } from "../../orders-api/src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../../orders-api/src/server.ts";
 import { testKafka } from "../helpers/kafka.ts";
-import { capturingLogger, serviceEnv, tempDb, uniquePrefix } from "../helpers/shop.ts";
+import { capturingLogger, queryRows, serviceEnv, tempDb, uniquePrefix } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 /**
@@ -116,9 +115,9 @@ describe("The code tour (docs/code-tour.md), run", () => {
     const created = await send<Pedido>("POST", `${api.url}/pedidos`, body);
     const producer = testKafka().producer();
     await producer.connect();
-    const db = new Database(dbPath, { readonly: true });
     const status = () =>
-      (db.prepare("SELECT status FROM pedidos WHERE id = ?").get(created.body.id) as Pedido).status;
+      queryRows<Pedido>(dbPath, "SELECT status FROM pedidos WHERE id = ?", created.body.id)[0]
+        ?.status;
     try {
       const entered = await filesEnteredBy(async () => {
         await producer.send({
@@ -141,7 +140,6 @@ describe("The code tour (docs/code-tour.md), run", () => {
       });
       expectTour(entered, "A ResultadoPagamento");
     } finally {
-      db.close();
       await producer.disconnect();
     }
   });
