@@ -51,6 +51,7 @@ export async function benchCluster(opts: {
       connections: 64,
       ceiling: opts.ceiling,
       brokers: kafka.brokers,
+      withBareIntake: false,
       log,
     });
     const intakeRps = (intake[0] as Row).value;

@@ -18,6 +18,11 @@ export interface Row {
   ratio: number;
   unit: string;
   extra?: Record<string, number>;
+  /**
+   * Each run's figures, when the row is the median of several runs of one `npm run bench`
+   * (issue 36): the cost table divides each run by its own baseline and prints the spread.
+   */
+  trials?: Record<string, number>[];
 }
 
 const ORDER = JSON.stringify({
@@ -86,20 +91,19 @@ export type Ceiling = Awaited<ReturnType<typeof load>> & {
   cpuMs: number;
 };
 
-/** The HTTP ceiling: a bare Express endpoint answering 201 with a fixed body. */
-export async function bareExpress(
+/** A baseline program of bench/ under load: its rate, latencies and CPU per request. */
+async function baselineUnderLoad(
+  what: string,
+  file: string,
+  env: NodeJS.ProcessEnv,
   seconds: number,
   connections: number,
   log: (l: string) => void,
 ): Promise<Ceiling> {
-  const bare = await ServiceProcess.startScript(
-    "bare-express",
-    join(ROOT, "bench/bare-express.ts"),
-    {},
-  );
-  log(`bare Express, ${connections} connections, ${seconds} s...`);
+  const bare = await ServiceProcess.startScript(what, join(ROOT, file), env);
+  log(`${what}, ${connections} connections, ${seconds} s...`);
   try {
-    const cpu = measureCpu({ "bare Express": [bare.child.pid as number] });
+    const cpu = measureCpu({ [what]: [bare.child.pid as number] });
     const r = await load(bare.url(), seconds, connections);
     const spent = cpu.stop(r.rps * seconds);
     return { ...r, cpu: spent.text, cpuMs: spent.total };
@@ -108,17 +112,39 @@ export async function bareExpress(
   }
 }
 
+/** The HTTP ceiling: a bare Express endpoint answering 201 with a fixed body. */
+export const bareExpress = (seconds: number, connections: number, log: (l: string) => void) =>
+  baselineUnderLoad("bare Express", "bench/bare-express.ts", {}, seconds, connections, log);
+
+/** The intake's baseline: bare Express and the same durable SQLite insert per request. */
+export const bareIntake = (seconds: number, connections: number, log: (l: string) => void) =>
+  baselineUnderLoad(
+    "bare intake",
+    "bench/bare-intake.ts",
+    { DB_PATH: tempDb("bare-intake") },
+    seconds,
+    connections,
+    log,
+  );
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+
 /** Benchmark 1: order intake against the real Kafka, every request waiting for its ack. */
 export async function benchIntake(opts: {
   seconds: number;
   connections: number;
   /** The bare-Express ceiling measured in this run. */
   ceiling: Ceiling;
+  /** Runs, each beside its own baselines (bare Express, bare intake); 1 when left out. */
+  trials?: number;
+  /** false: no bare-intake baseline (the cluster's single-broker figures need none). */
+  withBareIntake?: boolean;
   brokers: string;
   log: (l: string) => void;
 }): Promise<Row[]> {
   const { seconds, connections, ceiling, log } = opts;
 
+  const trials = opts.trials ?? 1;
   const prefix = uniquePrefix("bench");
   const api = await ServiceProcess.start("orders-api", "orders-api", {
     ...serviceEnv(prefix, { DB_PATH: tempDb("bench") }),
@@ -126,13 +152,42 @@ export async function benchIntake(opts: {
   });
   const restMb = rssMb(api.child.pid as number);
   let peakMb = restMb;
-  log(`intake: orders API (outbox, acks=all), ${connections} connections, ${seconds} s...`);
-  const cpu = measureCpu({ "orders API": [api.child.pid as number], Kafka: pidsOf(KAFKA_BROKER) });
-  const measured = await load(api.url(), seconds, connections, () => {
-    peakMb = Math.max(peakMb, rssMb(api.child.pid as number));
-  });
-  const spent = cpu.stop(measured.rps * seconds);
+  const runs: Record<string, number>[] = [];
+  let measured = { rps: 0, p50: 0, p99: 0, errors: 0 };
+  let spentText = "";
+  // Each run measures its baselines beside it: on a shared machine a minute apart moves a
+  // figure by a fifth, so a ratio divides figures of the same minute.
+  for (let t = 1; t <= trials; t++) {
+    const of = trials > 1 ? ` (run ${t}/${trials})` : "";
+    const express =
+      t === 1 && trials === 1 ? ceiling : await bareExpress(seconds, connections, log);
+    const bare = opts.withBareIntake === false ? null : await bareIntake(seconds, connections, log);
+    log(`intake: orders API (outbox, acks=all), ${connections} connections, ${seconds} s${of}...`);
+    const cpu = measureCpu({
+      "orders API": [api.child.pid as number],
+      Kafka: pidsOf(KAFKA_BROKER),
+    });
+    const run = await load(api.url(), seconds, connections, () => {
+      peakMb = Math.max(peakMb, rssMb(api.child.pid as number));
+    });
+    const spent = cpu.stop(run.rps * seconds);
+    runs.push({
+      rps: run.rps,
+      p50: run.p50,
+      p99: run.p99,
+      errors: run.errors,
+      apiCpuMs: spent.perUnit["orders API"] ?? 0,
+      kafkaCpuMs: spent.perUnit.Kafka ?? 0,
+      bareExpressCpuMs: express.cpuMs,
+      ...(bare ? { bareIntakeCpuMs: bare.cpuMs, bareIntakeRps: bare.rps } : {}),
+    });
+    if (t === Math.ceil(trials / 2)) {
+      measured = run;
+      spentText = spent.text;
+    }
+  }
   await api.stop();
+  const mid = (key: string) => median(runs.map((r) => r[key] as number));
 
   const size = Buffer.byteLength(
     JSON.stringify({
@@ -154,7 +209,7 @@ export async function benchIntake(opts: {
     {
       id: "intake",
       benchmark: "intake: POST /pedidos (outbox, acks=all)",
-      measured: `${Math.round(measured.rps)} req/s, p50 ${measured.p50} ms, p99 ${measured.p99} ms, errors ${measured.errors}; ${spent.text}`,
+      measured: `${Math.round(measured.rps)} req/s, p50 ${measured.p50} ms, p99 ${measured.p99} ms, errors ${measured.errors}; ${spentText}${trials > 1 ? ` (run ${Math.ceil(trials / 2)} of ${trials} shown)` : ""}`,
       baseline: `bare Express ${Math.round(ceiling.rps)} req/s (p99 ${ceiling.p99} ms; ${ceiling.cpu})`,
       value: measured.rps,
       baselineValue: ceiling.rps,
@@ -165,9 +220,10 @@ export async function benchIntake(opts: {
         p99: measured.p99,
         rssRestMb: restMb,
         rssLoadMb: peakMb,
-        apiCpuMs: spent.perUnit["orders API"] ?? 0,
-        kafkaCpuMs: spent.perUnit.Kafka ?? 0,
+        apiCpuMs: mid("apiCpuMs"),
+        kafkaCpuMs: mid("kafkaCpuMs"),
       },
+      trials: runs,
     },
     {
       benchmark: "intake vs the broker ceiling",

@@ -1,9 +1,11 @@
 import { spawn } from "node:child_process";
+import { join } from "node:path";
 import { kafkaNames, pedidoTopics, REPLICATION_FACTOR } from "@shop/contracts";
 import { ensureTopics } from "@shop/kafka";
 import { Kafka, logLevel } from "kafkajs";
 import { uniquePrefix } from "../harness/env.ts";
 import { analyticsCli } from "../harness/process.ts";
+import { ROOT } from "../infra/config.ts";
 import { runKafkaTool } from "../infra/kafka/kafka.ts";
 import { type Row, rssMb } from "./intake.ts";
 import { deleteTopics } from "./stats.ts";
@@ -102,6 +104,31 @@ async function analyticsRun(brokers: string, prefix: string, grupo: string) {
   return { ms, peak, read: dashboard.registrosLidos };
 }
 
+/**
+ * The bare kafkajs consumer (bare-replay.ts) over the same records: its wall time, process
+ * start included as the analytics CLI's is. Run by Node itself (type stripping), as the CLI
+ * runs bundled: neither pays a TypeScript loader.
+ */
+async function bareRun(brokers: string, topics: string[], total: number) {
+  const started = Date.now();
+  const child = spawn(process.execPath, [join(ROOT, "bench/bare-replay.ts")], {
+    env: { ...process.env, KAFKA_BROKERS: brokers, TOPICS: topics.join(","), TOTAL: String(total) },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (d) => {
+    out += d;
+  });
+  child.stderr.on("data", (d) => {
+    err += d;
+  });
+  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+  const ms = Date.now() - started;
+  if (code !== 0) throw new Error(`the bare kafkajs consumer exited ${code}: ${err.trim()}`);
+  return { ms, read: (JSON.parse(out) as { read: number }).read };
+}
+
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)] as number;
@@ -124,6 +151,7 @@ export async function benchReplay(opts: {
   const trials = opts.trials ?? 3;
 
   const javaRates: number[] = [];
+  const bareRates: number[] = [];
   const rates: number[] = [];
   let peak = 0;
   try {
@@ -135,6 +163,13 @@ export async function benchReplay(opts: {
         consumerPerformance(opts.brokers, names.topics.pedidosCriados, opts.total / 2) +
         consumerPerformance(opts.brokers, names.topics.pagamentosResultados, opts.total / 2);
       javaRates.push((opts.total / javaMs) * 1000);
+      opts.log(`replay ${t}/${trials}: a bare kafkajs consumer from offset 0...`);
+      const bare = await bareRun(
+        opts.brokers,
+        [names.topics.pedidosCriados, names.topics.pagamentosResultados],
+        opts.total,
+      );
+      bareRates.push((bare.read / bare.ms) * 1000);
       opts.log(`replay ${t}/${trials}: the analytics CLI from offset 0...`);
       const run = await analyticsRun(opts.brokers, prefix, `bench-replay-${t}`);
       if (run.read !== opts.total) throw new Error(`analytics read ${run.read} of ${opts.total}`);
@@ -146,6 +181,7 @@ export async function benchReplay(opts: {
   }
   const rate = median(rates);
   const javaRate = median(javaRates);
+  const bareRate = median(bareRates);
   const spread = (xs: number[]) =>
     `${Math.round(Math.min(...xs) / 1000)}k-${Math.round(Math.max(...xs) / 1000)}k`;
   return [
@@ -157,6 +193,21 @@ export async function benchReplay(opts: {
       value: rate,
       baselineValue: javaRate,
       ratio: rate / javaRate,
+      unit: "records/s",
+      trials: rates.map((r, i) => ({
+        rate: r,
+        javaRate: javaRates[i] as number,
+        bareRate: bareRates[i] as number,
+      })),
+    },
+    {
+      id: "replay-bare",
+      benchmark: `replay: analytics vs a bare kafkajs consumer`,
+      measured: `${Math.round(rate)} records/s`,
+      baseline: `bare kafkajs + JSON.parse ${Math.round(bareRate)} records/s (median of ${trials}: ${spread(bareRates)}; process start included)`,
+      value: rate,
+      baselineValue: bareRate,
+      ratio: rate / bareRate,
       unit: "records/s",
     },
     {

@@ -161,7 +161,14 @@ async function main() {
   const ceiling = await bareExpress(seconds, 64, log);
   let intakeRps = ceiling.rps / 2;
   if (wanted("intake")) {
-    const intake = await benchIntake({ seconds, connections: 64, ceiling, brokers, log });
+    const intake = await benchIntake({
+      seconds,
+      connections: 64,
+      ceiling,
+      brokers,
+      trials: quick ? 1 : 3,
+      log,
+    });
     intakeRps = (intake[0] as Row).value;
     rows.push(...intake);
   }
@@ -201,7 +208,16 @@ async function main() {
     // Its baselines are this run's single-broker figures: measured here when not above.
     if (!wanted("intake"))
       intakeRps = (
-        (await benchIntake({ seconds, connections: 64, ceiling, brokers, log }))[0] as Row
+        (
+          await benchIntake({
+            seconds,
+            connections: 64,
+            ceiling,
+            brokers,
+            withBareIntake: false,
+            log,
+          })
+        )[0] as Row
       ).value;
     if (!wanted("pipeline"))
       pipelineRate = (

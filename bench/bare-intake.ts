@@ -1,0 +1,60 @@
+import Database from "better-sqlite3";
+import express from "express";
+
+/**
+ * The intake's baseline (issue 36): a bare program that keeps the intake's storage promise
+ * and nothing else of the shop. Express, the body checked by hand, the order inserted into
+ * SQLite in WAL with synchronous=FULL (durable before the answer, as the orders API's), and
+ * 201 with the row. No contract library, no tracing, no metrics, no outbox, no Kafka.
+ */
+const db = new Database(process.env.DB_PATH ?? ":memory:");
+db.pragma("journal_mode = WAL");
+db.pragma("synchronous = FULL");
+db.exec(`CREATE TABLE IF NOT EXISTS pedidos (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  cliente TEXT NOT NULL,
+  item TEXT NOT NULL,
+  quantidade INTEGER NOT NULL,
+  valor_centavos INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  criado_em TEXT NOT NULL
+)`);
+const insert = db.prepare(
+  "INSERT INTO pedidos (cliente, item, quantidade, valor_centavos, status, criado_em) VALUES (?, ?, ?, ?, 'AGUARDANDO_PAGAMENTO', ?)",
+);
+
+const app = express();
+app.use(express.json());
+app.post("/pedidos", (req, res) => {
+  const { cliente, item, quantidade, precoUnitario } = req.body ?? {};
+  if (
+    typeof cliente !== "string" ||
+    typeof item !== "string" ||
+    !Number.isInteger(quantidade) ||
+    typeof precoUnitario !== "number" ||
+    precoUnitario <= 0
+  ) {
+    res.status(400).json({ erro: "invalid body" });
+    return;
+  }
+  const criadoEm = new Date().toISOString();
+  const valorCentavos = Math.round(precoUnitario * 100) * quantidade;
+  const { lastInsertRowid } = insert.run(cliente, item, quantidade, valorCentavos, criadoEm);
+  res.status(201).json({
+    id: Number(lastInsertRowid),
+    cliente,
+    item,
+    quantidade,
+    valor: valorCentavos / 100,
+    status: "AGUARDANDO_PAGAMENTO",
+    motivo: null,
+    processadoPor: null,
+    criadoEm,
+  });
+});
+const server = app.listen(0, "127.0.0.1", () => {
+  const address = server.address();
+  console.log(
+    `bare intake listening on http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`,
+  );
+});
