@@ -210,7 +210,10 @@ export async function runAnalytics(opts: AnalyticsOptions): Promise<Summary> {
       };
       await consumer.run({
         eachBatch: async ({ batch }) => {
-          const isCriado = batch.topic === names.topics.pedidosCriados;
+          // Only what applying needs is kept past this call (the topic, the partition, the
+          // offsets): the batch and its records are kafkajs's to drop as soon as it returns.
+          const { topic, partition } = batch;
+          const isCriado = topic === names.topics.pedidosCriados;
           const messages = batch.messages;
           // Only what the lines need is kept until the batch is applied, not its records.
           const offsets = output.quiet ? null : messages.map((m) => m.offset);
@@ -226,7 +229,7 @@ export async function runAnalytics(opts: AnalyticsOptions): Promise<Summary> {
             .then(() => decoding)
             .then((decoded) => {
               ahead--;
-              applyBatch(batch.topic, batch.partition, offsets, lastOffset, decoded);
+              applyBatch(topic, partition, offsets, lastOffset, decoded);
             })
             .catch(failed);
           while (ahead > AHEAD && !crashed) await applied;
