@@ -62,6 +62,7 @@ export async function benchCluster(opts: {
       brokers: kafka.brokers,
       log,
       burstOnly: true,
+      withBare: false,
     });
     const pipelineRate = (pipeline as Row).value;
     const kafkaMb = total(kafka.pids());

@@ -104,6 +104,26 @@ export function costRows({ rows, bareCpuMs, twoHopP99 }: CostInputs): CostRow[] 
   const [a, p, k] = ["apiCpuMs", "paymentsCpuMs", "kafkaCpuMs"].map((key) =>
     extra(rows, "pipeline", key),
   );
+  const pipelineRuns = (rows.find((r) => r.id === "pipeline")?.trials ?? []).filter(
+    (t) => t.bareApiCpuMs !== undefined,
+  );
+  const SHOP = ["apiCpuMs", "paymentsCpuMs", "kafkaCpuMs"];
+  const BARE = ["bareApiCpuMs", "barePaymentsCpuMs", "bareKafkaCpuMs"];
+  const all = (t: Record<string, number>, keys = SHOP) =>
+    keys.reduce((sum, key) => sum + (t[key] as number), 0);
+  if (pipelineRuns.length > 0)
+    out.push({
+      row: "pipeline",
+      ratioOf:
+        "all processes' CPU per order, POST to result applied ÷ the bare pipeline's (same rules: durable inserts, acks=all, commits after effects)",
+      goal: 1.3,
+      better: "lower",
+      unit: "×",
+      ...fromRuns(
+        pipelineRuns.map((t) => all(t) / all(t, BARE)),
+        `${f(median(pipelineRuns.map((t) => all(t))))} ms ÷ ${f(median(pipelineRuns.map((t) => all(t, BARE))))} ms`,
+      ),
+    });
   if (
     a !== undefined &&
     p !== undefined &&
@@ -112,21 +132,32 @@ export function costRows({ rows, bareCpuMs, twoHopP99 }: CostInputs): CostRow[] 
     intakeKafkaCpu !== undefined
   )
     out.push({
-      row: "pipeline",
+      row: "pipeline ÷ intake",
       ratioOf: "all processes' CPU per order, POST to result applied ÷ intake's CPU per request",
       value: (a + p + k) / (apiCpu + intakeKafkaCpu),
-      goal: 1.5,
+      goal: null,
       better: "lower",
       unit: "×",
       detail: `(API ${f(a)} + payments ${f(p)} + Kafka ${f(k)}) ms ÷ (API ${f(apiCpu)} + Kafka ${f(intakeKafkaCpu)}) ms`,
     });
   const steadyP99 = extra(rows, "latency-200", "p99");
-  if (steadyP99 !== undefined && twoHopP99 !== undefined)
+  const bareSteadyP99 = extra(rows, "latency-200", "bareP99");
+  if (steadyP99 !== undefined && bareSteadyP99 !== undefined)
     out.push({
       row: "latency at 200 orders/s",
+      ratioOf: "pipeline p99 ÷ the bare pipeline's p99, both at a steady 200/s",
+      value: steadyP99 / Math.max(1, bareSteadyP99),
+      goal: 2,
+      better: "lower",
+      unit: "×",
+      detail: `${steadyP99} ms ÷ ${bareSteadyP99} ms`,
+    });
+  if (steadyP99 !== undefined && twoHopP99 !== undefined)
+    out.push({
+      row: "latency ÷ Kafka's two hops",
       ratioOf: "pipeline p99 ÷ bare kafkajs two-hop p99, both at 200/s",
       value: steadyP99 / Math.max(1, twoHopP99),
-      goal: 3,
+      goal: null,
       better: "lower",
       unit: "×",
       detail: `${steadyP99} ms ÷ ${twoHopP99} ms`,

@@ -182,6 +182,7 @@ async function main() {
       steadySeconds,
       intakeRps,
       brokers,
+      trials: quick ? 1 : 3,
       log,
     });
     pipelineRate = (pipeline[0] as Row).value;
@@ -229,6 +230,7 @@ async function main() {
             brokers,
             log,
             burstOnly: true,
+            withBare: false,
           })
         )[0] as Row
       ).value;

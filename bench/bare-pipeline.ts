@@ -1,0 +1,181 @@
+import Database from "better-sqlite3";
+import express from "express";
+import { Kafka, logLevel } from "kafkajs";
+
+/**
+ * The pipeline's baseline (issue 36): the same rules as the shop's pipeline, written as
+ * plainly as they can be, in two roles.
+ *
+ * - ROLE=orders: POST /pedidos stores the order (SQLite, WAL, synchronous=FULL), publishes
+ *   its PedidoCriado with acks=all and answers 201 once Kafka acknowledged it; a consumer
+ *   of the results applies each to the order row while it awaits payment, one transaction
+ *   a batch, and commits after.
+ * - ROLE=payments: a consumer of the orders' events that inserts each decision once (its
+ *   idempotency row, synchronous=FULL) before publishing it with acks=all, and commits
+ *   after; a repeat publishes the decision already stored.
+ *
+ * No contract library, no tracing, no metrics, no outbox, no decision wait. Each role
+ * serves GET /particoes (the partitions its consumer holds) so the benchmark can wait for
+ * the groups to settle.
+ */
+const role = process.env.ROLE;
+const env = (name: string): string => {
+  const value = process.env[name];
+  if (!value) throw new Error(`bare-pipeline: ${name} is needed`);
+  return value;
+};
+const kafka = new Kafka({
+  clientId: `bare-${role}`,
+  brokers: env("KAFKA_BROKERS").split(","),
+  logLevel: logLevel.ERROR,
+});
+const pedidosTopic = env("TOPIC_PEDIDOS");
+const resultadosTopic = env("TOPIC_RESULTADOS");
+const db = new Database(env("DB_PATH"));
+db.pragma("journal_mode = WAL");
+db.pragma("synchronous = FULL");
+const producer = kafka.producer();
+await producer.connect();
+const held: number[] = [];
+const app = express();
+app.use(express.json());
+app.get("/particoes", (_req, res) => {
+  res.json(held);
+});
+
+const consumer = kafka.consumer({ groupId: env("GROUP") });
+consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+  held.splice(0, held.length, ...Object.values(payload.memberAssignment).flat());
+});
+
+if (role === "orders") {
+  db.exec(`CREATE TABLE IF NOT EXISTS pedidos (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, cliente TEXT NOT NULL, item TEXT NOT NULL,
+    quantidade INTEGER NOT NULL, valor_centavos INTEGER NOT NULL, status TEXT NOT NULL,
+    motivo TEXT, processado_por TEXT, criado_em TEXT NOT NULL, decidido_em TEXT)`);
+  const insert = db.prepare(
+    "INSERT INTO pedidos (cliente, item, quantidade, valor_centavos, status, criado_em) VALUES (?, ?, ?, ?, 'AGUARDANDO_PAGAMENTO', ?)",
+  );
+  const apply = db.prepare(
+    "UPDATE pedidos SET status = ?, motivo = ?, processado_por = ?, decidido_em = ? WHERE id = ? AND status = 'AGUARDANDO_PAGAMENTO'",
+  );
+  app.post("/pedidos", async (req, res) => {
+    const { cliente, item, quantidade, precoUnitario } = req.body ?? {};
+    if (
+      typeof cliente !== "string" ||
+      typeof item !== "string" ||
+      !Number.isInteger(quantidade) ||
+      typeof precoUnitario !== "number" ||
+      precoUnitario <= 0
+    ) {
+      res.status(400).json({ erro: "invalid body" });
+      return;
+    }
+    const criadoEm = new Date().toISOString();
+    const valorCentavos = Math.round(precoUnitario * 100) * quantidade;
+    const id = Number(
+      insert.run(cliente, item, quantidade, valorCentavos, criadoEm).lastInsertRowid,
+    );
+    const valor = valorCentavos / 100;
+    await producer.send({
+      topic: pedidosTopic,
+      acks: -1,
+      messages: [
+        {
+          key: String(id),
+          value: JSON.stringify({
+            versao: 1,
+            pedidoId: id,
+            cliente,
+            item,
+            quantidade,
+            valor,
+            criadoEm,
+          }),
+        },
+      ],
+    });
+    res.status(201).json({
+      id,
+      cliente,
+      item,
+      quantidade,
+      valor,
+      status: "AGUARDANDO_PAGAMENTO",
+      motivo: null,
+      processadoPor: null,
+      criadoEm,
+    });
+  });
+  const applyAll = db.transaction((messages: { value: Buffer | null }[]) => {
+    const now = new Date().toISOString();
+    for (const m of messages) {
+      const r = JSON.parse(String(m.value));
+      apply.run(r.status, r.motivo, r.instancia, now, r.pedidoId);
+    }
+  });
+  await consumer.connect();
+  await consumer.subscribe({ topic: resultadosTopic, fromBeginning: true });
+  await consumer.run({
+    eachBatch: async ({ batch }) => {
+      applyAll(batch.messages);
+    },
+  });
+} else if (role === "payments") {
+  const instancia = env("INSTANCIA");
+  db.exec(`CREATE TABLE IF NOT EXISTS decisoes (
+    pedido_id INTEGER PRIMARY KEY, status TEXT NOT NULL, motivo TEXT, processado_em TEXT NOT NULL)`);
+  const decide = db.prepare(
+    "INSERT OR IGNORE INTO decisoes (pedido_id, status, motivo, processado_em) VALUES (?, ?, ?, ?)",
+  );
+  const decided = db.prepare<
+    [number],
+    { status: string; motivo: string | null; processado_em: string }
+  >("SELECT status, motivo, processado_em FROM decisoes WHERE pedido_id = ?");
+  const decideAll = db.transaction((messages: { value: Buffer | null }[]) =>
+    messages.map((m) => {
+      const p = JSON.parse(String(m.value));
+      const approved = p.valor <= 100;
+      decide.run(
+        p.pedidoId,
+        approved ? "APROVADO" : "RECUSADO",
+        approved ? null : "limite do cartão de teste",
+        new Date().toISOString(),
+      );
+      const d = decided.get(p.pedidoId) as {
+        status: string;
+        motivo: string | null;
+        processado_em: string;
+      };
+      return {
+        key: String(p.pedidoId),
+        value: JSON.stringify({
+          versao: 1,
+          pedidoId: p.pedidoId,
+          status: d.status,
+          motivo: d.motivo,
+          instancia,
+          processadoEm: d.processado_em,
+        }),
+      };
+    }),
+  );
+  await consumer.connect();
+  await consumer.subscribe({ topic: pedidosTopic, fromBeginning: true });
+  await consumer.run({
+    eachBatch: async ({ batch }) => {
+      const results = decideAll(batch.messages);
+      if (results.length > 0)
+        await producer.send({ topic: resultadosTopic, acks: -1, messages: results });
+    },
+  });
+} else {
+  throw new Error(`bare-pipeline: ROLE is orders or payments, not ${role}`);
+}
+
+const server = app.listen(0, "127.0.0.1", () => {
+  const address = server.address();
+  console.log(
+    `bare ${role} listening on http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`,
+  );
+});
