@@ -4,9 +4,9 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { waitFor } from "@shop/service";
 import autocannon from "autocannon";
-import { brokerEnv, shopConfig } from "../harness/env.ts";
+import { brokerEnv, shopConfig, tempDb, uniquePrefix } from "../harness/env.ts";
 import { ServiceProcess } from "../harness/process.ts";
-import { createVhost } from "../harness/vhost.ts";
+import { createVhost, type ShopVhost } from "../harness/vhost.ts";
 import { ROOT } from "../infra/config.ts";
 import { amqpUrlAdmin } from "../infra/rabbitmq/rabbitmq.ts";
 import { type Row, rssMb } from "./intake.ts";
@@ -83,6 +83,113 @@ const concluded = (dbPath: string) =>
     "SELECT criada_em AS c, concluida_em AS d FROM solicitacoes WHERE concluida_em IS NOT NULL",
   );
 
+/** `requests` orders of one item each, created on the orders service at `url`: their ids. */
+async function prepareOrders(url: string, requests: number): Promise<string[]> {
+  const ids: string[] = [];
+  await autocannon({
+    url,
+    connections: 16,
+    amount: requests,
+    requests: [
+      {
+        method: "POST",
+        path: "/pedidos",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          clienteId: "bench",
+          itens: [{ sku: "CAFE", quantidade: 2, precoUnitario: 18.9 }],
+        }),
+        onResponse: (status: number, body: string) => {
+          if (status === 201) ids.push((JSON.parse(body) as { id: string }).id);
+        },
+      },
+    ],
+  });
+  if (ids.length !== requests)
+    throw new Error(`only ${ids.length} of ${requests} orders were created`);
+  return ids;
+}
+
+/** One payment request per order, each with a new key, `connections` at a time. */
+function paymentRequests(url: string, ids: string[], connections: number) {
+  let next = 0;
+  return autocannon({
+    url,
+    connections,
+    amount: ids.length,
+    requests: [
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        setupRequest: (req) => ({
+          ...req,
+          path: `/pedidos/${ids[next++ % ids.length]}/pagamentos`,
+          body: JSON.stringify({ solicitacaoId: randomUUID(), cenario: "APROVAR" }),
+        }),
+      },
+    ],
+  });
+}
+
+/**
+ * The baseline: bare-broker.ts (amqplib, quorum queues, confirms, mandatory, manual acks,
+ * prefetch 1 on 16 consumers a queue, SQLite FULL on both sides) under the same requests,
+ * until each is concluded. CPU per request of both roles together, and of RabbitMQ.
+ */
+async function bareBroker(
+  vhost: ShopVhost,
+  requests: number,
+  connections: number,
+  log: (l: string) => void,
+) {
+  const prefix = uniquePrefix("bare-broker");
+  const ordersDb = tempDb("bare-broker-orders");
+  const env = (extra: Record<string, string>) => ({
+    PREFIX: prefix,
+    AMQP_URL: amqpUrlAdmin(shopConfig().rabbit, vhost.vhost),
+    ...extra,
+  });
+  const script = join(ROOT, "bench/bare-broker.ts");
+  const orders = await ServiceProcess.startScript(
+    "bare broker orders",
+    script,
+    env({ ROLE: "orders", DB_PATH: ordersDb }),
+  );
+  const running = [orders];
+  try {
+    running.push(
+      await ServiceProcess.startScript(
+        "bare broker payments",
+        script,
+        env({ ROLE: "payments", DB_PATH: tempDb("bare-broker-payments") }),
+      ),
+    );
+    const ids = await prepareOrders(orders.url(), requests);
+    log(
+      `broker: the bare amqplib flow, ${requests} payment requests, ${connections} connections...`,
+    );
+    const cpu = measureCpu({
+      services: running.map((p) => p.child.pid as number),
+      RabbitMQ: pidsOf(RABBITMQ),
+    });
+    const result = await paymentRequests(orders.url(), ids, connections);
+    const accepted = result["2xx"];
+    await waitFor(() => concluded(ordersDb).n >= accepted, {
+      timeoutMs: 300_000,
+      intervalMs: 500,
+      what: `${accepted} bare payment requests concluded`,
+    });
+    const spent = cpu.stop(accepted);
+    return {
+      servicesCpuMs: spent.perUnit.services ?? 0,
+      rabbitCpuMs: spent.perUnit.RabbitMQ ?? 0,
+      p99: result.latency.p99,
+    };
+  } finally {
+    await Promise.all(running.map((p) => p.stop()));
+  }
+}
+
 /** Benchmark 4: payment requests on the broker edition, each confirmed by RabbitMQ. */
 export async function benchBroker(opts: {
   requests: number;
@@ -107,28 +214,7 @@ export async function benchBroker(opts: {
     running.push(payments);
 
     log(`broker: preparing ${requests} orders...`);
-    const ids: string[] = [];
-    await autocannon({
-      url: orders.url(),
-      connections: 16,
-      amount: requests,
-      requests: [
-        {
-          method: "POST",
-          path: "/pedidos",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({
-            clienteId: "bench",
-            itens: [{ sku: "CAFE", quantidade: 2, precoUnitario: 18.9 }],
-          }),
-          onResponse: (status: number, body: string) => {
-            if (status === 201) ids.push((JSON.parse(body) as { id: string }).id);
-          },
-        },
-      ],
-    });
-    if (ids.length !== requests)
-      throw new Error(`only ${ids.length} of ${requests} orders were created`);
+    const ids = await prepareOrders(orders.url(), requests);
 
     const restMb = rssMb(orders.child.pid as number);
     let peakMb = restMb;
@@ -138,29 +224,13 @@ export async function benchBroker(opts: {
       paymentsPeakMb = Math.max(paymentsPeakMb, rssMb(payments.child.pid as number));
     }, 500);
     log(`broker: ${requests} payment requests, ${connections} connections, new keys...`);
-    let next = 0;
     const cpu = measureCpu({
       orders: [orders.child.pid as number],
       payments: [payments.child.pid as number],
       RabbitMQ: pidsOf(RABBITMQ),
     });
     const started = Date.now();
-    const result = await autocannon({
-      url: orders.url(),
-      connections,
-      amount: requests,
-      requests: [
-        {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          setupRequest: (req) => ({
-            ...req,
-            path: `/pedidos/${ids[next++ % ids.length]}/pagamentos`,
-            body: JSON.stringify({ solicitacaoId: randomUUID(), cenario: "APROVAR" }),
-          }),
-        },
-      ],
-    });
+    const result = await paymentRequests(orders.url(), ids, connections);
     const seconds = (Date.now() - started) / 1000;
     const accepted = result["2xx"];
     const whileAccepting = cpu.stop(accepted).text;
@@ -197,6 +267,7 @@ export async function benchBroker(opts: {
     );
     // PerfTest's average rate over its run: the messages RabbitMQ took and confirmed.
     const rabbitPerMessage = perfCpu.stop(perf.rps * seconds4Perf).total;
+    const bare = await bareBroker(vhost, requests, connections, log);
 
     const errors = result.non2xx + result.errors;
     return [
@@ -216,6 +287,8 @@ export async function benchBroker(opts: {
           servicesCpuMs: (spent.perUnit.orders ?? 0) + (spent.perUnit.payments ?? 0),
           rabbitCpuMs: spent.perUnit.RabbitMQ ?? 0,
           rabbitPerfTestCpuMs: rabbitPerMessage,
+          bareServicesCpuMs: bare.servicesCpuMs,
+          bareRabbitCpuMs: bare.rabbitCpuMs,
         },
       },
       {

@@ -46,7 +46,13 @@ const rows: Row[] = [
     },
   ]),
   row("latency-200", { p99: 60, bareP99: 40 }, 60),
-  row("broker", { servicesCpuMs: 1.2, rabbitCpuMs: 0.9, rabbitPerfTestCpuMs: 0.3 }),
+  row("broker", {
+    servicesCpuMs: 1.2,
+    rabbitCpuMs: 0.9,
+    rabbitPerfTestCpuMs: 0.3,
+    bareServicesCpuMs: 1.0,
+    bareRabbitCpuMs: 0.75,
+  }),
   row("replay", {}, 0, 1.2, [
     { rate: 100, javaRate: 80, bareRate: 105 },
     { rate: 110, javaRate: 90, bareRate: 120 },
@@ -71,8 +77,10 @@ describe("Benchmark cost ratios and their goals", () => {
     expect(byRow("pipeline ÷ intake")?.value).toBeCloseTo(1.5 / 0.86);
     expect(byRow("latency at 200 orders/s")?.value).toBeCloseTo(60 / 40);
     expect(byRow("latency ÷ Kafka's two hops")?.value).toBeCloseTo(60 / 25);
-    expect(byRow("broker: services")?.value).toBeCloseTo(1.2 / 0.5);
-    expect(byRow("broker: RabbitMQ")?.value).toBeCloseTo(3);
+    expect(byRow("broker: services")?.value).toBeCloseTo(1.2 / 1.0);
+    expect(byRow("broker: services ÷ bare Express")?.value).toBeCloseTo(1.2 / 0.5);
+    expect(byRow("broker: RabbitMQ")?.value).toBeCloseTo(0.9 / 0.75);
+    expect(byRow("broker: RabbitMQ ÷ PerfTest")?.value).toBeCloseTo(3);
     expect(byRow("replay")?.value).toBeCloseTo(110 / 120); // the median of 0.95, 0.92, 0.9
     expect(byRow("replay: outside anchor")?.value).toBeCloseTo(110 / 90);
   });
