@@ -72,6 +72,7 @@ export async function benchCluster(opts: {
     const singleMb =
       (singleKafka ? rssMb(singleKafka) : 0) + (singleRabbit ? rssMb(singleRabbit) : 0);
     const row = (
+      id: string | undefined,
       benchmark: string,
       measured: string,
       baseline: string,
@@ -79,6 +80,7 @@ export async function benchCluster(opts: {
       baselineValue: number,
       unit: string,
     ): Row => ({
+      ...(id ? { id } : {}),
       benchmark,
       measured,
       baseline,
@@ -89,6 +91,7 @@ export async function benchCluster(opts: {
     });
     return [
       row(
+        "cluster-intake",
         "cluster: intake, replication 3 / min ISR 2",
         `${Math.round(intakeRps)} req/s, p99 ${(intake[0] as Row).extra?.p99} ms`,
         `one broker ${Math.round(opts.single.intakeRps)} req/s`,
@@ -97,6 +100,7 @@ export async function benchCluster(opts: {
         "req/s",
       ),
       row(
+        "cluster-pipeline",
         "cluster: pipeline, replication 3",
         (pipeline as Row).measured,
         `one broker ${Math.round(opts.single.pipelineRate)} orders/s`,
@@ -105,6 +109,7 @@ export async function benchCluster(opts: {
         "orders/s",
       ),
       row(
+        undefined,
         "memory: the nine broker processes",
         `${kafkaMb + rabbitMb} MB (three Kafka brokers and three controllers ${kafkaMb} MB, three RabbitMQ ${rabbitMb} MB)`,
         `one Kafka broker${singleKafka ? "" : " (none found: not counted)"} and one RabbitMQ node${singleRabbit ? "" : " (none found: not counted)"} ${singleMb} MB`,
