@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import amqp, { type ConfirmChannel } from "amqplib";
 import Database from "better-sqlite3";
 import express from "express";
+import { listen } from "./bare-order.ts";
 
 /**
  * The broker edition's baseline (issue 36): its payment flow with the same promises,
@@ -198,9 +199,4 @@ if (role === "orders") {
   throw new Error(`bare-broker: ROLE is orders or payments, not ${role}`);
 }
 
-const server = app.listen(0, "127.0.0.1", () => {
-  const address = server.address();
-  console.log(
-    `bare ${role} listening on http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`,
-  );
-});
+listen(app, `broker ${role}`);

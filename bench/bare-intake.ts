@@ -1,5 +1,6 @@
 import Database from "better-sqlite3";
 import express from "express";
+import { bareAnswer, bareOrder, listen } from "./bare-order.ts";
 
 /**
  * The intake's baseline (issue 36): a bare program that keeps the intake's storage promise
@@ -26,35 +27,13 @@ const insert = db.prepare(
 const app = express();
 app.use(express.json());
 app.post("/pedidos", (req, res) => {
-  const { cliente, item, quantidade, precoUnitario } = req.body ?? {};
-  if (
-    typeof cliente !== "string" ||
-    typeof item !== "string" ||
-    !Number.isInteger(quantidade) ||
-    typeof precoUnitario !== "number" ||
-    precoUnitario <= 0
-  ) {
+  const order = bareOrder(req.body);
+  if (!order) {
     res.status(400).json({ erro: "invalid body" });
     return;
   }
-  const criadoEm = new Date().toISOString();
-  const valorCentavos = Math.round(precoUnitario * 100) * quantidade;
+  const { cliente, item, quantidade, valorCentavos, criadoEm } = order;
   const { lastInsertRowid } = insert.run(cliente, item, quantidade, valorCentavos, criadoEm);
-  res.status(201).json({
-    id: Number(lastInsertRowid),
-    cliente,
-    item,
-    quantidade,
-    valor: valorCentavos / 100,
-    status: "AGUARDANDO_PAGAMENTO",
-    motivo: null,
-    processadoPor: null,
-    criadoEm,
-  });
+  res.status(201).json(bareAnswer(Number(lastInsertRowid), order));
 });
-const server = app.listen(0, "127.0.0.1", () => {
-  const address = server.address();
-  console.log(
-    `bare intake listening on http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`,
-  );
-});
+listen(app, "intake");

@@ -1,6 +1,7 @@
 import Database from "better-sqlite3";
 import express from "express";
 import { Kafka, logLevel } from "kafkajs";
+import { bareAnswer, bareOrder, listen } from "./bare-order.ts";
 
 /**
  * The pipeline's baseline (issue 36): the same rules as the shop's pipeline, written as
@@ -60,19 +61,12 @@ if (role === "orders") {
     "UPDATE pedidos SET status = ?, motivo = ?, processado_por = ?, decidido_em = ? WHERE id = ? AND status = 'AGUARDANDO_PAGAMENTO'",
   );
   app.post("/pedidos", async (req, res) => {
-    const { cliente, item, quantidade, precoUnitario } = req.body ?? {};
-    if (
-      typeof cliente !== "string" ||
-      typeof item !== "string" ||
-      !Number.isInteger(quantidade) ||
-      typeof precoUnitario !== "number" ||
-      precoUnitario <= 0
-    ) {
+    const order = bareOrder(req.body);
+    if (!order) {
       res.status(400).json({ erro: "invalid body" });
       return;
     }
-    const criadoEm = new Date().toISOString();
-    const valorCentavos = Math.round(precoUnitario * 100) * quantidade;
+    const { cliente, item, quantidade, valorCentavos, criadoEm } = order;
     const id = Number(
       insert.run(cliente, item, quantidade, valorCentavos, criadoEm).lastInsertRowid,
     );
@@ -95,17 +89,7 @@ if (role === "orders") {
         },
       ],
     });
-    res.status(201).json({
-      id,
-      cliente,
-      item,
-      quantidade,
-      valor,
-      status: "AGUARDANDO_PAGAMENTO",
-      motivo: null,
-      processadoPor: null,
-      criadoEm,
-    });
+    res.status(201).json(bareAnswer(id, order));
   });
   const applyAll = db.transaction((messages: { value: Buffer | null }[]) => {
     const now = new Date().toISOString();
@@ -173,9 +157,4 @@ if (role === "orders") {
   throw new Error(`bare-pipeline: ROLE is orders or payments, not ${role}`);
 }
 
-const server = app.listen(0, "127.0.0.1", () => {
-  const address = server.address();
-  console.log(
-    `bare ${role} listening on http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`,
-  );
-});
+listen(app, String(role));

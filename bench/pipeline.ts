@@ -147,6 +147,31 @@ const pedidos = (url: string, load: { connections: number; amount: number }) =>
   });
 
 /**
+ * Runs `load` and waits until `expected` orders of `dbPath` are decided: the CPU per order
+ * the orders program, the payments programs and Kafka spent meanwhile.
+ */
+async function cpuUntilDecided(
+  orders: ServiceProcess,
+  payments: ServiceProcess[],
+  dbPath: string,
+  expected: number,
+  load: () => Promise<unknown>,
+) {
+  const cpu = measureCpu({
+    "orders API": [orders.child.pid as number],
+    payments: payments.map((p) => p.child.pid as number),
+    Kafka: pidsOf(KAFKA_BROKER),
+  });
+  await load();
+  await waitFor(() => decided(dbPath) >= expected, {
+    timeoutMs: 600_000,
+    intervalMs: 250,
+    what: `${expected} orders decided`,
+  });
+  return cpu.stop(expected);
+}
+
+/**
  * The pipeline's baseline: bare-pipeline.ts as an orders role and three payments roles,
  * the same load as the shop's (`shape`), until `expected` order rows are decided. CPU per
  * order of each, and created -> decided latencies past the first `warmUp` orders.
@@ -198,18 +223,9 @@ async function barePipeline(
       { timeoutMs: 60_000, intervalMs: 200, what: "the bare pipeline's groups to settle" },
     );
     opts.log(`pipeline: the bare pipeline, ${what}...`);
-    const cpu = measureCpu({
-      "orders API": [orders.child.pid as number],
-      payments: payments.map((p) => p.child.pid as number),
-      Kafka: pidsOf(KAFKA_BROKER),
-    });
-    await shape(orders.url());
-    await waitFor(() => decided(dbPath) >= expected, {
-      timeoutMs: 600_000,
-      intervalMs: 250,
-      what: `${expected} bare orders decided`,
-    });
-    const spent = cpu.stop(expected);
+    const spent = await cpuUntilDecided(orders, payments, dbPath, expected, () =>
+      shape(orders.url()),
+    );
     return {
       apiCpuMs: spent.perUnit["orders API"] ?? 0,
       paymentsCpuMs: spent.perUnit.payments ?? 0,
@@ -275,18 +291,7 @@ export async function benchPipeline(opts: {
         kafkaRequestsOf([api.url()]),
         kafkaRequestsOf(paymentsUrls),
       ]);
-      const cpu = measureCpu({
-        "orders API": [api.child.pid as number],
-        payments: payments.map((p) => p.child.pid as number),
-        Kafka: pidsOf(KAFKA_BROKER),
-      });
-      await shape(api.url());
-      await waitFor(() => decided(dbPath) >= expected, {
-        timeoutMs: 600_000,
-        intervalMs: 250,
-        what: `${expected} orders decided`,
-      });
-      const spent = cpu.stop(expected);
+      const spent = await cpuUntilDecided(api, payments, dbPath, expected, () => shape(api.url()));
       const requestsAfter = await Promise.all([
         kafkaRequestsOf([api.url()]),
         kafkaRequestsOf(paymentsUrls),
