@@ -28,7 +28,7 @@ import { kafkaTwoHop } from "./two-hop.ts";
 const BENCHMARKS = ["decode", "intake", "pipeline", "replay", "broker", "cluster"];
 const USAGE = `usage: npm run bench [-- --quick] [--only=${BENCHMARKS.join(",")}] [--profile] [--fonte]
 
-Measures the shop's cost against baselines run beside it (7 to 10 minutes on 2 cores; --quick about 2).
+Measures the shop's cost against baselines run beside it (about 12 minutes on 2 cores; --quick about 3).
   --quick     shorter runs
   --only=a,b  some of the benchmarks (the bare-Express ceiling always runs)
   --profile   every service writes a CPU profile to bench/results/profiles-<time>/
@@ -259,6 +259,7 @@ async function main() {
         requests: quick ? 3000 : 20_000,
         connections: 64,
         bareRps: ceiling.rps,
+        trials: quick ? 1 : 3,
         log,
       })),
     );

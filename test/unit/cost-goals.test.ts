@@ -87,6 +87,40 @@ describe("Benchmark cost ratios and their goals", () => {
     expect(byRow("replay: outside anchor")?.value).toBeCloseTo(110 / 90);
   });
 
+  it("When the broker and the latency rows have runs, then each run is divided by its own bare run and the median kept", () => {
+    const withRuns = costRows({
+      rows: [
+        row(
+          "broker",
+          { servicesCpuMs: 0.6, rabbitCpuMs: 0.3, bareServicesCpuMs: 0.5, bareRabbitCpuMs: 0.3 },
+          0,
+          0,
+          [
+            { servicesCpuMs: 0.6, rabbitCpuMs: 0.3, bareServicesCpuMs: 0.5, bareRabbitCpuMs: 0.3 },
+            {
+              servicesCpuMs: 0.55,
+              rabbitCpuMs: 0.33,
+              bareServicesCpuMs: 0.5,
+              bareRabbitCpuMs: 0.3,
+            },
+            { servicesCpuMs: 0.7, rabbitCpuMs: 0.3, bareServicesCpuMs: 0.5, bareRabbitCpuMs: 0.3 },
+          ],
+        ),
+        row("latency-200", { p99: 12, bareP99: 10 }, 12, 0, [
+          { p99: 12, bareP99: 10 },
+          { p99: 14, bareP99: 10 },
+          { p99: 11, bareP99: 10 },
+        ]),
+      ],
+      bareCpuMs: 0.5,
+    });
+    const of = (name: string) => withRuns.find((c) => c.row === name);
+    expect(of("broker: services")?.runs).toEqual([0.6 / 0.5, 0.55 / 0.5, 0.7 / 0.5]);
+    expect(of("broker: services")?.value).toBeCloseTo(0.6 / 0.5);
+    expect(of("broker: RabbitMQ")?.value).toBeCloseTo(1);
+    expect(of("latency at 200 orders/s")?.value).toBeCloseTo(1.2);
+  });
+
   it("When a row's runs disagree by more than 25%, then it claims nothing, met or not, and says why", () => {
     const noisy = costRows({
       rows: [
