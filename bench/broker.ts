@@ -10,7 +10,7 @@ import { createVhost, type ShopVhost } from "../harness/vhost.ts";
 import { ROOT } from "../infra/config.ts";
 import { amqpUrlAdmin } from "../infra/rabbitmq/rabbitmq.ts";
 import { type Row, rssMb } from "./intake.ts";
-import { latenciesFromDb, measureCpu, pidsOf, RABBITMQ } from "./stats.ts";
+import { latenciesFromDb, measureCpu, medianOf, pidsOf, RABBITMQ } from "./stats.ts";
 
 const PERFTEST_POM = join(ROOT, "bench/perftest/pom.xml");
 const PERFTEST_LIB = join(ROOT, "bench/perftest/.work/lib");
@@ -267,11 +267,6 @@ export async function benchBroker(opts: {
     const { result, seconds, accepted, whileAccepting, spent } = shown;
     const rps = accepted / seconds;
     const e2e = concluded(ordersDb);
-    const mid = (key: string) =>
-      [...runs.map((r) => r[key] as number)].sort((x, y) => x - y)[
-        Math.floor(runs.length / 2)
-      ] as number;
-
     const size = Buffer.byteLength(
       JSON.stringify({
         versao: 1,
@@ -310,11 +305,11 @@ export async function benchBroker(opts: {
           p50: result.latency.p50,
           p99: result.latency.p99,
           errors,
-          servicesCpuMs: mid("servicesCpuMs"),
-          rabbitCpuMs: mid("rabbitCpuMs"),
+          servicesCpuMs: medianOf(runs, "servicesCpuMs"),
+          rabbitCpuMs: medianOf(runs, "rabbitCpuMs"),
           rabbitPerfTestCpuMs: rabbitPerMessage,
-          bareServicesCpuMs: mid("bareServicesCpuMs"),
-          bareRabbitCpuMs: mid("bareRabbitCpuMs"),
+          bareServicesCpuMs: medianOf(runs, "bareServicesCpuMs"),
+          bareRabbitCpuMs: medianOf(runs, "bareRabbitCpuMs"),
         },
         trials: runs,
       },

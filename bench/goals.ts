@@ -1,4 +1,5 @@
 import type { Row } from "./intake.ts";
+import { median, medianOf } from "./stats.ts";
 
 /**
  * The benchmark's headline: cost ratios, each against a baseline measured in the same run,
@@ -18,8 +19,6 @@ export interface CostRow {
   /** Each run's ratio, when `value` is their median (issue 36: three runs in one bench). */
   runs?: number[];
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 /** How far a row's runs disagree: (highest − lowest) ÷ median; 0 for one run. */
 export const disagreement = (r: CostRow): number =>
@@ -84,7 +83,7 @@ export function costRows({ rows, bareCpuMs, twoHopP99 }: CostInputs): CostRow[] 
       unit: "×",
       ...fromRuns(
         againstBareIntake,
-        `${f(apiCpu)} ms ÷ ${f(median(intakeRuns.map((t) => t.bareIntakeCpuMs as number)))} ms`,
+        `${f(apiCpu)} ms ÷ ${f(medianOf(intakeRuns, "bareIntakeCpuMs"))} ms`,
       ),
     });
   if (apiCpu !== undefined)
@@ -97,7 +96,7 @@ export function costRows({ rows, bareCpuMs, twoHopP99 }: CostInputs): CostRow[] 
       ...(perRun("bareExpressCpuMs").length > 0
         ? fromRuns(
             perRun("bareExpressCpuMs"),
-            `${f(apiCpu)} ms ÷ ${f(median(intakeRuns.map((t) => t.bareExpressCpuMs as number)))} ms`,
+            `${f(apiCpu)} ms ÷ ${f(medianOf(intakeRuns, "bareExpressCpuMs"))} ms`,
           )
         : { value: apiCpu / bareCpuMs, detail: `${f(apiCpu)} ms ÷ ${f(bareCpuMs)} ms` }),
     });

@@ -5,7 +5,7 @@ import { serviceEnv, tempDb, uniquePrefix } from "../harness/env.ts";
 import { ServiceProcess } from "../harness/process.ts";
 import { ROOT } from "../infra/config.ts";
 import { runKafkaTool } from "../infra/kafka/kafka.ts";
-import { deleteTopics, KAFKA_BROKER, measureCpu, pidsOf } from "./stats.ts";
+import { deleteTopics, KAFKA_BROKER, measureCpu, medianOf, pidsOf } from "./stats.ts";
 
 export interface Row {
   /** What the cost table (goals.ts) finds the row by. */
@@ -127,8 +127,6 @@ export const bareIntake = (seconds: number, connections: number, log: (l: string
     log,
   );
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-
 /** Benchmark 1: order intake against the real Kafka, every request waiting for its ack. */
 export async function benchIntake(opts: {
   seconds: number;
@@ -187,7 +185,6 @@ export async function benchIntake(opts: {
     }
   }
   await api.stop();
-  const mid = (key: string) => median(runs.map((r) => r[key] as number));
 
   const size = Buffer.byteLength(
     JSON.stringify({
@@ -220,8 +217,8 @@ export async function benchIntake(opts: {
         p99: measured.p99,
         rssRestMb: restMb,
         rssLoadMb: peakMb,
-        apiCpuMs: mid("apiCpuMs"),
-        kafkaCpuMs: mid("kafkaCpuMs"),
+        apiCpuMs: medianOf(runs, "apiCpuMs"),
+        kafkaCpuMs: medianOf(runs, "kafkaCpuMs"),
       },
       trials: runs,
     },

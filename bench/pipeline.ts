@@ -14,6 +14,7 @@ import {
   KAFKA_BROKER,
   latenciesFromDb,
   measureCpu,
+  medianOf,
   pidsOf,
   stepsFromDb,
 } from "./stats.ts";
@@ -130,11 +131,6 @@ async function atSteadyRate(url: string, perSecond: number, total: number) {
   await Promise.all(sent);
   if (falhas > 0) throw new Error(`${falhas} of ${total} orders were not created (201)`);
 }
-
-const medianOf = <R extends Record<string, number>>(runs: R[], key: keyof R & string) =>
-  [...runs.map((r) => r[key] as number)].sort((a, b) => a - b)[
-    Math.floor(runs.length / 2)
-  ] as number;
 
 /** POST /pedidos with autocannon: `amount` orders, as fast as the connections go. */
 const pedidos = (url: string, load: { connections: number; amount: number }) =>

@@ -8,7 +8,7 @@ import { analyticsCli } from "../harness/process.ts";
 import { ROOT } from "../infra/config.ts";
 import { runKafkaTool } from "../infra/kafka/kafka.ts";
 import { type Row, rssMb } from "./intake.ts";
-import { deleteTopics } from "./stats.ts";
+import { deleteTopics, median } from "./stats.ts";
 
 /** Writes `total` valid records, half creations and half results, with kafkajs in big batches. */
 async function fill(brokers: string, prefix: string, total: number, log: (l: string) => void) {
@@ -128,11 +128,6 @@ async function bareRun(brokers: string, topics: string[], total: number) {
   if (code !== 0) throw new Error(`the bare kafkajs consumer exited ${code}: ${err.trim()}`);
   return { ms, read: (JSON.parse(out) as { read: number }).read };
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] as number;
-};
 
 /**
  * Benchmark 3: analytics rebuilds its view from offset 0 over `total` records, against

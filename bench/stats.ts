@@ -10,6 +10,22 @@ export function percentile(sorted: number[], p: number): number {
     : (sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number);
 }
 
+/** The median of a benchmark's runs (the upper middle of an even count), as percentile 50. */
+export function median(xs: readonly number[]): number {
+  return percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
+}
+
+/** The median of one figure over several runs' records. */
+export function medianOf<R extends Record<string, number>>(
+  runs: readonly R[],
+  key: keyof R & string,
+): number {
+  return median(runs.map((r) => r[key] as number));
+}
+
 /**
  * Start -> end latencies (ms) read from a service's SQLite file, and the span from the
  * first start to the last end. `sql` selects the two ISO instants as columns c and d.
