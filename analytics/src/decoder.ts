@@ -1,6 +1,6 @@
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { PedidoCriado, ResultadoPagamento, type StatusPagamento } from "@shop/contracts";
-import { KEPT_FIELDS, type KeptFields } from "./domain/orders-view.ts";
+import { fromColumn, KEPT_FIELDS, type KeptFields, toColumn } from "./domain/orders-view.ts";
 
 /**
  * Decoding off the thread that fetches. kafkajs fetches, then hands its batches over, then
@@ -70,14 +70,13 @@ export class DecodedBatch {
       const status = this.texts[n[at + 1] as number] as StatusPagamento;
       return { ok: true, criado: false, pedidoId, status };
     }
-    const fields: Record<string, string | number | undefined> = {};
+    // One object, its fields added in the same order each time.
+    const record: Record<string, unknown> = { ok: true, criado: true, pedidoId };
     for (let f = 0; f < KEPT_FIELDS.length; f++) {
       const [field, kind] = KEPT_FIELDS[f] as (typeof KEPT_FIELDS)[number];
-      const stored = n[at + 1 + f] as number;
-      if (kind === "text") fields[field] = stored < 0 ? undefined : this.texts[stored];
-      else fields[field] = Number.isNaN(stored) ? undefined : stored;
+      record[field] = fromColumn(kind, n[at + 1 + f] as number, this.texts);
     }
-    return { ok: true, criado: true, pedidoId, ...(fields as KeptFields) };
+    return record as DecodedRecord;
   }
 }
 
@@ -99,6 +98,7 @@ function serveDecoding(): void {
     const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const numbers = new Float64Array(ends.length * STRIDE);
     const newTexts: string[] = [];
+    const indexOf = (text: string) => textIndex(text, newTexts);
     const invalid: [number, string][] = [];
     let start = 0;
     for (let i = 0; i < ends.length; i++) {
@@ -115,15 +115,7 @@ function serveDecoding(): void {
         numbers[at] = v.pedidoId;
         for (let f = 0; f < KEPT_FIELDS.length; f++) {
           const [field, kind] = KEPT_FIELDS[f] as (typeof KEPT_FIELDS)[number];
-          const value = v[field] as string | number | undefined;
-          numbers[at + 1 + f] =
-            value === undefined
-              ? kind === "text"
-                ? -1
-                : Number.NaN
-              : kind === "text"
-                ? textIndex(value as string, newTexts)
-                : (value as number);
+          numbers[at + 1 + f] = toColumn(kind, v[field], indexOf);
         }
       } else {
         const r = decoded.value as ResultadoPagamento;

@@ -35,6 +35,30 @@ export const KEPT_FIELDS = Object.entries(CRIADO_FIELDS).filter(
 );
 
 /**
+ * A kept field's value as a column holds it: a text's index in a table of texts (-1:
+ * absent), a number as it is (NaN: absent). The decoding thread packs with it, the view
+ * stores with it; `fromColumn` reads it back.
+ */
+export function toColumn(
+  kind: Exclude<Kind, "left-out">,
+  value: string | number | undefined,
+  indexOf: (text: string) => number,
+): number {
+  if (value === undefined) return kind === "text" ? -1 : Number.NaN;
+  return kind === "text" ? indexOf(value as string) : (value as number);
+}
+
+/** A kept field's value back from its column (see `toColumn`). */
+export function fromColumn(
+  kind: Exclude<Kind, "left-out">,
+  stored: number,
+  texts: readonly string[],
+): string | number | undefined {
+  if (kind === "text") return stored < 0 ? undefined : texts[stored];
+  return Number.isNaN(stored) ? undefined : stored;
+}
+
+/**
  * The analytics view: in memory only, derived from the log and rebuilt by replay.
  * By pedidoId: the kept fields of its PedidoCriado and its status; the first status wins.
  *
@@ -120,7 +144,7 @@ export class OrdersView {
     this.status = bigger(this.status);
   }
 
-  private nameOf(text: string): number {
+  private readonly nameOf = (text: string): number => {
     let i = this.nameIndex.get(text);
     if (i === undefined) {
       i = this.names.length;
@@ -128,7 +152,7 @@ export class OrdersView {
       this.nameIndex.set(text, i);
     }
     return i;
-  }
+  };
 
   /** A repeated creation event changes nothing: the order is counted once. */
   applyPedidoCriado(evento: { pedidoId: number } & KeptFields) {
@@ -137,15 +161,11 @@ export class OrdersView {
     this.created[slot] = 1;
     for (let f = 0; f < KEPT_FIELDS.length; f++) {
       const [field, kind] = KEPT_FIELDS[f] as (typeof KEPT_FIELDS)[number];
-      const value = evento[field] as string | number | undefined;
-      (this.columns[f] as Int32Array | Float64Array)[slot] =
-        value === undefined
-          ? kind === "text"
-            ? -1
-            : Number.NaN
-          : kind === "text"
-            ? this.nameOf(value as string)
-            : (value as number);
+      (this.columns[f] as Int32Array | Float64Array)[slot] = toColumn(
+        kind,
+        evento[field],
+        this.nameOf,
+      );
     }
   }
 
@@ -174,14 +194,7 @@ export class OrdersView {
       for (let f = 0; f < KEPT_FIELDS.length; f++) {
         const [field, kind] = KEPT_FIELDS[f] as (typeof KEPT_FIELDS)[number];
         const stored = (this.columns[f] as Int32Array | Float64Array)[slot] as number;
-        order[field] =
-          kind === "text"
-            ? stored < 0
-              ? undefined
-              : this.names[stored]
-            : Number.isNaN(stored)
-              ? undefined
-              : stored;
+        order[field] = fromColumn(kind, stored, this.names);
       }
       visit(order as unknown as KeptFields, status);
     }
