@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
 import amqp, { type ConfirmChannel } from "amqplib";
-import Database from "better-sqlite3";
 import express from "express";
-import { listen } from "./bare-order.ts";
+import { bareDatabase, listen, need } from "./bare-order.ts";
 
 /**
  * The broker edition's baseline (issue 36): its payment flow with the same promises,
@@ -21,22 +20,15 @@ import { listen } from "./bare-order.ts";
  * dead-letter queues. Each role prints the URL it listens on (payments serves nothing).
  */
 const role = process.env.ROLE;
-const env = (name: string): string => {
-  const value = process.env[name];
-  if (!value) throw new Error(`bare-broker: ${name} is needed`);
-  return value;
-};
-const prefix = env("PREFIX");
+const prefix = need("PREFIX");
 const COMMANDS = `${prefix}comandos`;
 const EVENTS = `${prefix}eventos`;
 const REQUESTS = `${prefix}solicitacoes`;
 const RESULTS = `${prefix}resultados`;
 const CONSUMERS = Number(process.env.CONSUMIDORES ?? 16);
 
-const db = new Database(env("DB_PATH"));
-db.pragma("journal_mode = WAL");
-db.pragma("synchronous = FULL");
-const connection = await amqp.connect(env("AMQP_URL"));
+const db = bareDatabase(need("DB_PATH"));
+const connection = await amqp.connect(need("AMQP_URL"));
 const publishing: ConfirmChannel = await connection.createConfirmChannel();
 await publishing.assertExchange(COMMANDS, "direct", { durable: true });
 await publishing.assertExchange(EVENTS, "topic", { durable: true });

@@ -1,6 +1,5 @@
-import Database from "better-sqlite3";
 import express from "express";
-import { bareAnswer, bareOrder, listen } from "./bare-order.ts";
+import { bareAnswer, bareDatabase, bareOrder, listen, need } from "./bare-order.ts";
 
 /**
  * The intake's baseline (issue 36): a bare program that keeps the intake's storage promise
@@ -8,9 +7,7 @@ import { bareAnswer, bareOrder, listen } from "./bare-order.ts";
  * SQLite in WAL with synchronous=FULL (durable before the answer, as the orders API's), and
  * 201 with the row. No contract library, no tracing, no metrics, no outbox, no Kafka.
  */
-const db = new Database(process.env.DB_PATH ?? ":memory:");
-db.pragma("journal_mode = WAL");
-db.pragma("synchronous = FULL");
+const db = bareDatabase(need("DB_PATH"));
 db.exec(`CREATE TABLE IF NOT EXISTS pedidos (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   cliente TEXT NOT NULL,

@@ -1,9 +1,26 @@
+import Database from "better-sqlite3";
 import type { Express } from "express";
 
 /**
- * What the bare programs (bare-intake.ts, bare-pipeline.ts, bare-broker.ts) share: an
- * order's body checked by hand, the 201 body, and listening where the benchmark reads it.
+ * What the bare programs (bare-intake.ts, bare-pipeline.ts, bare-broker.ts) share: their
+ * settings, their database, an order's body checked by hand, the 201 body, and listening
+ * where the benchmark reads it.
  */
+
+/** A setting the benchmark must give. */
+export function need(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`a bare program needs ${name}`);
+  return value;
+}
+
+/** The program's SQLite file, durable as the shop's stores: WAL, synchronous=FULL. */
+export function bareDatabase(path: string): Database.Database {
+  const db = new Database(path);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = FULL");
+  return db;
+}
 export interface BareOrder {
   cliente: string;
   item: string;

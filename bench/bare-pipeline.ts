@@ -1,7 +1,6 @@
-import Database from "better-sqlite3";
 import express from "express";
 import { Kafka, logLevel } from "kafkajs";
-import { bareAnswer, bareOrder, listen } from "./bare-order.ts";
+import { bareAnswer, bareDatabase, bareOrder, listen, need } from "./bare-order.ts";
 
 /**
  * The pipeline's baseline (issue 36): the same rules as the shop's pipeline, written as
@@ -20,21 +19,14 @@ import { bareAnswer, bareOrder, listen } from "./bare-order.ts";
  * the groups to settle.
  */
 const role = process.env.ROLE;
-const env = (name: string): string => {
-  const value = process.env[name];
-  if (!value) throw new Error(`bare-pipeline: ${name} is needed`);
-  return value;
-};
 const kafka = new Kafka({
   clientId: `bare-${role}`,
-  brokers: env("KAFKA_BROKERS").split(","),
+  brokers: need("KAFKA_BROKERS").split(","),
   logLevel: logLevel.ERROR,
 });
-const pedidosTopic = env("TOPIC_PEDIDOS");
-const resultadosTopic = env("TOPIC_RESULTADOS");
-const db = new Database(env("DB_PATH"));
-db.pragma("journal_mode = WAL");
-db.pragma("synchronous = FULL");
+const pedidosTopic = need("TOPIC_PEDIDOS");
+const resultadosTopic = need("TOPIC_RESULTADOS");
+const db = bareDatabase(need("DB_PATH"));
 const producer = kafka.producer();
 await producer.connect();
 const held: number[] = [];
@@ -44,7 +36,7 @@ app.get("/particoes", (_req, res) => {
   res.json(held);
 });
 
-const consumer = kafka.consumer({ groupId: env("GROUP") });
+const consumer = kafka.consumer({ groupId: need("GROUP") });
 consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
   held.splice(0, held.length, ...Object.values(payload.memberAssignment).flat());
 });
@@ -106,7 +98,7 @@ if (role === "orders") {
     },
   });
 } else if (role === "payments") {
-  const instancia = env("INSTANCIA");
+  const instancia = need("INSTANCIA");
   db.exec(`CREATE TABLE IF NOT EXISTS decisoes (
     pedido_id INTEGER PRIMARY KEY, status TEXT NOT NULL, motivo TEXT, processado_em TEXT NOT NULL)`);
   const decide = db.prepare(
