@@ -13,6 +13,9 @@ const unitFiles = [
   "**/test/unit/**/*.test.ts",
 ];
 
+/** The files that run once per store: SQLite (integration) and PostgreSQL (postgres). */
+const POSTGRES_FILES = ["orders-api/test/store.test.ts"];
+
 export default defineConfig({
   test: {
     reporters: ["default", "./test/summary-reporter.ts"],
@@ -46,6 +49,20 @@ export default defineConfig({
           testTimeout: 60_000,
           hookTimeout: 120_000,
           // Two cores: keep broker-heavy files from starving each other.
+          maxWorkers: 2,
+        },
+      },
+      {
+        // The orders API's store suite and HTTP tests again, against PostgreSQL (issue 37):
+        // each file makes a database of its own on the machine's server.
+        test: {
+          name: "postgres",
+          sequence: { groupOrder: 1 },
+          include: POSTGRES_FILES,
+          globalSetup: ["./test/global-setup.ts"],
+          env: { SHOP_TEST_STORE: "postgres" },
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
           maxWorkers: 2,
         },
       },

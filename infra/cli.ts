@@ -10,13 +10,15 @@ import {
   stopKafkaCluster,
 } from "./kafka/kafka.ts";
 import { kafkaUsers, stopKafkaUnlessUsed } from "./kafka/users.ts";
+import { ensureCheckoutDatabase } from "./postgres.ts";
 import { clusterAddresses, startUserCluster, userCluster } from "./rabbitmq/node.ts";
 import { amqpAnswers, panelUrl, startRabbit, stopRabbit } from "./rabbitmq/rabbitmq.ts";
 import { runServices, SHOPS } from "./services.ts";
 
 /**
  * npm run infra -- <command>
- *   setup                       .env, the Kafka jars, RabbitMQ and the test browser (used by CI)
+ *   setup                       .env, the Kafka jars, RabbitMQ, PostgreSQL's database and the test browser (used by CI)
+ *   postgres                    the orders API's database and user on PostgreSQL; prints DATABASE_URL
  *   up | down                   both brokers
  *   kafka start|stop|status     the Kafka broker alone; `kafka start --nodes 3` (or
  *                               KAFKA_NODES=3) a KRaft cluster of three brokers and three controllers instead
@@ -56,6 +58,12 @@ async function main(argv: string[]): Promise<number> {
       ensureJars(log);
       ensureChromium(log);
       await startRabbit(config.rabbit, log);
+      try {
+        await ensureCheckoutDatabase(log);
+      } catch (error) {
+        // The default store is SQLite: the shop runs without PostgreSQL.
+        log((error as Error).message);
+      }
       log("setup: done");
       return 0;
     }
@@ -80,6 +88,10 @@ async function main(argv: string[]): Promise<number> {
         await stopRabbit(log);
         await Promise.all(userCluster().map((n) => n.stop(log)));
       }
+      return 0;
+    }
+    case "postgres": {
+      await ensureCheckoutDatabase(log);
       return 0;
     }
     case "kafka status": {
@@ -111,7 +123,7 @@ async function main(argv: string[]): Promise<number> {
     default:
       console.error(
         `unknown command: ${argv.join(" ") || "(none)"}\n` +
-          "use: setup | up | down | start | start:broker | kafka start|stop|status | rabbitmq start|stop|status",
+          "use: setup | up | down | start | start:broker | postgres | kafka start|stop|status | rabbitmq start|stop|status",
       );
       return 2;
   }

@@ -40,9 +40,13 @@ const GENERATED: Record<string, () => string> = {
   "<broker-monitor-password>": () => randomBytes(18).toString("base64url"),
   "<broker-erlang-cookie>": () => randomBytes(24).toString("hex"),
   "<grafana-password>": () => randomBytes(18).toString("base64url"),
+  "<orders-db-user>": () => `shop_${checkoutId()}`,
+  "<orders-db-password>": () => randomBytes(18).toString("base64url"),
 };
 
-const fillIn = (envLine: string) => envLine.replace(/<[a-z-]+>/g, (p) => GENERATED[p]?.() ?? p);
+/** Placeholders of a commented line (an example) stay as they are: only settings are filled. */
+const fillIn = (envLine: string) =>
+  envLine.startsWith("#") ? envLine : envLine.replace(/<[a-z-]+>/g, (p) => GENERATED[p]?.() ?? p);
 
 /**
  * Creates .env from .env.example when it is absent, with local user names and random

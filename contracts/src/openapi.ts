@@ -53,7 +53,7 @@ function commonResponses(r: RouteSpec): Record<number, ResponseSpec> {
       "the body is not JSON in UTF-8, or its Content-Encoding is unsupported",
     );
     all[503] = errorResponse(
-      "the service's database has no room left (disk full): nothing was saved; try again later",
+      "the service's database has no room left (disk full), or does not answer (PostgreSQL stopped): nothing was saved; try again later",
     );
   }
   if (r.query) all[400] = errorResponse("a query parameter out of its range (`campos` names it)");

@@ -9,6 +9,14 @@ export const envSchema = z.object({
   ...kafkaEnvShape,
   ...frontOriginShape,
   DB_PATH: z.string().default(".data/pedidos.db"),
+  /**
+   * postgres://user:password@host:port/database: the orders are kept in PostgreSQL, which
+   * several instances share (issue 37); without it, in the SQLite file at DB_PATH.
+   */
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "a postgres:// or postgresql:// URL")
+    .optional(),
   /** eventos: publish PedidoCriado; sincrono: the earlier configuration, HTTP to payments. */
   MODO: z.enum(MODOS).default("eventos"),
   PAGAMENTOS_URL: z.string().url().default("http://127.0.0.1:5001"),
@@ -35,6 +43,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     ...kafkaServiceSettings(e),
     frontOrigin: e.FRONT_ORIGIN,
     dbPath: e.DB_PATH,
+    databaseUrl: e.DATABASE_URL ?? null,
     modo: e.MODO,
     pagamentosUrl: e.PAGAMENTOS_URL,
     confirmMs: e.CONFIRMACAO_MS,

@@ -8,7 +8,14 @@ import {
   type Resultado,
   resultadoEffect,
 } from "./domain/pedido.ts";
-import type { Details, IdempotencyKey, OutboxEntry, PedidoStore } from "./store.ts";
+import {
+  type Details,
+  type IdempotencyKey,
+  KeyTaken,
+  type OutboxEntry,
+  type PedidoStore,
+  type PedidoWrite,
+} from "./store.ts";
 
 /** Keys of Idempotency-Key are kept this long at least (the IETF draft's and Stripe's 24 h). */
 export const KEY_RETENTION_MS = 48 * 3600_000;
@@ -73,57 +80,51 @@ export type ApplyOutcome =
 
 export interface PedidoUseCaseDeps {
   store: PedidoStore;
-  /** Runs work in one transaction; the work of one turn may share it (group commit). */
-  inTransaction: <T>(work: () => T) => Promise<T>;
   announcer: PedidoAnnouncer;
   log: Logger;
   now?: () => Date;
 }
 
 /** The orders API's use cases: transport-free stories, each a few lines. */
-export function pedidoUseCases({
-  store,
-  inTransaction,
-  announcer,
-  log,
-  ...deps
-}: PedidoUseCaseDeps) {
+export function pedidoUseCases({ store, announcer, log, ...deps }: PedidoUseCaseDeps) {
   const now = deps.now ?? (() => new Date());
   let keysForgottenAt = 0;
   /** Idempotency-Keys whose first request is being answered now, in this process. */
   const inProgress = new Set<string>();
 
   /** Keys older than KEY_RETENTION_MS are forgotten, at most once an hour, by a request with a key. */
-  function forgetOldKeys() {
+  async function forgetOldKeys() {
     const t = now().getTime();
     if (t - keysForgottenAt < 3600_000) return;
     keysForgottenAt = t;
-    store.forgetKeys(new Date(t - KEY_RETENTION_MS).toISOString());
+    await store.forgetKeys(new Date(t - KEY_RETENTION_MS).toISOString());
   }
 
-  /** A result moves the order only while it is AGUARDANDO_PAGAMENTO (inside a transaction). */
-  function applyInTransaction(
-    pedidoId: number,
+  /**
+   * A result moves the order only while it is AGUARDANDO_PAGAMENTO (decided under the
+   * order's row, in the store's transaction); both steps go on its timeline.
+   */
+  function resultadoWrite(
+    pedido: Pedido,
     resultado: Resultado & { processadoEm?: string },
     source: Details,
-  ): Effect | null {
-    const pedido = store.findPedido(pedidoId);
-    if (!pedido) return null;
+  ): PedidoWrite<Effect> {
     const effect = resultadoEffect(pedido.status, resultado);
-    if (effect.apply) store.updateStatus(pedidoId, effect);
     const { instancia, status, motivo } = resultado;
-    store.insertStep(
-      pedidoId,
-      "decidido",
-      { instancia, status, motivo, ...source },
-      resultado.processadoEm,
-    );
-    store.insertStep(
-      pedidoId,
-      effect.apply ? "resultado-aplicado" : "resultado-repetido",
-      effect.apply ? { status: effect.status } : { porque: effect.reason },
-    );
-    return effect;
+    return {
+      status: effect.apply ? effect : null,
+      steps: [
+        {
+          etapa: "decidido",
+          details: { instancia, status, motivo, ...source },
+          at: resultado.processadoEm,
+        },
+        effect.apply
+          ? { etapa: "resultado-aplicado", details: { status: effect.status } }
+          : { etapa: "resultado-repetido", details: { porque: effect.reason } },
+      ],
+      answer: effect,
+    };
   }
 
   /** aplicarResultadoOnResultadoPagamento: idempotent, only while AGUARDANDO_PAGAMENTO. */
@@ -131,8 +132,8 @@ export function pedidoUseCases({
     resultado: Resultado & { pedidoId: number; processadoEm?: string },
     source: Details,
   ): Promise<ApplyOutcome> {
-    const effect = await inTransaction(() =>
-      applyInTransaction(resultado.pedidoId, resultado, source),
+    const effect = await store.updatePedido(resultado.pedidoId, (pedido) =>
+      resultadoWrite(pedido, resultado, source),
     );
     if (effect === null) return { outcome: "unknown-pedido" };
     if (!effect.apply) return { outcome: "repeated", reason: effect.reason };
@@ -144,13 +145,11 @@ export function pedidoUseCases({
    * the announcer stages (its event), in one transaction; then announced.
    */
   async function createPedido(input: NovoPedido, key?: IdempotencyKey): Promise<CreateOutcome> {
-    if (key) forgetOldKeys();
-    const pedido = await inTransaction(() =>
-      store.savePedido(newPedido(input, now()), {
-        ...(key ? { key } : {}),
-        outboxOf: announcer.stage,
-      }),
-    );
+    if (key) await forgetOldKeys();
+    const pedido = await store.savePedido(newPedido(input, now()), {
+      ...(key ? { key } : {}),
+      outboxOf: announcer.stage,
+    });
     let decided: Awaited<ReturnType<PedidoAnnouncer["announce"]>>;
     try {
       decided = await announcer.announce(pedido);
@@ -160,7 +159,7 @@ export function pedidoUseCases({
     }
     if (!decided) return { outcome: "created", pedido };
     await applyResultado({ ...decided.resultado, pedidoId: pedido.id }, decided.source);
-    return { outcome: "created", pedido: store.findPedido(pedido.id) ?? pedido };
+    return { outcome: "created", pedido: (await store.findPedido(pedido.id)) ?? pedido };
   }
 
   /** A keyed request's first creation: its answer (`answerOf`) kept for the repeats. */
@@ -174,7 +173,7 @@ export function pedidoUseCases({
       const o = await createPedido(input, key);
       const answer = answerOf(o);
       try {
-        store.saveAnswer(key.key, answer.status, answer.body);
+        await store.saveAnswer(key.key, answer.status, answer.body);
       } catch (error) {
         // The order and its key are saved; a repeat gets the order as it is then. A failure
         // here (a full disk) must not tell this client that nothing was saved.
@@ -198,14 +197,23 @@ export function pedidoUseCases({
     ): Promise<PlaceOutcome> {
       if (!key) return createPedido(input);
       const fingerprint = fingerprintOf(input);
-      const kept = store.findKey(key);
+      const kept = await store.findKey(key);
       if (kept && kept.fingerprint !== fingerprint) return { outcome: "key-reused" };
       if (inProgress.has(key)) return { outcome: "key-in-progress" };
-      if (!kept) return createKeyed(input, { key, fingerprint }, answerOf);
+      if (!kept) {
+        try {
+          return await createKeyed(input, { key, fingerprint }, answerOf);
+        } catch (error) {
+          // Another instance saved the same key between the look and the save: its order
+          // is the one (the database keeps one key), answered once it is.
+          if (!(error instanceof KeyTaken)) throw error;
+          return { outcome: "key-in-progress" };
+        }
+      }
       if (kept.status !== null)
         return { outcome: "replayed", answer: { status: kept.status, body: kept.answer } };
       // Its first answer died with an earlier process: the order it created, as it is now.
-      const pedido = store.findPedido(kept.pedidoId) as Pedido;
+      const pedido = (await store.findPedido(kept.pedidoId)) as Pedido;
       return { outcome: "replayed", answer: answerOf({ outcome: "created", pedido }) };
     },
 
@@ -215,8 +223,8 @@ export function pedidoUseCases({
     listPedidos: (limit?: number) => store.listPedidos(limit),
 
     /** The timeline: created, then each step stored since; null for an unknown order. */
-    getHistorico(id: number): Historico | null {
-      const pedido = store.findPedido(id);
+    async getHistorico(id: number): Promise<Historico | null> {
+      const pedido = await store.findPedido(id);
       if (!pedido) return null;
       return {
         pedidoId: id,
@@ -226,7 +234,7 @@ export function pedidoUseCases({
             em: pedido.criadoEm,
             detalhes: { item: pedido.item, valor: fromCents(pedido.valorCentavos) },
           },
-          ...store.steps(id),
+          ...(await store.steps(id)),
         ],
       };
     },

@@ -6,7 +6,7 @@ import {
   type Publisher,
   type RunningConsumer,
 } from "@shop/kafka";
-import { createLogger, groupCommit, type Logger, listen } from "@shop/service";
+import { createLogger, type Logger, listen } from "@shop/service";
 import type { Config } from "./config.ts";
 import { createApp } from "./http/app.ts";
 import { type OutboxRelay, outboxStatus, startOutboxRelay } from "./messaging/outbox-relay.ts";
@@ -32,7 +32,7 @@ export async function startOrdersApi(
   config: Config,
   log: Logger = createLogger("orders-api"),
 ): Promise<OrdersApi> {
-  const store = openStore(config.dbPath);
+  const store = await openStore(config);
   const names = kafkaNames(config.kafkaPrefix);
   const kafka =
     config.modo === "eventos"
@@ -79,13 +79,7 @@ export async function startOrdersApi(
       announcer = directAnnouncer({ store, names: names, publisher: directPublisher, log });
     }
   }
-  // Group commit: the orders and results of one turn share a transaction.
-  const pedidos = pedidoUseCases({
-    store,
-    inTransaction: groupCommit(store.transaction),
-    announcer,
-    log,
-  });
+  const pedidos = pedidoUseCases({ store, announcer, log });
   const consumer =
     kafka && publisher
       ? await startResultadosConsumer({ kafka, names: names, publisher, pedidos, log })
@@ -120,7 +114,7 @@ export async function startOrdersApi(
       await publisher?.close();
       await closeDirect();
       await platform?.close();
-      store.close();
+      await store.close();
     },
   };
 }

@@ -1,91 +1,100 @@
-import { STATUS_PEDIDO } from "@shop/contracts";
-import { moneyRangeTrigger, openDatabase } from "@shop/service";
+import { MAX_CENTS, STATUS_PEDIDO } from "@shop/contracts";
+import { AppError, moneyRangeTrigger } from "@shop/service";
 import type { Pedido } from "./domain/pedido.ts";
 
 /**
- * Where each field of an order is stored: its column. The one list of them, checked by the
- * compiler against the domain's `Pedido` (itself the contract's order): a field added there
- * and not here, or the reverse, fails typecheck. The INSERT and the SELECT are built from it
- * (column names only, constants of this file; values go as parameters), and a SELECT names
- * each column as its field, so a row is a Pedido without a mapping by hand.
+ * The orders API's store: one interface, two implementations sharing one test suite
+ * (orders-api/test/store.test.ts, run against each):
+ *  - SQLite (store/sqlite.ts), the embedded default: one file, one process;
+ *  - PostgreSQL (store/postgres.ts), when DATABASE_URL is set: several orders API
+ *    instances share it (issue 37).
+ * Two implementations rather than a query builder: each keeps its SQL plain and in its
+ * own dialect (SQLite's synchronous group commit, PostgreSQL's row locks and SKIP LOCKED),
+ * and the shared suite holds them to the same behaviour. SQL only: the rules that decide
+ * what to write are the use cases' (src/pedidos.ts).
  */
-const PEDIDO_COLUMNS = {
-  cliente: "cliente",
-  item: "item",
-  quantidade: "quantidade",
-  valorCentavos: "valor_centavos",
-  status: "status",
-  motivo: "motivo",
-  processadoPor: "processado_por",
-  criadoEm: "criado_em",
-} as const satisfies { [F in keyof Omit<Pedido, "id">]-?: string };
-const columns = Object.entries(PEDIDO_COLUMNS);
-/** better-sqlite3 fails on a named parameter left without a value: never a silent default. */
-const INSERT_PEDIDO = `INSERT INTO pedidos (${columns.map(([, c]) => c).join(", ")})
-  VALUES (${columns.map(([f]) => `@${f}`).join(", ")})`;
-const SELECT_PEDIDO = `SELECT id, ${columns.map(([f, c]) => (f === c ? c : `${c} AS ${f}`)).join(", ")} FROM pedidos`;
-const PEDIDO_BY_ID = `${SELECT_PEDIDO} WHERE id = ?`;
-const NEWEST_PEDIDOS = `${SELECT_PEDIDO} ORDER BY id DESC LIMIT ?`;
+export interface PedidoStore {
+  /**
+   * A new order, with its Idempotency-Key (when given) and its outbox row (when `outboxOf`
+   * gives one for the saved order, whose id it needs), in one transaction. Throws KeyTaken
+   * when the key was saved first by another request (another instance, say).
+   */
+  savePedido(pedido: Omit<Pedido, "id">, options?: SaveOptions): Promise<Pedido>;
+  /**
+   * In one transaction, the order held until commit: `decide` says what to write (a
+   * status change, timeline steps) and what to answer; null for an unknown order.
+   */
+  updatePedido<T>(id: number, decide: (pedido: Pedido) => PedidoWrite<T>): Promise<T | null>;
+  findPedido(id: number): Promise<Pedido | null>;
+  /** Newest first. */
+  listPedidos(limit?: number): Promise<Pedido[]>;
+  /** A step of the order's timeline (GET /pedidos/{id}/historico). */
+  insertStep(pedidoId: number, etapa: string, details: Details, at?: string): Promise<void>;
+  /** The timeline after creation, oldest first. */
+  steps(pedidoId: number): Promise<Step[]>;
 
-/** `IN (...)` of a CHECK, from the contract's own list. */
-const sqlList = (values: readonly string[]) => values.map((v) => `'${v}'`).join(", ");
+  /**
+   * Claims up to `limit` pending outbox rows, oldest first, for `work`, which publishes
+   * them and marks them (sent, or set aside) through `claim`. No other relay gets them
+   * while `work` runs; rows `work` leaves unmarked are pending again after it.
+   * PostgreSQL claims with FOR UPDATE SKIP LOCKED: several relays share the outbox, each
+   * row published by one, and a relay that dies releases its rows with its connection.
+   */
+  claimOutbox(
+    limit: number,
+    work: (rows: OutboxRow[], claim: OutboxClaim) => Promise<void>,
+  ): Promise<void>;
+  /** The rows set aside, oldest first. */
+  setAsideRows(): Promise<SetAsideRow[]>;
+  outboxState(): Promise<{ pendentes: number; maisAntigoEm: string | null }>;
 
-const MIGRATIONS = [
-  `CREATE TABLE pedidos (
-     id INTEGER PRIMARY KEY AUTOINCREMENT,
-     cliente TEXT NOT NULL,
-     item TEXT NOT NULL,
-     quantidade INTEGER NOT NULL CHECK (quantidade BETWEEN 1 AND 50),
-     valor_centavos INTEGER NOT NULL CHECK (valor_centavos > 0),
-     status TEXT NOT NULL CHECK (status IN (${sqlList(STATUS_PEDIDO)})),
-     motivo TEXT,
-     processado_por TEXT,
-     criado_em TEXT NOT NULL
-   )`,
-  // The outbox: each order's PedidoCriado, written in the order's own transaction and
-  // published later by the relay (src/messaging/outbox-relay.ts).
-  `CREATE TABLE outbox (
-     id INTEGER PRIMARY KEY AUTOINCREMENT,
-     pedido_id INTEGER NOT NULL REFERENCES pedidos(id),
-     topico TEXT NOT NULL,
-     chave TEXT NOT NULL,
-     valor TEXT NOT NULL,
-     criado_em TEXT NOT NULL,
-     enviado_em TEXT
-   );
-   CREATE INDEX outbox_pendentes ON outbox (id) WHERE enviado_em IS NULL;`,
-  // When the result was applied: created -> decided latency, for benchmarks and timelines.
-  "ALTER TABLE pedidos ADD COLUMN decidido_em TEXT",
-  // The W3C traceparent of the request that created the order, sent with its event.
-  "ALTER TABLE outbox ADD COLUMN traceparent TEXT",
-  // The order's timeline (GET /pedidos/{id}/historico): one row per step after creation.
-  `CREATE TABLE historico (
-     pedido_id INTEGER NOT NULL,
-     etapa TEXT NOT NULL,
-     em TEXT NOT NULL,
-     detalhes TEXT NOT NULL
-   );
-   CREATE INDEX historico_pedido ON historico (pedido_id);`,
-  // A row Kafka refuses for good (too large, say) is set aside with why, and the rows after
-  // it go on: the outbox never stops behind one row.
-  `ALTER TABLE outbox ADD COLUMN posta_de_lado_em TEXT;
-   ALTER TABLE outbox ADD COLUMN motivo TEXT;`,
-  // Idempotency-Key of POST /pedidos: the key, what the body was, the order it created (in
-  // the order's own transaction) and the answer given, replayed for a repeat.
-  `CREATE TABLE idempotencia (
-     chave TEXT PRIMARY KEY,
-     impressao TEXT NOT NULL,
-     pedido_id INTEGER NOT NULL REFERENCES pedidos(id),
-     status INTEGER,
-     resposta TEXT,
-     criada_em TEXT NOT NULL
-   );
-   CREATE INDEX idempotencia_criada ON idempotencia (criada_em);`,
-  // Every stored total is one PedidoCriado can carry.
-  moneyRangeTrigger("pedidos", "pedidos_valor_no_limite", "NEW.valor_centavos"),
-];
+  findKey(key: string): Promise<IdempotencyRecord | null>;
+  saveAnswer(key: string, status: number, answer: unknown): Promise<void>;
+  /** Forgets the keys created before `before` (ISO 8601). */
+  forgetKeys(before: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** The Idempotency-Key was saved first by another request: its order is that one's. */
+export class KeyTaken extends Error {}
+
+/** The database does not answer (PostgreSQL stopped, say): the request is refused, 503. */
+export class StoreUnavailable extends AppError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("banco-indisponivel", message, 503, undefined, {
+      ...options,
+      mensagem: "O banco de dados não responde: nada foi salvo; tente de novo em instantes.",
+    });
+  }
+}
+
+export interface SaveOptions {
+  key?: IdempotencyKey;
+  outboxOf?: (saved: Pedido) => OutboxEntry | null;
+}
+
+/** What `updatePedido`'s decision writes: a status change (when any) and timeline steps. */
+export interface PedidoWrite<T> {
+  status: { status: Pedido["status"]; motivo: string | null; processadoPor: string } | null;
+  steps: { etapa: string; details: Details; at?: string | undefined }[];
+  answer: T;
+}
+
+/** What a relay does with the rows it claimed. */
+export interface OutboxClaim {
+  /** Marks rows sent and puts "evento-confirmado" (partition, offset) on each timeline. */
+  markSent(rows: SentRow[]): Promise<void>;
+  /** A row Kafka refused for good: set aside with why, on the order's timeline too. */
+  setAside(row: { id: number; pedidoId: number }, reason: string): Promise<void>;
+}
 
 export type Details = Record<string, string | number | boolean | null>;
+
+export interface Step {
+  etapa: string;
+  em: string;
+  detalhes: Details;
+}
 
 export interface OutboxRow {
   id: number;
@@ -95,6 +104,21 @@ export interface OutboxRow {
   chave: string;
   valor: string;
   criado_em: string;
+}
+
+export interface SentRow {
+  id: number;
+  pedidoId: number;
+  topico: string;
+  particao: number;
+  offset: string;
+}
+
+export interface SetAsideRow {
+  id: number;
+  pedidoId: number;
+  em: string;
+  motivo: string;
 }
 
 /** An order's event as the outbox keeps it, written in the order's own transaction. */
@@ -119,180 +143,170 @@ export interface IdempotencyRecord extends IdempotencyKey {
   answer: unknown;
 }
 
-export type PedidoStore = ReturnType<typeof openStore>;
+/** An idempotencia row, as both stores select it. */
+export interface KeyRow {
+  chave: string;
+  impressao: string;
+  pedido_id: number;
+  status: number | null;
+  resposta: string | null;
+}
+
+export const keyRecord = (row: KeyRow): IdempotencyRecord => ({
+  key: row.chave,
+  fingerprint: row.impressao,
+  pedidoId: row.pedido_id,
+  status: row.status,
+  answer: row.resposta === null ? null : JSON.parse(row.resposta),
+});
+
+/** A historico row, as both stores select it. */
+export const stepOf = (row: { etapa: string; em: string; detalhes: string }): Step => ({
+  etapa: row.etapa,
+  em: row.em,
+  detalhes: JSON.parse(row.detalhes) as Details,
+});
 
 /**
- * The orders database: WAL, prepared statements, migrations by user_version. SQL only:
- * the rules that decide what to write are the use cases' (src/pedidos.ts).
+ * Where each field of an order is stored: its column. The one list of them, checked by the
+ * compiler against the domain's `Pedido` (itself the contract's order): a field added there
+ * and not here, or the reverse, fails typecheck. Both stores build their INSERT and SELECT
+ * from it (column names only, constants; values go as parameters), and a SELECT names each
+ * column as its field, so a row is a Pedido without a mapping by hand.
  */
-export function openStore(path: string) {
-  const db = openDatabase(path, MIGRATIONS);
+export const PEDIDO_COLUMNS = {
+  cliente: "cliente",
+  item: "item",
+  quantidade: "quantidade",
+  valorCentavos: "valor_centavos",
+  status: "status",
+  motivo: "motivo",
+  processadoPor: "processado_por",
+  criadoEm: "criado_em",
+} as const satisfies { [F in keyof Omit<Pedido, "id">]-?: string };
+export const PEDIDO_FIELDS = Object.keys(PEDIDO_COLUMNS) as (keyof typeof PEDIDO_COLUMNS)[];
 
-  const q = {
-    insertPedido: db.prepare<[Omit<Pedido, "id">], never>(INSERT_PEDIDO),
-    pedido: db.prepare<[number], Pedido>(PEDIDO_BY_ID),
-    newestFirst: db.prepare<[number], Pedido>(NEWEST_PEDIDOS),
-    updateStatus: db.prepare<[string, string | null, string, number], never>(
-      `UPDATE pedidos SET status = ?, motivo = ?, processado_por = ?, decidido_em = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-       WHERE id = ? AND status = 'AGUARDANDO_PAGAMENTO'`,
-    ),
-    insertStep: db.prepare<[number, string, string, string], never>(
-      "INSERT INTO historico (pedido_id, etapa, em, detalhes) VALUES (?, ?, ?, ?)",
-    ),
-    steps: db.prepare<[number], { etapa: string; em: string; detalhes: string }>(
-      "SELECT etapa, em, detalhes FROM historico WHERE pedido_id = ? ORDER BY rowid",
-    ),
-    insertOutbox: db.prepare<[number, string, string, string, string, string], never>(
-      "INSERT INTO outbox (pedido_id, topico, chave, valor, criado_em, traceparent) VALUES (?, ?, ?, ?, ?, ?)",
-    ),
-    pendingOutbox: db.prepare<[number], OutboxRow>(
-      "SELECT id, pedido_id, topico, chave, valor, criado_em, traceparent FROM outbox WHERE enviado_em IS NULL AND posta_de_lado_em IS NULL ORDER BY id LIMIT ?",
-    ),
-    setAside: db.prepare<[string, string, number], never>(
-      "UPDATE outbox SET posta_de_lado_em = ?, motivo = ? WHERE id = ? AND enviado_em IS NULL",
-    ),
-    setAsideRows: db.prepare<[], { id: number; pedidoId: number; em: string; motivo: string }>(
-      "SELECT id, pedido_id AS pedidoId, posta_de_lado_em AS em, motivo FROM outbox WHERE posta_de_lado_em IS NOT NULL AND enviado_em IS NULL ORDER BY id",
-    ),
-    markSent: db.prepare<[string, number], never>("UPDATE outbox SET enviado_em = ? WHERE id = ?"),
-    outboxState: db.prepare<[], { pendentes: number; maisAntigo: string | null }>(
-      "SELECT COUNT(*) AS pendentes, MIN(criado_em) AS maisAntigo FROM outbox WHERE enviado_em IS NULL AND posta_de_lado_em IS NULL",
-    ),
-    insertKey: db.prepare<[string, string, number, string], never>(
-      "INSERT INTO idempotencia (chave, impressao, pedido_id, criada_em) VALUES (?, ?, ?, ?)",
-    ),
-    key: db.prepare<
-      [string],
-      {
-        chave: string;
-        impressao: string;
-        pedido_id: number;
-        status: number | null;
-        resposta: string | null;
-      }
-    >("SELECT chave, impressao, pedido_id, status, resposta FROM idempotencia WHERE chave = ?"),
-    saveAnswer: db.prepare<[number, string, string], never>(
-      "UPDATE idempotencia SET status = ?, resposta = ? WHERE chave = ?",
-    ),
-    forgetKeys: db.prepare<[string], never>("DELETE FROM idempotencia WHERE criada_em < ?"),
-  };
+/** `SELECT id, <column> AS "<field>", ...`: PostgreSQL keeps a quoted alias's case. */
+export const SELECT_PEDIDO = `SELECT id, ${Object.entries(PEDIDO_COLUMNS)
+  .map(([f, c]) => (f === c ? c : `${c} AS "${f}"`))
+  .join(", ")} FROM pedidos`;
 
-  const insertStep = (pedidoId: number, etapa: string, details: Details, at?: string) =>
-    q.insertStep.run(pedidoId, etapa, at ?? new Date().toISOString(), JSON.stringify(details));
+/** `IN (...)` of a CHECK, from the contract's own list. */
+const sqlList = (values: readonly string[]) => values.map((v) => `'${v}'`).join(", ");
 
-  // One transaction wrapper for every unit of work: db.transaction() builds a new function
-  // (and its BEGIN/COMMIT statements) on each call, a measurable share of a request's CPU.
-  const inTransaction = db.transaction((work: () => unknown) => work());
+/**
+ * One schema, one history: migration n is the same step in both dialects, and each store
+ * records how many it applied (SQLite's user_version, PostgreSQL's versao_esquema). A
+ * migration is appended, never edited.
+ */
+export interface Migration {
+  sqlite: string;
+  postgres: string;
+}
 
-  return {
-    /** Runs work in one IMMEDIATE transaction (a writer lock from the start). */
-    transaction<T>(work: () => T): T {
-      return inTransaction.immediate(work) as T;
-    },
-    /**
-     * A new order, with its Idempotency-Key (when given) and its outbox row (when
-     * `outboxOf` gives one for the saved order, whose id it needs): three writes, one call,
-     * inside the caller's transaction.
-     */
-    savePedido(
-      pedido: Omit<Pedido, "id">,
-      {
-        key,
-        outboxOf,
-      }: { key?: IdempotencyKey; outboxOf?: (saved: Pedido) => OutboxEntry | null } = {},
-    ): Pedido {
-      const info = q.insertPedido.run(pedido);
-      const saved = { ...pedido, id: Number(info.lastInsertRowid) };
-      if (key) q.insertKey.run(key.key, key.fingerprint, saved.id, saved.criadoEm);
-      const entry = outboxOf?.(saved);
-      if (entry)
-        q.insertOutbox.run(
-          saved.id,
-          entry.topic,
-          entry.key,
-          entry.value,
-          saved.criadoEm,
-          entry.traceparent,
-        );
-      return saved;
-    },
-    findPedido(id: number): Pedido | null {
-      return q.pedido.get(id) ?? null;
-    },
-    listPedidos(limit = 1000): Pedido[] {
-      return q.newestFirst.all(limit);
-    },
-    /** Moves an order that is still AGUARDANDO_PAGAMENTO; decidido_em is now. */
-    updateStatus(
-      id: number,
-      change: { status: Pedido["status"]; motivo: string | null; processadoPor: string },
-    ): void {
-      q.updateStatus.run(change.status, change.motivo, change.processadoPor, id);
-    },
-    /** A step of the order's timeline (GET /pedidos/{id}/historico). */
-    insertStep,
-    /** The timeline after creation, oldest first. */
-    steps(pedidoId: number): { etapa: string; em: string; detalhes: Details }[] {
-      return q.steps
-        .all(pedidoId)
-        .map((e) => ({ etapa: e.etapa, em: e.em, detalhes: JSON.parse(e.detalhes) as Details }));
-    },
+const same = (sql: string): Migration => ({ sqlite: sql, postgres: sql });
 
-    pendingOutbox(limit: number): OutboxRow[] {
-      return q.pendingOutbox.all(limit);
-    },
-    /** Marks rows sent and puts "evento-confirmado" (partition, offset) on each timeline. */
-    markSent: db.transaction(
-      (
-        rows: { id: number; pedidoId: number; topico: string; particao: number; offset: string }[],
-      ) => {
-        const now = new Date().toISOString();
-        for (const r of rows) {
-          q.markSent.run(now, r.id);
-          insertStep(
-            r.pedidoId,
-            "evento-confirmado",
-            { topico: r.topico, particao: r.particao, offset: r.offset },
-            now,
-          );
-        }
-      },
-    ),
-    /** A row Kafka refused for good: set aside with why, on the order's timeline too. */
-    setAside: db.transaction((row: { id: number; pedidoId: number }, reason: string) => {
-      const now = new Date().toISOString();
-      q.setAside.run(now, reason, row.id);
-      insertStep(row.pedidoId, "evento-posto-de-lado", { motivo: reason }, now);
-    }),
-    /** The rows set aside, oldest first. */
-    setAsideRows(): { id: number; pedidoId: number; em: string; motivo: string }[] {
-      return q.setAsideRows.all();
-    },
-    outboxState(): { pendentes: number; maisAntigoEm: string | null } {
-      const e = q.outboxState.get() as { pendentes: number; maisAntigo: string | null };
-      return { pendentes: e.pendentes, maisAntigoEm: e.maisAntigo };
-    },
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    sqlite: `CREATE TABLE pedidos (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     cliente TEXT NOT NULL,
+     item TEXT NOT NULL,
+     quantidade INTEGER NOT NULL CHECK (quantidade BETWEEN 1 AND 50),
+     valor_centavos INTEGER NOT NULL CHECK (valor_centavos > 0),
+     status TEXT NOT NULL CHECK (status IN (${sqlList(STATUS_PEDIDO)})),
+     motivo TEXT,
+     processado_por TEXT,
+     criado_em TEXT NOT NULL
+   )`,
+    postgres: `CREATE TABLE pedidos (
+     id INTEGER GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     cliente TEXT NOT NULL,
+     item TEXT NOT NULL,
+     quantidade INTEGER NOT NULL CHECK (quantidade BETWEEN 1 AND 50),
+     valor_centavos BIGINT NOT NULL CHECK (valor_centavos > 0),
+     status TEXT NOT NULL CHECK (status IN (${sqlList(STATUS_PEDIDO)})),
+     motivo TEXT,
+     processado_por TEXT,
+     criado_em TEXT NOT NULL
+   )`,
+  },
+  // The outbox: each order's PedidoCriado, written in the order's own transaction and
+  // published later by the relay (src/messaging/outbox-relay.ts).
+  {
+    sqlite: `CREATE TABLE outbox (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     pedido_id INTEGER NOT NULL REFERENCES pedidos(id),
+     topico TEXT NOT NULL,
+     chave TEXT NOT NULL,
+     valor TEXT NOT NULL,
+     criado_em TEXT NOT NULL,
+     enviado_em TEXT
+   );
+   CREATE INDEX outbox_pendentes ON outbox (id) WHERE enviado_em IS NULL;`,
+    postgres: `CREATE TABLE outbox (
+     id INTEGER GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     pedido_id INTEGER NOT NULL REFERENCES pedidos(id),
+     topico TEXT NOT NULL,
+     chave TEXT NOT NULL,
+     valor TEXT NOT NULL,
+     criado_em TEXT NOT NULL,
+     enviado_em TEXT
+   );
+   CREATE INDEX outbox_pendentes ON outbox (id) WHERE enviado_em IS NULL;`,
+  },
+  // When the result was applied: created -> decided latency, for benchmarks and timelines.
+  same("ALTER TABLE pedidos ADD COLUMN decidido_em TEXT"),
+  // The W3C traceparent of the request that created the order, sent with its event.
+  same("ALTER TABLE outbox ADD COLUMN traceparent TEXT"),
+  // The order's timeline (GET /pedidos/{id}/historico): one row per step after creation,
+  // in the order written (SQLite's rowid; PostgreSQL's id).
+  {
+    sqlite: `CREATE TABLE historico (
+     pedido_id INTEGER NOT NULL,
+     etapa TEXT NOT NULL,
+     em TEXT NOT NULL,
+     detalhes TEXT NOT NULL
+   );
+   CREATE INDEX historico_pedido ON historico (pedido_id);`,
+    postgres: `CREATE TABLE historico (
+     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     pedido_id INTEGER NOT NULL,
+     etapa TEXT NOT NULL,
+     em TEXT NOT NULL,
+     detalhes TEXT NOT NULL
+   );
+   CREATE INDEX historico_pedido ON historico (pedido_id);`,
+  },
+  // A row Kafka refuses for good (too large, say) is set aside with why, and the rows after
+  // it go on: the outbox never stops behind one row.
+  same(`ALTER TABLE outbox ADD COLUMN posta_de_lado_em TEXT;
+   ALTER TABLE outbox ADD COLUMN motivo TEXT;`),
+  // Idempotency-Key of POST /pedidos: the key, what the body was, the order it created (in
+  // the order's own transaction) and the answer given, replayed for a repeat.
+  same(`CREATE TABLE idempotencia (
+     chave TEXT PRIMARY KEY,
+     impressao TEXT NOT NULL,
+     pedido_id INTEGER NOT NULL REFERENCES pedidos(id),
+     status INTEGER,
+     resposta TEXT,
+     criada_em TEXT NOT NULL
+   );
+   CREATE INDEX idempotencia_criada ON idempotencia (criada_em);`),
+  // Every stored total is one PedidoCriado can carry.
+  {
+    sqlite: moneyRangeTrigger("pedidos", "pedidos_valor_no_limite", "NEW.valor_centavos"),
+    postgres: `ALTER TABLE pedidos ADD CONSTRAINT pedidos_valor_no_limite
+     CHECK (valor_centavos BETWEEN 1 AND ${MAX_CENTS})`,
+  },
+];
 
-    findKey(key: string): IdempotencyRecord | null {
-      const row = q.key.get(key);
-      if (!row) return null;
-      return {
-        key: row.chave,
-        fingerprint: row.impressao,
-        pedidoId: row.pedido_id,
-        status: row.status,
-        answer: row.resposta === null ? null : JSON.parse(row.resposta),
-      };
-    },
-    saveAnswer(key: string, status: number, answer: unknown): void {
-      q.saveAnswer.run(status, JSON.stringify(answer), key);
-    },
-    /** Forgets the keys created before `before` (ISO 8601). */
-    forgetKeys(before: string): number {
-      return q.forgetKeys.run(before).changes;
-    },
-    close() {
-      db.close();
-    },
-  };
+/** The store DATABASE_URL names (postgres://…), else the SQLite file at `dbPath`. */
+export async function openStore(where: { databaseUrl?: string | null; dbPath: string }) {
+  if (where.databaseUrl) {
+    const { openPostgresStore } = await import("./store/postgres.ts");
+    return openPostgresStore(where.databaseUrl);
+  }
+  const { openSqliteStore } = await import("./store/sqlite.ts");
+  return openSqliteStore(where.dbPath);
 }

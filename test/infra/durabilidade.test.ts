@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { Database, openDatabase } from "@shop/service";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../../infra/config.ts";
-import { openStore as ordersStore } from "../../orders-api/src/store.ts";
+import { openSqliteStore as ordersStore } from "../../orders-api/src/store/sqlite.ts";
 import { tempDb } from "../helpers/shop.ts";
 
 /**
@@ -16,7 +16,7 @@ import { tempDb } from "../helpers/shop.ts";
 describe("Durability of what was acknowledged", () => {
   it("When any service's store opens, then it goes through openDatabase, the one place that sets durability", () => {
     for (const arquivo of [
-      "orders-api/src/store.ts",
+      "orders-api/src/store/sqlite.ts",
       "broker/orders/src/store.ts",
       "broker/payments/src/store.ts",
     ]) {
@@ -59,7 +59,7 @@ describe("Durability of what was acknowledged", () => {
     }
   });
 
-  it("When the newest order is deleted (a restore, say), then the next order gets a new id, never the old one", () => {
+  it("When the newest order is deleted (a restore, say), then the next order gets a new id, never the old one", async () => {
     const path = tempDb("ids");
     const store = ordersStore(path);
     const novo = {
@@ -72,16 +72,16 @@ describe("Durability of what was acknowledged", () => {
       processadoPor: null,
       criadoEm: new Date().toISOString(),
     };
-    const primeiro = store.savePedido(novo);
-    store.close();
+    const primeiro = await store.savePedido(novo);
+    await store.close();
     const db = new Database(path);
     db.prepare("DELETE FROM pedidos WHERE id = ?").run(primeiro.id);
     db.close();
     const reaberto = ordersStore(path);
     try {
-      expect(reaberto.savePedido(novo).id).toBeGreaterThan(primeiro.id);
+      expect((await reaberto.savePedido(novo)).id).toBeGreaterThan(primeiro.id);
     } finally {
-      reaberto.close();
+      await reaberto.close();
     }
   });
 });

@@ -60,7 +60,7 @@ function answerOf(o: CreateOutcome): { status: number; body: unknown } {
 export interface AppDeps {
   pedidos: PedidoUseCases;
   /** The outbox's state; null when the outbox is off. */
-  outbox: (() => OutboxState) | null;
+  outbox: (() => Promise<OutboxState>) | null;
   modo: Modo;
   /** The results consumer's stuck partitions; null without Kafka. */
   stuckPartitions: (() => StuckPartition[]) | null;
@@ -117,23 +117,22 @@ export function createApp({
     }
   });
 
-  app.get("/pedidos", (req, res) => {
+  app.get("/pedidos", async (req, res) => {
     const { limite } = validate(PedidosQuerySchema, req.query);
-    res.json(
-      pedidos.listPedidos(limite ? Number(limite) : PEDIDOS_LIST_LIMITS.default).map(toWire),
-    );
+    const list = await pedidos.listPedidos(limite ? Number(limite) : PEDIDOS_LIST_LIMITS.default);
+    res.json(list.map(toWire));
   });
 
-  app.get("/pedidos/:id", (req, res) => {
+  app.get("/pedidos/:id", async (req, res) => {
     const id = Number(req.params.id);
-    const pedido = Number.isSafeInteger(id) && id > 0 ? pedidos.getPedido(id) : null;
+    const pedido = Number.isSafeInteger(id) && id > 0 ? await pedidos.getPedido(id) : null;
     if (!pedido) throw notFound(`order ${req.params.id}`);
     res.json(toWire(pedido));
   });
 
-  app.get("/pedidos/:id/historico", (req, res) => {
+  app.get("/pedidos/:id/historico", async (req, res) => {
     const id = Number(req.params.id);
-    const historico = Number.isSafeInteger(id) && id > 0 ? pedidos.getHistorico(id) : null;
+    const historico = Number.isSafeInteger(id) && id > 0 ? await pedidos.getHistorico(id) : null;
     if (!historico) throw notFound(`order ${req.params.id}`);
     res.json(historico);
   });
@@ -141,7 +140,7 @@ export function createApp({
   app.get("/plataforma", async (_req, res) => {
     if (!plataforma)
       throw new AppError("sem-kafka", "the synchronous configuration does not use Kafka", 404);
-    res.json({ ...(await plataforma()), outbox: outbox?.() ?? null });
+    res.json({ ...(await plataforma()), outbox: (await outbox?.()) ?? null });
   });
 
   app.get("/plataforma/mortas/:topico", async (req, res) => {
@@ -155,11 +154,11 @@ export function createApp({
     res.json(await letters);
   });
 
-  app.get("/saude", (_req, res) => {
+  app.get("/saude", async (_req, res) => {
     res.json({
       status: "ok",
       modo,
-      outbox: outbox?.() ?? null,
+      outbox: (await outbox?.()) ?? null,
       particoesPresas: stuckPartitions?.() ?? null,
     });
   });

@@ -1,7 +1,7 @@
 import type { OutboxState } from "@shop/contracts";
 import { type Publisher, refusedForGood } from "@shop/kafka";
 import { gauge, type Logger, metrics } from "@shop/service";
-import type { OutboxRow, PedidoStore } from "../store.ts";
+import type { OutboxClaim, OutboxRow, PedidoStore } from "../store.ts";
 
 /** The order was saved, but its event was not acknowledged in time; the relay keeps trying. */
 export class SendPending extends Error {}
@@ -69,28 +69,23 @@ export function startOutboxRelay({
   async function loop() {
     let backoff = 250;
     while (running) {
-      const rows = store.pendingOutbox(batchSize);
-      if (rows.length === 0) {
-        await pause(pollMs);
-        continue;
-      }
+      let claimed = 0;
       try {
-        await send(rows);
-        if (failing)
+        await store.claimOutbox(batchSize, async (rows, claim) => {
+          claimed = rows.length;
+          await sendRound(rows, claim);
+        });
+        if (claimed > 0 && failing)
           log.info("outbox: Kafka acknowledges again; pending events published", {
-            rows: rows.length,
+            rows: claimed,
           });
         failing = false;
         backoff = 250;
       } catch (error) {
-        if (refusedForGood(error)) {
-          await sendOneByOne(rows);
-          continue;
-        }
         if (!failing) {
           log.warn(
-            "outbox: Kafka did not acknowledge; the events stay pending and will be retried",
-            { pending: store.outboxState().pendentes, error: (error as Error).message },
+            "outbox: the events were not published (Kafka did not acknowledge, or the database did not answer); they stay pending and will be retried",
+            { rows: claimed, error: (error as Error).message },
           );
         }
         failing = true;
@@ -98,12 +93,24 @@ export function startOutboxRelay({
         // waiting for it are answered as soon as a try succeeds.
         await pause(backoff);
         backoff = Math.min(backoff * 2, 500);
+        continue;
       }
+      if (claimed === 0) await pause(pollMs);
+    }
+  }
+
+  /** One round over the rows claimed: as one batch, or a row at a time after a refusal. */
+  async function sendRound(rows: OutboxRow[], claim: OutboxClaim): Promise<void> {
+    try {
+      await send(rows, claim);
+    } catch (error) {
+      if (!refusedForGood(error)) throw error;
+      await sendOneByOne(rows, claim);
     }
   }
 
   /** Publishes rows in one batch, marks them sent, and tells whoever waits for them. */
-  async function send(rows: OutboxRow[]): Promise<void> {
+  async function send(rows: OutboxRow[], claim: OutboxClaim): Promise<void> {
     const acks = await publisher.publishBatch(
       rows.map((r) => ({
         topic: r.topico,
@@ -113,7 +120,7 @@ export function startOutboxRelay({
       })),
     );
     if (pauseBeforeMarkMs > 0) await new Promise((r) => setTimeout(r, pauseBeforeMarkMs));
-    store.markSent(
+    await claim.markSent(
       rows.map((r, i) => ({
         id: r.id,
         pedidoId: r.pedido_id,
@@ -129,14 +136,14 @@ export function startOutboxRelay({
    * After a batch was refused for good: each row alone, in order. A row refused for good
    * is set aside; any other failure (Kafka went away) ends the round, and the loop retries.
    */
-  async function sendOneByOne(rows: OutboxRow[]): Promise<void> {
+  async function sendOneByOne(rows: OutboxRow[], claim: OutboxClaim): Promise<void> {
     for (const r of rows) {
       try {
-        await send([r]);
+        await send([r], claim);
       } catch (error) {
         if (!refusedForGood(error)) return;
         const reason = (error as Error).message;
-        store.setAside({ id: r.id, pedidoId: r.pedido_id }, reason);
+        await claim.setAside({ id: r.id, pedidoId: r.pedido_id }, reason);
         metrics.failed.inc({ destino: r.topico });
         log.error(
           "outbox: Kafka refused an event for good; it is set aside and the outbox goes on",
@@ -147,15 +154,15 @@ export function startOutboxRelay({
     }
   }
   const done = loop();
-  gauge("shop_outbox_pending", "outbox rows not yet acknowledged by Kafka", [], (g) => {
-    g.set(store.outboxState().pendentes);
+  gauge("shop_outbox_pending", "outbox rows not yet acknowledged by Kafka", [], async (g) => {
+    g.set((await store.outboxState()).pendentes);
   });
   gauge(
     "shop_outbox_set_aside",
     "outbox rows Kafka refused for good, set aside so that the rest go on",
     [],
-    (g) => {
-      g.set(store.setAsideRows().length);
+    async (g) => {
+      g.set((await store.setAsideRows()).length);
     },
   );
 
@@ -189,14 +196,16 @@ export function startOutboxRelay({
 }
 
 /** Pending outbox rows, the age of the oldest and the rows set aside, for /saude and the panel. */
-export function outboxStatus(store: PedidoStore): OutboxState {
-  const state = store.outboxState();
+export async function outboxStatus(store: PedidoStore): Promise<OutboxState> {
+  const state = await store.outboxState();
   return {
     pendentes: state.pendentes,
     maisAntigoEm: state.maisAntigoEm,
     idadeMaisAntigoMs: state.maisAntigoEm ? Date.now() - Date.parse(state.maisAntigoEm) : 0,
-    postosDeLado: store
-      .setAsideRows()
-      .map(({ pedidoId, em, motivo }) => ({ pedidoId, em, motivo })),
+    postosDeLado: (await store.setAsideRows()).map(({ pedidoId, em, motivo }) => ({
+      pedidoId,
+      em,
+      motivo,
+    })),
   };
 }

@@ -76,7 +76,7 @@ export function directAnnouncer(deps: {
       const record = pedidoCriadoRecord(names, pedido);
       try {
         const ack = await publisher.publish(record.topic, record.key, record.value);
-        store.insertStep(pedido.id, "evento-confirmado", {
+        await store.insertStep(pedido.id, "evento-confirmado", {
           topico: record.topic,
           particao: ack.partition,
           offset: ack.offset,

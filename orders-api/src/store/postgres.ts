@@ -1,0 +1,254 @@
+import pg from "pg";
+import type { Pedido } from "../domain/pedido.ts";
+import {
+  type Details,
+  type KeyRow,
+  KeyTaken,
+  keyRecord,
+  MIGRATIONS,
+  type OutboxClaim,
+  type OutboxRow,
+  PEDIDO_COLUMNS,
+  PEDIDO_FIELDS,
+  type PedidoStore,
+  SELECT_PEDIDO,
+  type SetAsideRow,
+  StoreUnavailable,
+  stepOf,
+} from "../store.ts";
+
+const INSERT_PEDIDO = `INSERT INTO pedidos (${Object.values(PEDIDO_COLUMNS).join(", ")})
+  VALUES (${PEDIDO_FIELDS.map((_, i) => `$${i + 1}`).join(", ")}) RETURNING id`;
+const PEDIDO_BY_ID = `${SELECT_PEDIDO} WHERE id = $1`;
+const PEDIDO_FOR_UPDATE = `${SELECT_PEDIDO} WHERE id = $1 FOR UPDATE`;
+const NEWEST_PEDIDOS = `${SELECT_PEDIDO} ORDER BY id DESC LIMIT $1`;
+const UPDATE_STATUS = `UPDATE pedidos SET status = $1, motivo = $2, processado_por = $3, decidido_em = $4
+  WHERE id = $5 AND status = 'AGUARDANDO_PAGAMENTO'`;
+const INSERT_STEP =
+  "INSERT INTO historico (pedido_id, etapa, em, detalhes) VALUES ($1, $2, $3, $4)";
+const STEPS = "SELECT etapa, em, detalhes FROM historico WHERE pedido_id = $1 ORDER BY id";
+const INSERT_OUTBOX = `INSERT INTO outbox (pedido_id, topico, chave, valor, criado_em, traceparent)
+  VALUES ($1, $2, $3, $4, $5, $6)`;
+/** Rows another relay holds are skipped, not waited for: each relay takes the next ones. */
+const CLAIM_OUTBOX = `SELECT id, pedido_id, topico, chave, valor, criado_em, traceparent FROM outbox
+  WHERE enviado_em IS NULL AND posta_de_lado_em IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`;
+const MARK_SENT = "UPDATE outbox SET enviado_em = $1 WHERE id = $2";
+const SET_ASIDE =
+  "UPDATE outbox SET posta_de_lado_em = $1, motivo = $2 WHERE id = $3 AND enviado_em IS NULL";
+const SET_ASIDE_ROWS = `SELECT id, pedido_id AS "pedidoId", posta_de_lado_em AS em, motivo FROM outbox
+  WHERE posta_de_lado_em IS NOT NULL AND enviado_em IS NULL ORDER BY id`;
+const OUTBOX_STATE = `SELECT COUNT(*) AS pendentes, MIN(criado_em) AS "maisAntigoEm" FROM outbox
+  WHERE enviado_em IS NULL AND posta_de_lado_em IS NULL`;
+const INSERT_KEY =
+  "INSERT INTO idempotencia (chave, impressao, pedido_id, criada_em) VALUES ($1, $2, $3, $4)";
+const KEY =
+  "SELECT chave, impressao, pedido_id, status, resposta FROM idempotencia WHERE chave = $1";
+const SAVE_ANSWER = "UPDATE idempotencia SET status = $1, resposta = $2 WHERE chave = $3";
+const FORGET_KEYS = "DELETE FROM idempotencia WHERE criada_em < $1";
+/** Two instances starting at once: one migrates, the other waits for it (any constant). */
+const MIGRATION_LOCK = 370_037;
+
+/** A connection that cannot be made or was lost, or a query that did not answer in time. */
+const WITHIN_MS = { connect: 2000, query: 3000 };
+
+/** int8 (COUNT, BIGINT amounts) as a number: every one here is below 2^53. */
+const types = {
+  getTypeParser: ((oid: number, format?: "text" | "binary") =>
+    oid === pg.types.builtins.INT8
+      ? Number
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+/** A server's answer about the SQL (a constraint, a syntax error) is not the store being down. */
+function unavailable(error: unknown): boolean {
+  const code = (error as { code?: string }).code;
+  if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code))
+    return code.startsWith("08") || code.startsWith("57") || code === "53300";
+  return true;
+}
+
+function asStoreError(error: unknown): unknown {
+  return unavailable(error) && !(error instanceof KeyTaken)
+    ? new StoreUnavailable(`PostgreSQL does not answer: ${(error as Error).message}`, {
+        cause: error,
+      })
+    : error;
+}
+
+/**
+ * The orders database on PostgreSQL (DATABASE_URL): a pool of connections, one transaction
+ * per unit of work, the same schema and migration history as SQLite's (store.ts). Several
+ * orders API instances share it: a key is unique in the database, an order's result is
+ * applied under its row lock, and the outbox's rows are claimed with SKIP LOCKED.
+ */
+export async function openPostgresStore(url: string): Promise<PedidoStore> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 8,
+    connectionTimeoutMillis: WITHIN_MS.connect,
+    query_timeout: WITHIN_MS.query,
+    types,
+  });
+  // A connection lost while idle (PostgreSQL restarted): the pool drops it; the next
+  // query opens another or fails as StoreUnavailable.
+  pool.on("error", () => {});
+
+  async function inTransaction<T>(work: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw asStoreError(error);
+    }
+    try {
+      await client.query("BEGIN");
+      const result = await work(client);
+      await client.query("COMMIT");
+      client.release();
+      return result;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      client.release(unavailable(error) ? (error as Error) : undefined);
+      throw asStoreError(error);
+    }
+  }
+
+  async function query<R extends pg.QueryResultRow>(
+    sql: string,
+    values: unknown[] = [],
+  ): Promise<R[]> {
+    try {
+      return (await pool.query<R>(sql, values)).rows;
+    } catch (error) {
+      throw asStoreError(error);
+    }
+  }
+
+  await inTransaction(async (c) => {
+    await c.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+    await c.query("CREATE TABLE IF NOT EXISTS versao_esquema (versao INTEGER NOT NULL)");
+    const [row] = (await c.query<{ versao: number }>("SELECT versao FROM versao_esquema")).rows;
+    if (!row) await c.query("INSERT INTO versao_esquema (versao) VALUES (0)");
+    for (const m of MIGRATIONS.slice(row?.versao ?? 0)) await c.query(m.postgres);
+    await c.query("UPDATE versao_esquema SET versao = $1", [MIGRATIONS.length]);
+  });
+
+  const stepValues = (pedidoId: number, etapa: string, details: Details, at?: string) => [
+    pedidoId,
+    etapa,
+    at ?? new Date().toISOString(),
+    JSON.stringify(details),
+  ];
+
+  const claimOn = (c: pg.PoolClient): OutboxClaim => ({
+    async markSent(rows) {
+      const now = new Date().toISOString();
+      for (const r of rows) {
+        await c.query(MARK_SENT, [now, r.id]);
+        await c.query(
+          INSERT_STEP,
+          stepValues(
+            r.pedidoId,
+            "evento-confirmado",
+            { topico: r.topico, particao: r.particao, offset: r.offset },
+            now,
+          ),
+        );
+      }
+    },
+    async setAside(row, reason) {
+      const now = new Date().toISOString();
+      await c.query(SET_ASIDE, [now, reason, row.id]);
+      await c.query(
+        INSERT_STEP,
+        stepValues(row.pedidoId, "evento-posto-de-lado", { motivo: reason }, now),
+      );
+    },
+  });
+
+  return {
+    savePedido: (pedido, { key, outboxOf } = {}) =>
+      inTransaction(async (c) => {
+        const [row] = (
+          await c.query<{ id: number }>(
+            INSERT_PEDIDO,
+            PEDIDO_FIELDS.map((f) => pedido[f]),
+          )
+        ).rows;
+        const saved = { ...pedido, id: (row as { id: number }).id };
+        if (key) {
+          try {
+            await c.query(INSERT_KEY, [key.key, key.fingerprint, saved.id, saved.criadoEm]);
+          } catch (error) {
+            if ((error as { code?: string }).code === "23505")
+              throw new KeyTaken(`Idempotency-Key ${key.key} was saved first by another request`);
+            throw error;
+          }
+        }
+        const entry = outboxOf?.(saved);
+        if (entry)
+          await c.query(INSERT_OUTBOX, [
+            saved.id,
+            entry.topic,
+            entry.key,
+            entry.value,
+            saved.criadoEm,
+            entry.traceparent,
+          ]);
+        return saved;
+      }),
+    updatePedido: (id, decide) =>
+      inTransaction(async (c) => {
+        const [pedido] = (await c.query<Pedido>(PEDIDO_FOR_UPDATE, [id])).rows;
+        if (!pedido) return null;
+        const write = decide(pedido);
+        if (write.status) {
+          const { status, motivo, processadoPor } = write.status;
+          await c.query(UPDATE_STATUS, [
+            status,
+            motivo,
+            processadoPor,
+            new Date().toISOString(),
+            id,
+          ]);
+        }
+        for (const s of write.steps)
+          await c.query(INSERT_STEP, stepValues(id, s.etapa, s.details, s.at));
+        return write.answer;
+      }),
+    findPedido: async (id) => (await query<Pedido>(PEDIDO_BY_ID, [id]))[0] ?? null,
+    listPedidos: (limit = 1000) => query<Pedido>(NEWEST_PEDIDOS, [limit]),
+    insertStep: async (pedidoId, etapa, details, at) => {
+      await query(INSERT_STEP, stepValues(pedidoId, etapa, details, at));
+    },
+    steps: async (pedidoId) =>
+      (await query<{ etapa: string; em: string; detalhes: string }>(STEPS, [pedidoId])).map(stepOf),
+
+    claimOutbox: (limit, work) =>
+      inTransaction(async (c) => {
+        const rows = (await c.query<OutboxRow>(CLAIM_OUTBOX, [limit])).rows;
+        if (rows.length > 0) await work(rows, claimOn(c));
+      }),
+    setAsideRows: () => query<SetAsideRow>(SET_ASIDE_ROWS),
+    outboxState: async () => {
+      const [e] = await query<{ pendentes: number; maisAntigoEm: string | null }>(OUTBOX_STATE);
+      return e ?? { pendentes: 0, maisAntigoEm: null };
+    },
+
+    findKey: async (key) => {
+      const [row] = await query<KeyRow>(KEY, [key]);
+      return row ? keyRecord(row) : null;
+    },
+    saveAnswer: async (key, status, answer) => {
+      await query(SAVE_ANSWER, [status, JSON.stringify(answer), key]);
+    },
+    forgetKeys: async (before) => {
+      try {
+        return (await pool.query(FORGET_KEYS, [before])).rowCount ?? 0;
+      } catch (error) {
+        throw asStoreError(error);
+      }
+    },
+    close: () => pool.end(),
+  };
+}
