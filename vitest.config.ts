@@ -14,7 +14,14 @@ const unitFiles = [
 ];
 
 /** The files that run once per store: SQLite (integration) and PostgreSQL (postgres). */
-const POSTGRES_FILES = ["orders-api/test/store.test.ts"];
+const POSTGRES_FILES = [
+  "orders-api/test/store.test.ts",
+  "orders-api/test/pedidos.test.ts",
+  "orders-api/test/idempotencia.test.ts",
+  "orders-api/test/resultados.test.ts",
+];
+/** Several instances on one database: PostgreSQL only. */
+const POSTGRES_ONLY = ["orders-api/test/instancias.test.ts"];
 
 export default defineConfig({
   test: {
@@ -44,7 +51,7 @@ export default defineConfig({
           name: "integration",
           sequence: { groupOrder: 1 },
           include: ["**/test/**/*.test.ts"],
-          exclude: ["**/node_modules/**", "test/faults/**", ...unitFiles],
+          exclude: ["**/node_modules/**", "test/faults/**", ...unitFiles, ...POSTGRES_ONLY],
           globalSetup: ["./test/global-setup.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,
@@ -58,7 +65,7 @@ export default defineConfig({
         test: {
           name: "postgres",
           sequence: { groupOrder: 1 },
-          include: POSTGRES_FILES,
+          include: [...POSTGRES_FILES, ...POSTGRES_ONLY],
           globalSetup: ["./test/global-setup.ts"],
           env: { SHOP_TEST_STORE: "postgres" },
           testTimeout: 60_000,

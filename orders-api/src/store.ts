@@ -44,6 +44,12 @@ export interface PedidoStore {
     limit: number,
     work: (rows: OutboxRow[], claim: OutboxClaim) => Promise<void>,
   ): Promise<void>;
+  /**
+   * Tells `listener` about rows any relay marked (sent, or set aside with why), once
+   * committed: an order's request waits for its event whichever instance's relay publishes
+   * it (PostgreSQL's LISTEN/NOTIFY; with SQLite the only relay is this process's own).
+   */
+  onOutboxMarked(listener: (marked: OutboxMarked) => void): void;
   /** The rows set aside, oldest first. */
   setAsideRows(): Promise<SetAsideRow[]>;
   outboxState(): Promise<{ pendentes: number; maisAntigoEm: string | null }>;
@@ -86,6 +92,12 @@ export interface OutboxClaim {
   markSent(rows: SentRow[]): Promise<void>;
   /** A row Kafka refused for good: set aside with why, on the order's timeline too. */
   setAside(row: { id: number; pedidoId: number }, reason: string): Promise<void>;
+}
+
+/** The orders whose outbox rows a relay marked: sent, or set aside with the reason. */
+export interface OutboxMarked {
+  sent: number[];
+  setAside: [pedidoId: number, reason: string][];
 }
 
 export type Details = Record<string, string | number | boolean | null>;

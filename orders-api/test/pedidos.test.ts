@@ -1,6 +1,7 @@
 import { kafkaNames, type Pedido } from "@shop/contracts";
 import type { Consumer, EachMessagePayload } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type FreshStore, freshOrdersStore } from "../../harness/orders-store.ts";
 import { testKafka } from "../../test/helpers/kafka.ts";
 import {
   capturingLogger,
@@ -18,14 +19,14 @@ const prefix = uniquePrefix("pedidos");
 const nomes = kafkaNames(prefix);
 const FRONT = "http://localhost:5173";
 let api: OrdersApi;
-let dbPath: string;
+let db: FreshStore;
 let consumer: Consumer;
 const eventos: EachMessagePayload[] = [];
 
 beforeAll(async () => {
-  dbPath = tempDb("pedidos");
+  db = await freshOrdersStore("pedidos");
   api = await startOrdersApi(
-    readConfig(serviceEnv(prefix, { DB_PATH: dbPath, FRONT_ORIGIN: FRONT })),
+    readConfig(serviceEnv(prefix, { ...db.env, FRONT_ORIGIN: FRONT })),
     capturingLogger("orders-api"),
   );
   consumer = testKafka().consumer({ groupId: `${prefix}observer` });
@@ -41,6 +42,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await consumer?.disconnect();
   await api?.stop();
+  await db?.drop();
 });
 
 const valido = { cliente: "Ana", item: "caneca", quantidade: 3, precoUnitario: 18.9 };
@@ -167,7 +169,7 @@ describe("Topics at start-up", () => {
     expect(dlqMeta.topics).toHaveLength(2);
     const log = capturingLogger("orders-api-2");
     const second = await startOrdersApi(
-      readConfig(serviceEnv(prefix, { DB_PATH: tempDb("second") })),
+      readConfig(serviceEnv(prefix, { DB_PATH: tempDb("second") })), // SQLite: only its start matters
       log,
     );
     await second.stop();

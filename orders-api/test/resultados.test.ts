@@ -1,14 +1,9 @@
 import { type Historico, kafkaNames, type Pedido } from "@shop/contracts";
 import type { Consumer, EachMessagePayload, Producer } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type FreshStore, freshOrdersStore } from "../../harness/orders-store.ts";
 import { testKafka } from "../../test/helpers/kafka.ts";
-import {
-  capturingLogger,
-  http,
-  serviceEnv,
-  tempDb,
-  uniquePrefix,
-} from "../../test/helpers/shop.ts";
+import { capturingLogger, http, serviceEnv, uniquePrefix } from "../../test/helpers/shop.ts";
 import { collect, waitFor } from "../../test/helpers/wait.ts";
 import { readConfig } from "../src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../src/server.ts";
@@ -17,16 +12,15 @@ const prefix = uniquePrefix("resultados");
 const nomes = kafkaNames(prefix);
 const log = capturingLogger("orders-api");
 let api: OrdersApi;
+let db: FreshStore;
 let producer: Producer;
 let dlqConsumer: Consumer;
 const dlq: EachMessagePayload[] = [];
 let deadLettered: { where: string; reason: string; key: string | null }[] = [];
 
 beforeAll(async () => {
-  api = await startOrdersApi(
-    readConfig(serviceEnv(prefix, { DB_PATH: tempDb("resultados") })),
-    log,
-  );
+  db = await freshOrdersStore("resultados");
+  api = await startOrdersApi(readConfig(serviceEnv(prefix, db.env)), log);
   deadLettered = collect(
     (api.consumer as NonNullable<OrdersApi["consumer"]>).events,
     "dead-lettered",
@@ -48,6 +42,7 @@ afterAll(async () => {
   await dlqConsumer?.disconnect();
   await producer?.disconnect();
   await api?.stop();
+  await db?.drop();
 });
 
 async function novoPedido(): Promise<Pedido> {

@@ -3,6 +3,9 @@ import { type Publisher, refusedForGood } from "@shop/kafka";
 import { gauge, type Logger, metrics } from "@shop/service";
 import type { OutboxClaim, OutboxRow, PedidoStore } from "../store.ts";
 
+/** The orders whose rows a round marked, and the error for a row set aside. */
+type Settled = [pedidoId: number, error?: Error][];
+
 /** The order was saved, but its event was not acknowledged in time; the relay keeps trying. */
 export class SendPending extends Error {}
 
@@ -70,11 +73,15 @@ export function startOutboxRelay({
     let backoff = 250;
     while (running) {
       let claimed = 0;
+      // Who waits is told once the marks are committed (PostgreSQL commits them when the
+      // claim ends), so that an answer never runs ahead of what another reader sees.
+      const settled: Settled = [];
       try {
         await store.claimOutbox(batchSize, async (rows, claim) => {
           claimed = rows.length;
-          await sendRound(rows, claim);
+          await sendRound(rows, claim, settled);
         });
+        for (const [pedidoId, error] of settled) settle(pedidoId, error);
         if (claimed > 0 && failing)
           log.info("outbox: Kafka acknowledges again; pending events published", {
             rows: claimed,
@@ -100,17 +107,17 @@ export function startOutboxRelay({
   }
 
   /** One round over the rows claimed: as one batch, or a row at a time after a refusal. */
-  async function sendRound(rows: OutboxRow[], claim: OutboxClaim): Promise<void> {
+  async function sendRound(rows: OutboxRow[], claim: OutboxClaim, settled: Settled): Promise<void> {
     try {
-      await send(rows, claim);
+      await send(rows, claim, settled);
     } catch (error) {
       if (!refusedForGood(error)) throw error;
-      await sendOneByOne(rows, claim);
+      await sendOneByOne(rows, claim, settled);
     }
   }
 
-  /** Publishes rows in one batch, marks them sent, and tells whoever waits for them. */
-  async function send(rows: OutboxRow[], claim: OutboxClaim): Promise<void> {
+  /** Publishes rows in one batch and marks them sent; whoever waits for them is told after. */
+  async function send(rows: OutboxRow[], claim: OutboxClaim, settled: Settled): Promise<void> {
     const acks = await publisher.publishBatch(
       rows.map((r) => ({
         topic: r.topico,
@@ -129,17 +136,21 @@ export function startOutboxRelay({
         offset: acks[i]?.offset ?? "",
       })),
     );
-    for (const r of rows) settle(r.pedido_id);
+    for (const r of rows) settled.push([r.pedido_id]);
   }
 
   /**
    * After a batch was refused for good: each row alone, in order. A row refused for good
    * is set aside; any other failure (Kafka went away) ends the round, and the loop retries.
    */
-  async function sendOneByOne(rows: OutboxRow[], claim: OutboxClaim): Promise<void> {
+  async function sendOneByOne(
+    rows: OutboxRow[],
+    claim: OutboxClaim,
+    settled: Settled,
+  ): Promise<void> {
     for (const r of rows) {
       try {
-        await send([r], claim);
+        await send([r], claim, settled);
       } catch (error) {
         if (!refusedForGood(error)) return;
         const reason = (error as Error).message;
@@ -149,10 +160,16 @@ export function startOutboxRelay({
           "outbox: Kafka refused an event for good; it is set aside and the outbox goes on",
           { pedido: r.pedido_id, outbox: r.id, error: reason },
         );
-        settle(r.pedido_id, new SendRefused(`Kafka refused the event for good: ${reason}`));
+        settled.push([r.pedido_id, new SendRefused(`Kafka refused the event for good: ${reason}`)]);
       }
     }
   }
+  // Rows another instance's relay published: its request here learns it too.
+  store.onOutboxMarked(({ sent, setAside }) => {
+    for (const pedidoId of sent) settle(pedidoId);
+    for (const [pedidoId, reason] of setAside)
+      settle(pedidoId, new SendRefused(`Kafka refused the event for good: ${reason}`));
+  });
   const done = loop();
   gauge("shop_outbox_pending", "outbox rows not yet acknowledged by Kafka", [], async (g) => {
     g.set((await store.outboxState()).pendentes);

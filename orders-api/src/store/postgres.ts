@@ -7,6 +7,7 @@ import {
   keyRecord,
   MIGRATIONS,
   type OutboxClaim,
+  type OutboxMarked,
   type OutboxRow,
   PEDIDO_COLUMNS,
   PEDIDO_FIELDS,
@@ -45,6 +46,8 @@ const KEY =
   "SELECT chave, impressao, pedido_id, status, resposta FROM idempotencia WHERE chave = $1";
 const SAVE_ANSWER = "UPDATE idempotencia SET status = $1, resposta = $2 WHERE chave = $3";
 const FORGET_KEYS = "DELETE FROM idempotencia WHERE criada_em < $1";
+/** The channel on which a relay's marks are announced to every instance, at commit. */
+const MARKED_CHANNEL = "outbox_marcado";
 /** Two instances starting at once: one migrates, the other waits for it (any constant). */
 const MIGRATION_LOCK = 370_037;
 
@@ -133,6 +136,8 @@ export async function openPostgresStore(url: string): Promise<PedidoStore> {
     await c.query("UPDATE versao_esquema SET versao = $1", [MIGRATIONS.length]);
   });
 
+  const marks = listenForMarks(url);
+
   const stepValues = (pedidoId: number, etapa: string, details: Details, at?: string) => [
     pedidoId,
     etapa,
@@ -140,9 +145,13 @@ export async function openPostgresStore(url: string): Promise<PedidoStore> {
     JSON.stringify(details),
   ];
 
+  const announce = (c: pg.PoolClient, marked: OutboxMarked) =>
+    c.query("SELECT pg_notify($1, $2)", [MARKED_CHANNEL, JSON.stringify(marked)]);
+
   const claimOn = (c: pg.PoolClient): OutboxClaim => ({
     async markSent(rows) {
       const now = new Date().toISOString();
+      await announce(c, { sent: rows.map((r) => r.pedidoId), setAside: [] });
       for (const r of rows) {
         await c.query(MARK_SENT, [now, r.id]);
         await c.query(
@@ -158,6 +167,7 @@ export async function openPostgresStore(url: string): Promise<PedidoStore> {
     },
     async setAside(row, reason) {
       const now = new Date().toISOString();
+      await announce(c, { sent: [], setAside: [[row.pedidoId, reason]] });
       await c.query(SET_ASIDE, [now, reason, row.id]);
       await c.query(
         INSERT_STEP,
@@ -229,6 +239,7 @@ export async function openPostgresStore(url: string): Promise<PedidoStore> {
         const rows = (await c.query<OutboxRow>(CLAIM_OUTBOX, [limit])).rows;
         if (rows.length > 0) await work(rows, claimOn(c));
       }),
+    onOutboxMarked: (listener) => marks.add(listener),
     setAsideRows: () => query<SetAsideRow>(SET_ASIDE_ROWS),
     outboxState: async () => {
       const [e] = await query<{ pendentes: number; maisAntigoEm: string | null }>(OUTBOX_STATE);
@@ -249,6 +260,56 @@ export async function openPostgresStore(url: string): Promise<PedidoStore> {
         throw asStoreError(error);
       }
     },
-    close: () => pool.end(),
+    close: async () => {
+      await marks.close();
+      await pool.end();
+    },
+  };
+}
+
+/**
+ * One connection that LISTENs for the relays' marks and hands each to the listeners.
+ * Lost (PostgreSQL restarted), it connects again a second later; a mark announced
+ * meanwhile is missed, and its request answers as not acknowledged in time (its event is
+ * published all the same).
+ */
+function listenForMarks(url: string) {
+  const listeners = new Set<(marked: OutboxMarked) => void>();
+  let client: pg.Client | null = null;
+  let closed = false;
+  let retry: NodeJS.Timeout | null = null;
+  const again = () => {
+    client = null;
+    if (!closed) retry = setTimeout(connect, 1000);
+  };
+  function connect() {
+    const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: WITHIN_MS.connect });
+    client = c;
+    c.on("notification", (n) => {
+      if (n.channel !== MARKED_CHANNEL || !n.payload) return;
+      const marked = JSON.parse(n.payload) as OutboxMarked;
+      for (const l of listeners) l(marked);
+    });
+    c.on("error", () => {
+      c.end().catch(() => {});
+      if (client === c) again();
+    });
+    c.connect()
+      .then(() => c.query(`LISTEN ${MARKED_CHANNEL}`))
+      .catch(() => {
+        c.end().catch(() => {});
+        if (client === c) again();
+      });
+  }
+  connect();
+  return {
+    add: (listener: (marked: OutboxMarked) => void) => {
+      listeners.add(listener);
+    },
+    async close() {
+      closed = true;
+      if (retry) clearTimeout(retry);
+      await client?.end().catch(() => {});
+    },
   };
 }

@@ -160,6 +160,7 @@ export function openSqliteStore(path: string): PedidoStore {
       const rows = q.pendingOutbox.all(limit);
       if (rows.length > 0) await work(rows, claim);
     },
+    onOutboxMarked: () => {},
     setAsideRows: async () => q.setAsideRows.all(),
     outboxState: async () => {
       const e = q.outboxState.get() as { pendentes: number; maisAntigo: string | null };
