@@ -13,7 +13,7 @@ import { kafkaUsers, stopKafkaUnlessUsed } from "./kafka/users.ts";
 import { ensureCheckoutDatabase } from "./postgres.ts";
 import { clusterAddresses, startUserCluster, userCluster } from "./rabbitmq/node.ts";
 import { amqpAnswers, panelUrl, startRabbit, stopRabbit } from "./rabbitmq/rabbitmq.ts";
-import { runServices, SHOPS } from "./services.ts";
+import { runServices, SHOPS, type Shop, withOrdersInstances } from "./services.ts";
 
 /**
  * npm run infra -- <command>
@@ -24,11 +24,19 @@ import { runServices, SHOPS } from "./services.ts";
  *                               KAFKA_NODES=3) a KRaft cluster of three brokers and three controllers instead
  *   rabbitmq start|stop|status  RabbitMQ alone; `rabbitmq start --nodes 3` (or
  *                               BROKER_CLUSTER_SIZE=3) a cluster of three beside it
- *   start | start:broker        brokers, then the services of one edition (npm start)
+ *   start | start:broker        brokers, then the services of one edition (npm start);
+ *                               `start --instances 2` (or ORDERS_INSTANCES=2): two orders
+ *                               APIs (8080, 8082) on the checkout's PostgreSQL database
  */
 const log = (line: string) => console.log(line);
 
 async function main(argv: string[]): Promise<number> {
+  const instancesFlag = argv.indexOf("--instances");
+  if (instancesFlag >= 0) {
+    // `start --instances 2` is ORDERS_INSTANCES=2.
+    process.env.ORDERS_INSTANCES = argv[instancesFlag + 1] ?? "";
+    argv.splice(instancesFlag, 2);
+  }
   const nodesFlag = argv.indexOf("--nodes");
   if (nodesFlag >= 0) {
     // `kafka start --nodes 3` is KAFKA_NODES=3, `rabbitmq start --nodes 3` BROKER_CLUSTER_SIZE=3.
@@ -111,7 +119,13 @@ async function main(argv: string[]): Promise<number> {
     }
     case "start":
     case "start:broker": {
-      const shop = command === "start" ? SHOPS.eventLog : SHOPS.broker;
+      let shop: Shop = command === "start" ? SHOPS.eventLog : SHOPS.broker;
+      const instances = ordersInstances();
+      if (instances > 1 && command === "start") {
+        // Several orders APIs are one shop only on a shared database.
+        const url = process.env.DATABASE_URL ?? (await ensureCheckoutDatabase(log));
+        shop = withOrdersInstances(shop, instances, url);
+      }
       if (shop.needsKafka) {
         await startKafkaNow();
         // A test run that started this Kafka leaves it running while the shop uses it.
@@ -127,6 +141,17 @@ async function main(argv: string[]): Promise<number> {
       );
       return 2;
   }
+}
+
+/** ORDERS_INSTANCES: how many orders APIs `npm start` runs (1 to 4; 1 by default). */
+function ordersInstances(): number {
+  const text = process.env.ORDERS_INSTANCES ?? "1";
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > 4)
+    throw new Error(
+      `ORDERS_INSTANCES (or --instances) must be a whole number from 1 to 4, not "${text}"`,
+    );
+  return n;
 }
 
 /**

@@ -54,6 +54,24 @@ export const SHOPS = {
 } satisfies Record<string, Shop>;
 
 /**
+ * The event-log shop with `instances` orders APIs on ports 8080, 8082, … sharing the
+ * PostgreSQL database `databaseUrl` (issue 37: ORDERS_INSTANCES or `--instances`).
+ */
+export function withOrdersInstances(shop: Shop, instances: number, databaseUrl: string): Shop {
+  const services = shop.services.flatMap((s) =>
+    s.name !== "orders-api"
+      ? [s]
+      : Array.from({ length: instances }, (_, i) => ({
+          ...s,
+          name: `orders-api-${i + 1}`,
+          env: { ...s.env, PORTA: String(8080 + 2 * i), DATABASE_URL: databaseUrl },
+          url: `http://127.0.0.1:${8080 + 2 * i}/pedidos`,
+        })),
+  );
+  return { ...shop, services };
+}
+
+/**
  * What `npm start` adds to each service's environment: text logs, which a person reads
  * (a service's own output is a pipe to us, where it would default to JSON), in colour on a
  * terminal; plain text when npm start itself is piped (an editor's console, `| tee`), as
