@@ -1,8 +1,9 @@
 import { loadDotEnv } from "@shop/service";
 import pg from "pg";
 import { tempOrdersDatabase } from "../infra/postgres.ts";
+import { types } from "../orders-api/src/store/postgres.ts";
 import { tempDb } from "./env.ts";
-import { countRows } from "./process.ts";
+import { countRows, queryRows } from "./process.ts";
 
 /**
  * Which store the orders API's tests run against: SQLite, or PostgreSQL in the vitest
@@ -28,17 +29,8 @@ export async function freshOrdersStore(name: string): Promise<FreshStore> {
   const db = await tempOrdersDatabase(name);
   return {
     env: { DATABASE_URL: db.url },
-    async count(sql, ...params) {
-      const client = new pg.Client({ connectionString: db.url });
-      await client.connect();
-      try {
-        let n = 0;
-        const numbered = sql.replace(/\?/g, () => `$${++n}`);
-        return Number((await client.query<{ n: string }>(numbered, params)).rows[0]?.n);
-      } finally {
-        await client.end();
-      }
-    },
+    count: async (sql, ...params) =>
+      (await queryOrdersDb<{ n: number }>(db.url, sql, ...params))[0]?.n ?? 0,
     drop: db.drop,
   };
 }
@@ -49,4 +41,25 @@ export interface FreshStore {
   /** `SELECT COUNT(*) AS n ...` (parameters as `?`), read beside the service. */
   count(sql: string, ...params: unknown[]): Promise<number>;
   drop(): Promise<void>;
+}
+
+/**
+ * Rows an SQL query finds in an orders database, read beside the service: a SQLite file,
+ * or a PostgreSQL database when `where` is a postgres:// URL (parameters as `?`).
+ */
+export async function queryOrdersDb<T>(
+  where: string,
+  sql: string,
+  ...params: unknown[]
+): Promise<T[]> {
+  if (!/^postgres(ql)?:\/\//.test(where)) return queryRows<T>(where, sql, ...params);
+  const client = new pg.Client({ connectionString: where, types });
+  await client.connect();
+  try {
+    let n = 0;
+    const numbered = sql.replace(/\?/g, () => `$${++n}`);
+    return (await client.query(numbered, params)).rows as T[];
+  } finally {
+    await client.end();
+  }
 }

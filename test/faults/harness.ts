@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { kafkaNames } from "@shop/contracts";
-import { Database } from "@shop/service";
 import { expect } from "vitest";
+import { queryOrdersDb } from "../../harness/orders-store.ts";
 import { type KafkaRecord, readTopic } from "../helpers/kafka.ts";
 import {
   analyticsCli,
@@ -103,26 +103,21 @@ interface PedidoRow {
   decidido_em: string | null;
 }
 
-/** The event-log edition's state: the orders database and both topics, read now. */
+/**
+ * The event-log edition's state: the orders database (a SQLite file or a postgres:// URL)
+ * and both topics, read now.
+ */
 export async function eventLogState(opts: { ordersDb: string; brokers: string; prefix: string }) {
   const names = kafkaNames(opts.prefix);
-  const db = new Database(opts.ordersDb, { readonly: true });
-  let pedidos: PedidoRow[];
-  let steps: { pedido_id: number; etapa: string }[];
-  try {
-    pedidos = db
-      .prepare<[], PedidoRow>(
-        "SELECT id, cliente, status, valor_centavos, processado_por, criado_em, decidido_em FROM pedidos ORDER BY id",
-      )
-      .all();
-    steps = db
-      .prepare<[], { pedido_id: number; etapa: string }>(
-        "SELECT pedido_id, etapa FROM historico WHERE etapa IN ('resultado-aplicado', 'resultado-repetido')",
-      )
-      .all();
-  } finally {
-    db.close();
-  }
+  // A SQLite file, or the PostgreSQL database several instances share.
+  const pedidos = await queryOrdersDb<PedidoRow>(
+    opts.ordersDb,
+    "SELECT id, cliente, status, valor_centavos, processado_por, criado_em, decidido_em FROM pedidos ORDER BY id",
+  );
+  const steps = await queryOrdersDb<{ pedido_id: number; etapa: string }>(
+    opts.ordersDb,
+    "SELECT pedido_id, etapa FROM historico WHERE etapa IN ('resultado-aplicado', 'resultado-repetido')",
+  );
   const [criados, resultados] = await Promise.all([
     readTopic(opts.brokers, names.topics.pedidosCriados),
     readTopic(opts.brokers, names.topics.pagamentosResultados),
@@ -316,8 +311,21 @@ export async function finishEventLogScenario(opts: {
 export function eventLogShop(
   running: ServiceProcess[],
   name: string,
-  { dbPath = tempDb(name), broker }: { dbPath?: string; broker: { brokers: string } },
+  {
+    dbPath = tempDb(name),
+    databaseUrl,
+    broker,
+  }: {
+    dbPath?: string;
+    /** PostgreSQL, which several orders API instances share, instead of the SQLite file. */
+    databaseUrl?: string;
+    broker: { brokers: string };
+  },
 ) {
+  const ordersDb = databaseUrl ?? dbPath;
+  const store: Record<string, string> = databaseUrl
+    ? { DATABASE_URL: databaseUrl }
+    : { DB_PATH: dbPath };
   const prefix = uniquePrefix(name);
   const names = kafkaNames(prefix);
   const env = (extra: Record<string, string> = {}) => ({
@@ -332,7 +340,7 @@ export function eventLogShop(
     const p = await ServiceProcess.start(
       label,
       what,
-      env(what === "orders-api" ? { DB_PATH: dbPath, ...extra } : extra),
+      env(what === "orders-api" ? { ...store, ...extra } : extra),
     );
     running.push(p);
     return p;
@@ -351,7 +359,7 @@ export function eventLogShop(
       ...(faultAt === undefined ? {} : { faultAt }),
       apiUrl: api.url(),
       stream,
-      ordersDb: dbPath,
+      ordersDb,
       kafkaBrokers: broker.brokers,
       prefix,
       row,

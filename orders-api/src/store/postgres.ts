@@ -55,7 +55,7 @@ const MIGRATION_LOCK = 370_037;
 const WITHIN_MS = { connect: 2000, query: 3000 };
 
 /** int8 (COUNT, BIGINT amounts) as a number: every one here is below 2^53. */
-const types = {
+export const types = {
   getTypeParser: ((oid: number, format?: "text" | "binary") =>
     oid === pg.types.builtins.INT8
       ? Number
