@@ -42,6 +42,7 @@ const GENERATED: Record<string, () => string> = {
   "<grafana-password>": () => randomBytes(18).toString("base64url"),
   "<orders-db-user>": () => `shop_${checkoutId()}`,
   "<orders-db-password>": () => randomBytes(18).toString("base64url"),
+  "<postgres-admin-password>": () => randomBytes(18).toString("base64url"),
 };
 
 /** Placeholders of a commented line (an example) stay as they are: only settings are filled. */

@@ -75,7 +75,35 @@ describe("compose.yaml, for users who have Docker", () => {
     // Both editions use 8080, so they are separate profiles.
     expect(services["orders-api"]?.profiles).toEqual(["event-log"]);
     expect(services["broker-orders"]?.profiles).toEqual(["broker"]);
-    expect(services.web?.profiles).toEqual(["event-log"]);
+    expect(services.web?.profiles).toEqual(["event-log", "scale-out"]);
+  });
+
+  it("Issue 37: when parsed, then the scale-out profile has PostgreSQL (loopback port, health check, passwords from .env, a least-privilege user made at its first start) and two orders APIs on it, 8080 and 8082", () => {
+    const pg = services.postgres as ComposeService & { healthcheck?: { test: string[] } };
+    expect(pg.profiles).toEqual(["scale-out"]);
+    expect(pg.ports).toEqual(["127.0.0.1:5432:5432"]);
+    expect(pg.healthcheck?.test).toContain("pg_isready");
+    expect(pg.environment?.POSTGRES_PASSWORD).toMatch(/^\$\{POSTGRES_ADMIN_PASSWORD:\?/);
+    expect(pg.environment?.ORDERS_DB_PASSWORD).toMatch(/^\$\{ORDERS_DB_PASSWORD:\?/);
+    const init = (compose as unknown as { configs: Record<string, { content: string }> }).configs[
+      "postgres-orders-user"
+    ]?.content;
+    expect(init).toMatch(/CREATE ROLE :"user" LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE/);
+    expect(init).toMatch(/CREATE DATABASE pedidos OWNER :"user"/);
+    for (const [name, port] of [
+      ["orders-api-1", "8080"],
+      ["orders-api-2", "8082"],
+    ] as const) {
+      const api = services[name] as ComposeService;
+      expect(api.profiles, name).toEqual(["scale-out"]);
+      expect(api.ports, name).toEqual([`127.0.0.1:${port}:${port}`]);
+      expect(api.environment?.PORTA, name).toBe(port);
+      expect(api.environment?.DATABASE_URL, name).toMatch(
+        /^postgres:\/\/\$\{ORDERS_DB_USER.*@postgres:5432\/pedidos$/,
+      );
+      expect(fonte(api), name).toBe("orders-api/src/main.ts");
+    }
+    expect(services.payments?.profiles).toEqual(["event-log", "scale-out"]);
   });
 
   it("When a service's config exists, then every variable compose sets is one its config reads, and ports agree", async () => {
@@ -109,10 +137,14 @@ describe("compose.yaml, for users who have Docker", () => {
       "broker-orders",
       "broker-payments",
       "orders-api",
+      "orders-api-1",
+      "orders-api-2",
       "payments",
     ]);
     for (const [name, service] of node) {
-      expect(service.command, name).toEqual(["node", ...NODE_FLAGS, `dist/${name}.mjs`]);
+      // The scale-out profile's instances run the orders API's bundle.
+      const bundle = name.replace(/^orders-api-\d$/, "orders-api");
+      expect(service.command, name).toEqual(["node", ...NODE_FLAGS, `dist/${bundle}.mjs`]);
       expect(fonte(service), name).toBeDefined();
     }
   });
