@@ -11,6 +11,7 @@ import { startKafka } from "../infra/kafka/kafka.ts";
 import { startRabbit } from "../infra/rabbitmq/rabbitmq.ts";
 import { benchBroker } from "./broker.ts";
 import { benchCluster } from "./cluster.ts";
+import { benchScaleOut } from "./escala.ts";
 import { costRows, costSvg, costTable } from "./goals.ts";
 import { bareExpress, benchIntake, type Row } from "./intake.ts";
 import { benchPipeline } from "./pipeline.ts";
@@ -19,13 +20,13 @@ import { benchReplay } from "./replay.ts";
 import { kafkaTwoHop } from "./two-hop.ts";
 
 /**
- * npm run bench [-- --quick] [--only=decode,intake,pipeline,replay,broker,cluster] [--profile] [--fonte]
+ * npm run bench [-- --quick] [--only=decode,intake,pipeline,replay,broker,cluster,escala] [--profile] [--fonte]
  * Every figure is a ratio to a baseline measured in the same run: absolute numbers on a
  * shared 2-core machine are noise. The headline is the cost table (goals.ts): CPU per unit
  * of work against a baseline's, each with its goal. Results go to bench/results/
  * (git-ignored) as JSON, the cost table as Markdown, and SVG charts of both.
  */
-const BENCHMARKS = ["decode", "intake", "pipeline", "replay", "broker", "cluster"];
+const BENCHMARKS = ["decode", "intake", "pipeline", "replay", "broker", "cluster", "escala"];
 const USAGE = `usage: npm run bench [-- --quick] [--only=${BENCHMARKS.join(",")}] [--profile] [--fonte]
 
 Measures the shop's cost against baselines run beside it (about 12 minutes on 2 cores; --quick about 3).
@@ -244,6 +245,8 @@ async function main() {
       })),
     );
   }
+  if (wanted("escala"))
+    rows.push(...(await benchScaleOut({ seconds, connections: 64, brokers, log })));
   if (wanted("replay"))
     rows.push(
       ...(await benchReplay({

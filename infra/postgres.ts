@@ -52,6 +52,23 @@ export async function ensureOrdersDatabase(
 ): Promise<string> {
   identifier(name);
   identifier(user);
+  // Two test files making their databases at once would update the role at once, which
+  // PostgreSQL refuses ("tuple concurrently updated"): one at a time.
+  await c.query("SELECT pg_advisory_lock($1)", [ROLE_LOCK]);
+  try {
+    return await ensureRoleAndDatabase(c, { name, user, password });
+  } finally {
+    await c.query("SELECT pg_advisory_unlock($1)", [ROLE_LOCK]);
+  }
+}
+
+/** Any constant: the lock infra holds while it makes roles and databases. */
+const ROLE_LOCK = 370_038;
+
+async function ensureRoleAndDatabase(
+  c: pg.Client,
+  { name, user, password }: { name: string; user: string; password: string },
+): Promise<string> {
   const role = await c.query("SELECT 1 FROM pg_roles WHERE rolname = $1", [user]);
   const verb = role.rowCount ? "ALTER" : "CREATE";
   const { rows } = await c.query<{ sql: string }>(

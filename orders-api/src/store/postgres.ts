@@ -18,30 +18,47 @@ import {
   stepOf,
 } from "../store.ts";
 
-const INSERT_PEDIDO = `INSERT INTO pedidos (${Object.values(PEDIDO_COLUMNS).join(", ")})
-  VALUES (${PEDIDO_FIELDS.map((_, i) => `$${i + 1}`).join(", ")}) RETURNING id`;
+const NEXT_PEDIDO_ID = "SELECT nextval(pg_get_serial_sequence('pedidos', 'id')) AS id";
+/** $1 the id, then each field of the order in PEDIDO_FIELDS's order. */
+const fieldParam = (f: (typeof PEDIDO_FIELDS)[number]) => `$${PEDIDO_FIELDS.indexOf(f) + 2}`;
+const KEY_PARAMS = PEDIDO_FIELDS.length + 2;
+/**
+ * The order, its Idempotency-Key and its outbox row in one statement: atomic without a
+ * BEGIN and a COMMIT, one round trip (a key already there fails it whole). The id comes
+ * first (NEXT_PEDIDO_ID), for the outbox row's event carries it.
+ */
+const SAVE_PEDIDO = `WITH pedido AS (
+    INSERT INTO pedidos (id, ${Object.values(PEDIDO_COLUMNS).join(", ")}) OVERRIDING SYSTEM VALUE
+    VALUES ($1, ${PEDIDO_FIELDS.map(fieldParam).join(", ")})
+  ), chave AS (
+    INSERT INTO idempotencia (chave, impressao, pedido_id, criada_em)
+    SELECT $${KEY_PARAMS}::text, $${KEY_PARAMS + 1}::text, $1, ${fieldParam("criadoEm")}
+    WHERE $${KEY_PARAMS}::text IS NOT NULL
+  )
+  INSERT INTO outbox (pedido_id, topico, chave, valor, criado_em, traceparent)
+  SELECT $1, $${KEY_PARAMS + 2}::text, $${KEY_PARAMS + 3}::text, $${KEY_PARAMS + 4}::text, ${fieldParam("criadoEm")}, $${KEY_PARAMS + 5}::text
+  WHERE $${KEY_PARAMS + 2}::text IS NOT NULL`;
 const PEDIDO_BY_ID = `${SELECT_PEDIDO} WHERE id = $1`;
 const PEDIDO_FOR_UPDATE = `${SELECT_PEDIDO} WHERE id = $1 FOR UPDATE`;
 const NEWEST_PEDIDOS = `${SELECT_PEDIDO} ORDER BY id DESC LIMIT $1`;
 const UPDATE_STATUS = `UPDATE pedidos SET status = $1, motivo = $2, processado_por = $3, decidido_em = $4
   WHERE id = $5 AND status = 'AGUARDANDO_PAGAMENTO'`;
+/** Steps of one or more orders' timelines, one row per element of the arrays, in order. */
+const INSERT_STEPS = `INSERT INTO historico (pedido_id, etapa, em, detalhes)
+  SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[])`;
 const INSERT_STEP =
   "INSERT INTO historico (pedido_id, etapa, em, detalhes) VALUES ($1, $2, $3, $4)";
 const STEPS = "SELECT etapa, em, detalhes FROM historico WHERE pedido_id = $1 ORDER BY id";
-const INSERT_OUTBOX = `INSERT INTO outbox (pedido_id, topico, chave, valor, criado_em, traceparent)
-  VALUES ($1, $2, $3, $4, $5, $6)`;
 /** Rows another relay holds are skipped, not waited for: each relay takes the next ones. */
 const CLAIM_OUTBOX = `SELECT id, pedido_id, topico, chave, valor, criado_em, traceparent FROM outbox
   WHERE enviado_em IS NULL AND posta_de_lado_em IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`;
-const MARK_SENT = "UPDATE outbox SET enviado_em = $1 WHERE id = $2";
+const MARK_SENT = "UPDATE outbox SET enviado_em = $1 WHERE id = ANY($2::int[])";
 const SET_ASIDE =
   "UPDATE outbox SET posta_de_lado_em = $1, motivo = $2 WHERE id = $3 AND enviado_em IS NULL";
 const SET_ASIDE_ROWS = `SELECT id, pedido_id AS "pedidoId", posta_de_lado_em AS em, motivo FROM outbox
   WHERE posta_de_lado_em IS NOT NULL AND enviado_em IS NULL ORDER BY id`;
 const OUTBOX_STATE = `SELECT COUNT(*) AS pendentes, MIN(criado_em) AS "maisAntigoEm" FROM outbox
   WHERE enviado_em IS NULL AND posta_de_lado_em IS NULL`;
-const INSERT_KEY =
-  "INSERT INTO idempotencia (chave, impressao, pedido_id, criada_em) VALUES ($1, $2, $3, $4)";
 const KEY =
   "SELECT chave, impressao, pedido_id, status, resposta FROM idempotencia WHERE chave = $1";
 const SAVE_ANSWER = "UPDATE idempotencia SET status = $1, resposta = $2 WHERE chave = $3";
@@ -145,6 +162,25 @@ export async function openPostgresStore(url: string): Promise<PedidoStore> {
     JSON.stringify(details),
   ];
 
+  /** Timeline steps in one statement. */
+  const insertSteps = async (
+    c: pg.PoolClient,
+    steps: { pedidoId: number; etapa: string; details: Details; at?: string | undefined }[],
+  ) => {
+    if (steps.length === 0) return;
+    const now = new Date().toISOString();
+    await c.query({
+      name: "insert_steps",
+      text: INSERT_STEPS,
+      values: [
+        steps.map((s) => s.pedidoId),
+        steps.map((s) => s.etapa),
+        steps.map((s) => s.at ?? now),
+        steps.map((s) => JSON.stringify(s.details)),
+      ],
+    });
+  };
+
   const announce = (c: pg.PoolClient, marked: OutboxMarked) =>
     c.query("SELECT pg_notify($1, $2)", [MARKED_CHANNEL, JSON.stringify(marked)]);
 
@@ -152,18 +188,16 @@ export async function openPostgresStore(url: string): Promise<PedidoStore> {
     async markSent(rows) {
       const now = new Date().toISOString();
       await announce(c, { sent: rows.map((r) => r.pedidoId), setAside: [] });
-      for (const r of rows) {
-        await c.query(MARK_SENT, [now, r.id]);
-        await c.query(
-          INSERT_STEP,
-          stepValues(
-            r.pedidoId,
-            "evento-confirmado",
-            { topico: r.topico, particao: r.particao, offset: r.offset },
-            now,
-          ),
-        );
-      }
+      await c.query({ name: "mark_sent", text: MARK_SENT, values: [now, rows.map((r) => r.id)] });
+      await insertSteps(
+        c,
+        rows.map((r) => ({
+          pedidoId: r.pedidoId,
+          etapa: "evento-confirmado",
+          details: { topico: r.topico, particao: r.particao, offset: r.offset },
+          at: now,
+        })),
+      );
     },
     async setAside(row, reason) {
       const now = new Date().toISOString();
@@ -177,53 +211,55 @@ export async function openPostgresStore(url: string): Promise<PedidoStore> {
   });
 
   return {
-    savePedido: (pedido, { key, outboxOf } = {}) =>
-      inTransaction(async (c) => {
-        const [row] = (
-          await c.query<{ id: number }>(
-            INSERT_PEDIDO,
-            PEDIDO_FIELDS.map((f) => pedido[f]),
-          )
-        ).rows;
-        const saved = { ...pedido, id: (row as { id: number }).id };
-        if (key) {
-          try {
-            await c.query(INSERT_KEY, [key.key, key.fingerprint, saved.id, saved.criadoEm]);
-          } catch (error) {
-            if ((error as { code?: string }).code === "23505")
-              throw new KeyTaken(`Idempotency-Key ${key.key} was saved first by another request`);
-            throw error;
-          }
-        }
-        const entry = outboxOf?.(saved);
-        if (entry)
-          await c.query(INSERT_OUTBOX, [
+    async savePedido(pedido, { key, outboxOf } = {}) {
+      const [row] = await query<{ id: number }>(NEXT_PEDIDO_ID);
+      const saved = { ...pedido, id: (row as { id: number }).id };
+      const entry = outboxOf?.(saved) ?? null;
+      try {
+        await pool.query({
+          name: "save_pedido",
+          text: SAVE_PEDIDO,
+          values: [
             saved.id,
-            entry.topic,
-            entry.key,
-            entry.value,
-            saved.criadoEm,
-            entry.traceparent,
-          ]);
-        return saved;
-      }),
+            ...PEDIDO_FIELDS.map((f) => pedido[f]),
+            key?.key ?? null,
+            key?.fingerprint ?? null,
+            entry?.topic ?? null,
+            entry?.key ?? null,
+            entry?.value ?? null,
+            entry?.traceparent ?? null,
+          ],
+        });
+      } catch (error) {
+        if ((error as { code?: string; constraint?: string }).code === "23505" && key)
+          throw new KeyTaken(`Idempotency-Key ${key.key} was saved first by another request`);
+        throw asStoreError(error);
+      }
+      return saved;
+    },
     updatePedido: (id, decide) =>
       inTransaction(async (c) => {
-        const [pedido] = (await c.query<Pedido>(PEDIDO_FOR_UPDATE, [id])).rows;
+        const [pedido] = (
+          await c.query<Pedido>({
+            name: "pedido_for_update",
+            text: PEDIDO_FOR_UPDATE,
+            values: [id],
+          })
+        ).rows;
         if (!pedido) return null;
         const write = decide(pedido);
         if (write.status) {
           const { status, motivo, processadoPor } = write.status;
-          await c.query(UPDATE_STATUS, [
-            status,
-            motivo,
-            processadoPor,
-            new Date().toISOString(),
-            id,
-          ]);
+          await c.query({
+            name: "update_status",
+            text: UPDATE_STATUS,
+            values: [status, motivo, processadoPor, new Date().toISOString(), id],
+          });
         }
-        for (const s of write.steps)
-          await c.query(INSERT_STEP, stepValues(id, s.etapa, s.details, s.at));
+        await insertSteps(
+          c,
+          write.steps.map((s) => ({ pedidoId: id, ...s })),
+        );
         return write.answer;
       }),
     findPedido: async (id) => (await query<Pedido>(PEDIDO_BY_ID, [id]))[0] ?? null,
@@ -236,7 +272,9 @@ export async function openPostgresStore(url: string): Promise<PedidoStore> {
 
     claimOutbox: (limit, work) =>
       inTransaction(async (c) => {
-        const rows = (await c.query<OutboxRow>(CLAIM_OUTBOX, [limit])).rows;
+        const rows = (
+          await c.query<OutboxRow>({ name: "claim_outbox", text: CLAIM_OUTBOX, values: [limit] })
+        ).rows;
         if (rows.length > 0) await work(rows, claimOn(c));
       }),
     onOutboxMarked: (listener) => marks.add(listener),

@@ -1,0 +1,114 @@
+import autocannon from "autocannon";
+import { serviceEnv, tempDb, uniquePrefix } from "../harness/env.ts";
+import { ServiceProcess } from "../harness/process.ts";
+import { tempOrdersDatabase } from "../infra/postgres.ts";
+import type { Row } from "./intake.ts";
+import { deleteTopics, KAFKA_BROKER, measureCpu, pidsOf } from "./stats.ts";
+
+const ORDER = JSON.stringify({
+  cliente: "Ana",
+  item: "caneca",
+  quantidade: 2,
+  precoUnitario: 18.9,
+});
+/** The machine's PostgreSQL: its postmaster and every backend (the pool's connections). */
+const POSTGRES = /^postgres(:|\0)/;
+
+/** POST /pedidos on every url at once, the connections shared among them: 201s per second. */
+async function loadAll(urls: string[], seconds: number, connections: number) {
+  const results = await Promise.all(
+    urls.map((url) =>
+      autocannon({
+        url: `${url}/pedidos`,
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: ORDER,
+        connections: Math.max(1, Math.round(connections / urls.length)),
+        duration: seconds,
+      }),
+    ),
+  );
+  return {
+    rps: results.reduce((s, r) => s + r["2xx"], 0) / seconds,
+    p99: Math.max(...results.map((r) => r.latency.p99)),
+    errors: results.reduce((s, r) => s + r.non2xx + r.errors, 0),
+  };
+}
+
+/** One setup under load after a warm-up (the pools' connections open): rate and CPU per order. */
+async function measure(
+  label: string,
+  apis: ServiceProcess[],
+  opts: { seconds: number; connections: number; withPostgres: boolean; log: (l: string) => void },
+) {
+  const urls = apis.map((a) => a.url());
+  await loadAll(urls, 2, opts.connections);
+  opts.log(`escala: ${label}, ${opts.connections} connections, ${opts.seconds} s...`);
+  const cpu = measureCpu({
+    "orders APIs": apis.map((a) => a.child.pid as number),
+    Kafka: pidsOf(KAFKA_BROKER),
+    ...(opts.withPostgres ? { PostgreSQL: pidsOf(POSTGRES) } : {}),
+  });
+  const run = await loadAll(urls, opts.seconds, opts.connections);
+  const spent = cpu.stop(run.rps * opts.seconds);
+  return { ...run, cpuMs: spent.total, text: spent.text };
+}
+
+/**
+ * Issue 37: the intake of two orders API instances sharing PostgreSQL against one on its
+ * SQLite file, in the same run, on the same Kafka: requests per second and all CPU per
+ * order (the APIs, Kafka, and PostgreSQL's server when it is used).
+ */
+export async function benchScaleOut(opts: {
+  seconds: number;
+  connections: number;
+  brokers: string;
+  log: (l: string) => void;
+}): Promise<Row[]> {
+  const prefix = uniquePrefix("escala");
+  const env = (extra: Record<string, string>) => ({
+    ...serviceEnv(prefix, extra),
+    KAFKA_BROKERS: opts.brokers,
+  });
+  const started: ServiceProcess[] = [];
+  const database = await tempOrdersDatabase("bench");
+  try {
+    const single = await ServiceProcess.start(
+      "orders-api",
+      "orders-api",
+      env({ DB_PATH: tempDb("escala") }),
+    );
+    started.push(single);
+    const one = await measure("one orders API on SQLite", [single], {
+      ...opts,
+      withPostgres: false,
+    });
+    await single.stop();
+    const two = [
+      await ServiceProcess.start("orders-api-1", "orders-api", env({ DATABASE_URL: database.url })),
+      await ServiceProcess.start("orders-api-2", "orders-api", env({ DATABASE_URL: database.url })),
+    ];
+    started.push(...two);
+    const both = await measure("two orders APIs on PostgreSQL", two, {
+      ...opts,
+      withPostgres: true,
+    });
+    return [
+      {
+        id: "scale-out",
+        benchmark: "scale-out intake: 2 instances on PostgreSQL vs 1 on SQLite",
+        measured: `${Math.round(both.rps)} req/s, p99 ${both.p99} ms, errors ${both.errors}; ${both.text}`,
+        baseline: `one on SQLite ${Math.round(one.rps)} req/s, p99 ${one.p99} ms, errors ${one.errors}; ${one.text}`,
+        value: both.rps,
+        baselineValue: one.rps,
+        ratio: both.rps / one.rps,
+        unit: "req/s",
+        extra: { cpuMs: both.cpuMs, baselineCpuMs: one.cpuMs, cpuRatio: both.cpuMs / one.cpuMs },
+      },
+    ];
+  } finally {
+    await Promise.all(started.map((p) => p.stop()));
+    await database.drop();
+    await deleteTopics(opts.brokers, prefix);
+  }
+}
