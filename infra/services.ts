@@ -64,7 +64,12 @@ export function withOrdersInstances(shop: Shop, instances: number, databaseUrl: 
       : Array.from({ length: instances }, (_, i) => ({
           ...s,
           name: `orders-api-${i + 1}`,
-          env: { ...s.env, PORTA: String(8080 + 2 * i), DATABASE_URL: databaseUrl },
+          env: {
+            ...s.env,
+            PORTA: String(8080 + 2 * i),
+            DATABASE_URL: databaseUrl,
+            INSTANCIA: String(i + 1),
+          },
           url: `http://127.0.0.1:${8080 + 2 * i}/pedidos`,
         })),
   );

@@ -1,6 +1,7 @@
 import { readArguments } from "@shop/service";
 import { portIsFree } from "../../infra/ports.ts";
 import type { Experiment } from "./experiment.ts";
+import { escala } from "./experiments/escala.ts";
 import { failover } from "./experiments/failover.ts";
 import { kafkaFora } from "./experiments/kafka-fora.ts";
 import { provaBroker } from "./experiments/prova-broker.ts";
@@ -10,7 +11,15 @@ import { veneno } from "./experiments/veneno.ts";
 import { Narrator } from "./narrator.ts";
 import { LabWorld } from "./world.ts";
 
-const EXPERIMENTS: Experiment[] = [rebalance, kafkaFora, veneno, replay, provaBroker, failover];
+const EXPERIMENTS: Experiment[] = [
+  rebalance,
+  kafkaFora,
+  veneno,
+  replay,
+  provaBroker,
+  failover,
+  escala,
+];
 
 const USAGE = `usage: npm run lab -- <experiment> [--porta N]
        npm run lab -- list

@@ -10,6 +10,14 @@ export const envSchema = z.object({
   ...frontOriginShape,
   DB_PATH: z.string().default(".data/pedidos.db"),
   /**
+   * The instance's name, when several share one database: its Kafka client id becomes
+   * orders-api-<INSTANCIA>, so the platform panel tells the pedidos-api group's members apart.
+   */
+  INSTANCIA: z
+    .string()
+    .regex(/^[a-z0-9-]{1,40}$/, "1 to 40 lowercase letters, digits or hyphens")
+    .optional(),
+  /**
    * postgres://user:password@host:port/database: the orders are kept in PostgreSQL, which
    * several instances share (issue 37); without it, in the SQLite file at DB_PATH.
    */
@@ -44,6 +52,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env) {
     frontOrigin: e.FRONT_ORIGIN,
     dbPath: e.DB_PATH,
     databaseUrl: e.DATABASE_URL ?? null,
+    clientId: e.INSTANCIA ? `orders-api-${e.INSTANCIA}` : "orders-api",
     modo: e.MODO,
     pagamentosUrl: e.PAGAMENTOS_URL,
     confirmMs: e.CONFIRMACAO_MS,

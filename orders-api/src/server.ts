@@ -36,7 +36,7 @@ export async function startOrdersApi(
   const names = kafkaNames(config.kafkaPrefix);
   const kafka =
     config.modo === "eventos"
-      ? createKafka(config.kafkaBrokers, "orders-api", log, config.kafkaSecurity)
+      ? createKafka(config.kafkaBrokers, config.clientId, log, config.kafkaSecurity)
       : null;
   let publisher: Publisher | null = null;
   let relayPublisher: Publisher | null = null;
@@ -67,11 +67,17 @@ export async function startOrdersApi(
       // each kafkajs send gives up within a second or two and is tried again until the
       // 5 s limit: the 500 comes at the limit, and the record is given up soon after it
       // (shop_messages_abandoned_total): the order is then the spec's orphan for good.
-      const giveUpSoon = createKafka(config.kafkaBrokers, "orders-api", log, config.kafkaSecurity, {
-        initialRetryTime: 100,
-        maxRetryTime: 1000,
-        retries: 3,
-      });
+      const giveUpSoon = createKafka(
+        config.kafkaBrokers,
+        config.clientId,
+        log,
+        config.kafkaSecurity,
+        {
+          initialRetryTime: 100,
+          maxRetryTime: 1000,
+          retries: 3,
+        },
+      );
       const directPublisher = createPublisher(giveUpSoon, config.confirmMs, log, {
         tryUntilLimit: true,
       });
