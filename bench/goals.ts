@@ -299,6 +299,18 @@ export function costRows({ rows, bareCpuMs, twoHopP99 }: CostInputs): CostRow[] 
       unit: "×",
       detail: `${tracing.value.toFixed(2)} ms ÷ ${tracing.baselineValue.toFixed(2)} ms`,
     });
+  const scaleOut = rows.find((r) => r.id === "scale-out");
+  const cpu = scaleOut?.extra;
+  if (scaleOut && cpu?.cpuMs !== undefined && cpu.baselineCpuMs !== undefined)
+    out.push({
+      row: "scale-out: 2 instances on PostgreSQL ÷ 1 on SQLite",
+      ratioOf: "all CPU per order (the APIs, Kafka, PostgreSQL) ÷ one orders API on SQLite's",
+      value: cpu.cpuMs / cpu.baselineCpuMs,
+      goal: null,
+      better: "lower",
+      unit: "×",
+      detail: `${cpu.cpuMs.toFixed(2)} ms ÷ ${cpu.baselineCpuMs.toFixed(2)} ms; ${Math.round(scaleOut.value)} ÷ ${Math.round(scaleOut.baselineValue)} req/s`,
+    });
   return out;
 }
 

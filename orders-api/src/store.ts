@@ -216,38 +216,45 @@ export interface Migration {
   postgres: string;
 }
 
-const same = (sql: string): Migration => ({ sqlite: sql, postgres: sql });
+type Dialect = keyof Migration;
+/** A migration written once; what differs between the dialects is named below. */
+const inBoth = (sql: (d: Dialect) => string): Migration => ({
+  sqlite: sql("sqlite"),
+  postgres: sql("postgres"),
+});
+const same = (sql: string): Migration => inBoth(() => sql);
+/** A table's own id, given by the database in insertion order, never reused. */
+const ID: Record<Dialect, string> = {
+  sqlite: "INTEGER PRIMARY KEY AUTOINCREMENT",
+  postgres: "INTEGER GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
+};
+/** The timeline's order: SQLite's rowid, or in PostgreSQL (which has none) an id. */
+const STEP_ID: Record<Dialect, string> = {
+  sqlite: "",
+  postgres: "\n     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,",
+};
+/** Cents up to MAX_CENTS: SQLite's INTEGER is 64-bit; PostgreSQL's is not. */
+const CENTS: Record<Dialect, string> = { sqlite: "INTEGER", postgres: "BIGINT" };
 
 export const MIGRATIONS: readonly Migration[] = [
-  {
-    sqlite: `CREATE TABLE pedidos (
-     id INTEGER PRIMARY KEY AUTOINCREMENT,
+  inBoth(
+    (d) => `CREATE TABLE pedidos (
+     id ${ID[d]},
      cliente TEXT NOT NULL,
      item TEXT NOT NULL,
      quantidade INTEGER NOT NULL CHECK (quantidade BETWEEN 1 AND 50),
-     valor_centavos INTEGER NOT NULL CHECK (valor_centavos > 0),
+     valor_centavos ${CENTS[d]} NOT NULL CHECK (valor_centavos > 0),
      status TEXT NOT NULL CHECK (status IN (${sqlList(STATUS_PEDIDO)})),
      motivo TEXT,
      processado_por TEXT,
      criado_em TEXT NOT NULL
    )`,
-    postgres: `CREATE TABLE pedidos (
-     id INTEGER GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-     cliente TEXT NOT NULL,
-     item TEXT NOT NULL,
-     quantidade INTEGER NOT NULL CHECK (quantidade BETWEEN 1 AND 50),
-     valor_centavos BIGINT NOT NULL CHECK (valor_centavos > 0),
-     status TEXT NOT NULL CHECK (status IN (${sqlList(STATUS_PEDIDO)})),
-     motivo TEXT,
-     processado_por TEXT,
-     criado_em TEXT NOT NULL
-   )`,
-  },
+  ),
   // The outbox: each order's PedidoCriado, written in the order's own transaction and
   // published later by the relay (src/messaging/outbox-relay.ts).
-  {
-    sqlite: `CREATE TABLE outbox (
-     id INTEGER PRIMARY KEY AUTOINCREMENT,
+  inBoth(
+    (d) => `CREATE TABLE outbox (
+     id ${ID[d]},
      pedido_id INTEGER NOT NULL REFERENCES pedidos(id),
      topico TEXT NOT NULL,
      chave TEXT NOT NULL,
@@ -256,40 +263,22 @@ export const MIGRATIONS: readonly Migration[] = [
      enviado_em TEXT
    );
    CREATE INDEX outbox_pendentes ON outbox (id) WHERE enviado_em IS NULL;`,
-    postgres: `CREATE TABLE outbox (
-     id INTEGER GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-     pedido_id INTEGER NOT NULL REFERENCES pedidos(id),
-     topico TEXT NOT NULL,
-     chave TEXT NOT NULL,
-     valor TEXT NOT NULL,
-     criado_em TEXT NOT NULL,
-     enviado_em TEXT
-   );
-   CREATE INDEX outbox_pendentes ON outbox (id) WHERE enviado_em IS NULL;`,
-  },
+  ),
   // When the result was applied: created -> decided latency, for benchmarks and timelines.
   same("ALTER TABLE pedidos ADD COLUMN decidido_em TEXT"),
   // The W3C traceparent of the request that created the order, sent with its event.
   same("ALTER TABLE outbox ADD COLUMN traceparent TEXT"),
   // The order's timeline (GET /pedidos/{id}/historico): one row per step after creation,
-  // in the order written (SQLite's rowid; PostgreSQL's id).
-  {
-    sqlite: `CREATE TABLE historico (
+  // in the order written.
+  inBoth(
+    (d) => `CREATE TABLE historico (${STEP_ID[d]}
      pedido_id INTEGER NOT NULL,
      etapa TEXT NOT NULL,
      em TEXT NOT NULL,
      detalhes TEXT NOT NULL
    );
    CREATE INDEX historico_pedido ON historico (pedido_id);`,
-    postgres: `CREATE TABLE historico (
-     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-     pedido_id INTEGER NOT NULL,
-     etapa TEXT NOT NULL,
-     em TEXT NOT NULL,
-     detalhes TEXT NOT NULL
-   );
-   CREATE INDEX historico_pedido ON historico (pedido_id);`,
-  },
+  ),
   // A row Kafka refuses for good (too large, say) is set aside with why, and the rows after
   // it go on: the outbox never stops behind one row.
   same(`ALTER TABLE outbox ADD COLUMN posta_de_lado_em TEXT;

@@ -5,6 +5,7 @@ import type { Pedido } from "../src/domain/pedido.ts";
 import {
   KeyTaken,
   MIGRATIONS,
+  type OutboxClaim,
   type OutboxRow,
   openStore,
   type PedidoStore,
@@ -27,6 +28,12 @@ const novo = (over: Partial<Pedido> = {}): Omit<Pedido, "id"> => ({
   criadoEm: new Date().toISOString(),
   ...over,
 });
+
+/** Marks every claimed row sent, at one partition and offset. */
+const markAll = (claim: OutboxClaim, rows: OutboxRow[], particao: number, offset: string) =>
+  claim.markSent(
+    rows.map((r) => ({ id: r.id, pedidoId: r.pedido_id, topico: r.topico, particao, offset })),
+  );
 
 let fresh: Awaited<ReturnType<typeof freshOrdersStore>>;
 let store: PedidoStore;
@@ -110,17 +117,7 @@ describe(`The orders store (${TEST_STORE})`, () => {
       traceparent: "",
     });
     // Earlier tests' rows first: mark them, so that this test sees its own.
-    await store.claimOutbox(1000, (rows, claim) =>
-      claim.markSent(
-        rows.map((r) => ({
-          id: r.id,
-          pedidoId: r.pedido_id,
-          topico: r.topico,
-          particao: 0,
-          offset: "0",
-        })),
-      ),
-    );
+    await store.claimOutbox(1000, (rows, claim) => markAll(claim, rows, 0, "0"));
     const saved = [];
     for (let i = 0; i < 3; i++) saved.push(await store.savePedido(novo(), { outboxOf: entry }));
     let seen: OutboxRow[] = [];
@@ -134,15 +131,7 @@ describe(`The orders store (${TEST_STORE})`, () => {
     expect((await store.outboxState()).pendentes).toBe(3);
 
     await store.claimOutbox(2, async (rows, claim) => {
-      await claim.markSent(
-        rows.map((r) => ({
-          id: r.id,
-          pedidoId: r.pedido_id,
-          topico: r.topico,
-          particao: 1,
-          offset: "7",
-        })),
-      );
+      await markAll(claim, rows, 1, "7");
     });
     const [third] = saved.slice(2) as [Pedido];
     await store.claimOutbox(10, async (rows, claim) => {
@@ -192,28 +181,12 @@ describe(`The orders store (${TEST_STORE})`, () => {
         const first = store.claimOutbox(3, async (rows, claim) => {
           taken[0] = rows.map((r) => r.id);
           await held;
-          await claim.markSent(
-            rows.map((r) => ({
-              id: r.id,
-              pedidoId: r.pedido_id,
-              topico: "t",
-              particao: 0,
-              offset: "0",
-            })),
-          );
+          await markAll(claim, rows, 0, "0");
         });
         while (taken[0]?.length === 0) await new Promise((r) => setTimeout(r, 10));
         await other.claimOutbox(10, async (rows, claim) => {
           taken[1] = rows.map((r) => r.id);
-          await claim.markSent(
-            rows.map((r) => ({
-              id: r.id,
-              pedidoId: r.pedido_id,
-              topico: "t",
-              particao: 0,
-              offset: "0",
-            })),
-          );
+          await markAll(claim, rows, 0, "0");
         });
         release();
         await first;

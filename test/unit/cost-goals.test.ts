@@ -63,6 +63,7 @@ const rows: Row[] = [
   row("memory-analytics", {}, 200),
   { ...row("cluster-intake", {}, 4000, 0.45), measured: "4000 req/s", baseline: "8000 req/s" },
   row("cluster-pipeline", {}, 900, 0.75),
+  row("scale-out", { cpuMs: 1.5, baselineCpuMs: 0.3 }, 1100, 0.3),
 ];
 
 describe("Benchmark cost ratios and their goals", () => {
@@ -85,6 +86,10 @@ describe("Benchmark cost ratios and their goals", () => {
     expect(byRow("broker: RabbitMQ ÷ PerfTest")?.value).toBeCloseTo(3);
     expect(byRow("replay")?.value).toBeCloseTo(110 / 120); // the median of 0.95, 0.92, 0.9
     expect(byRow("replay: outside anchor")?.value).toBeCloseTo(110 / 90);
+    // Issue 37: all CPU per order of two instances on PostgreSQL ÷ one on SQLite's; no goal.
+    const scaleOut = byRow("scale-out: 2 instances on PostgreSQL ÷ 1 on SQLite");
+    expect(scaleOut?.value).toBeCloseTo(1.5 / 0.3);
+    expect(scaleOut?.goal).toBeNull();
   });
 
   it("When the broker and the latency rows have runs, then each run is divided by its own bare run and the median kept", () => {
