@@ -14,6 +14,7 @@ export const SECONDS: Record<string, number> = {
   "test/faults/event-log-cluster.test.ts": 173,
   "test/faults/broker.test.ts": 166,
   "test/faults/event-log-network.test.ts": 65,
+  "test/faults/escala.test.ts": 48,
   "test/lab/failover.test.ts": 127,
   "test/lab/kafka-fora.test.ts": 60,
   "orders-api/test/outbox.test.ts": 56,

@@ -1,13 +1,8 @@
 import { kafkaNames, type OutboxState, type Pedido } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type FreshStore, freshOrdersStore } from "../../harness/orders-store.ts";
 import { testKafka } from "../../test/helpers/kafka.ts";
-import {
-  capturingLogger,
-  http,
-  serviceEnv,
-  tempDb,
-  uniquePrefix,
-} from "../../test/helpers/shop.ts";
+import { capturingLogger, http, serviceEnv, uniquePrefix } from "../../test/helpers/shop.ts";
 import { waitFor } from "../../test/helpers/wait.ts";
 import { readConfig } from "../src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../src/server.ts";
@@ -21,8 +16,10 @@ import { type OrdersApi, startOrdersApi } from "../src/server.ts";
 const prefix = uniquePrefix("outbox-recusa");
 const nomes = kafkaNames(prefix);
 let api: OrdersApi;
+let db: FreshStore;
 
 beforeAll(async () => {
+  db = await freshOrdersStore("outbox-recusa");
   const admin = testKafka().admin();
   await admin.connect();
   await admin.createTopics({
@@ -37,14 +34,12 @@ beforeAll(async () => {
     ],
   });
   await admin.disconnect();
-  api = await startOrdersApi(
-    readConfig(serviceEnv(prefix, { DB_PATH: tempDb("outbox-recusa") })),
-    capturingLogger("orders-api"),
-  );
+  api = await startOrdersApi(readConfig(serviceEnv(prefix, db.env)), capturingLogger("orders-api"));
 }, 60_000);
 
 afterAll(async () => {
   await api?.stop();
+  await db?.drop();
 });
 
 const curto = { cliente: "Ana", item: "bola", quantidade: 1, precoUnitario: 1 };

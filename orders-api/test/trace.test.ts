@@ -1,6 +1,7 @@
 import { type Historico, kafkaNames, type Pedido } from "@shop/contracts";
 import type { IHeaders } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type FreshStore, freshOrdersStore } from "../../harness/orders-store.ts";
 import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
 import { type PaymentsInstance, startPayments } from "../../payments/src/server.ts";
 import { testKafka } from "../../test/helpers/kafka.ts";
@@ -9,7 +10,6 @@ import {
   http,
   logRecords,
   serviceEnv,
-  tempDb,
   uniquePrefix,
 } from "../../test/helpers/shop.ts";
 import { waitFor } from "../../test/helpers/wait.ts";
@@ -22,13 +22,12 @@ const ordersLog = capturingLogger("orders-api");
 const paymentsLog = capturingLogger("payments");
 const impressas: string[] = [];
 let api: OrdersApi;
+let db: FreshStore;
 let payments: PaymentsInstance;
 
 beforeAll(async () => {
-  api = await startOrdersApi(
-    readConfig(serviceEnv(prefix, { DB_PATH: tempDb("trace") })),
-    ordersLog,
-  );
+  db = await freshOrdersStore("trace");
+  api = await startOrdersApi(readConfig(serviceEnv(prefix, db.env)), ordersLog);
   payments = await startPayments(
     paymentsConfig(serviceEnv(prefix, { TEMPO_DECISAO_MS: "0", INSTANCIA: "caixa-t" })),
     paymentsLog,
@@ -39,6 +38,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await payments?.stop();
   await api?.stop();
+  await db?.drop();
 });
 
 /** The record of this order on a topic, with its headers. */
