@@ -14,9 +14,11 @@ describe("npm run lab -- failover", () => {
         /^PASS RabbitMQ, longest wait: \d\.\d s without an accepted request/,
       ],
       {},
-      // Two clusters of three to start and stop: about 95 s alone, up to 3 minutes beside
-      // the other integration files.
-      180_000,
+      // Two clusters of three to start and stop: about 95 s alone on a quiet machine, and
+      // 160 s alone, 210-240 s beside the other integration files, on this one on
+      // 2026-11-26 (d939df8 too). The bound only catches a run that hangs: what the lab
+      // promises (nothing lost or doubled, no wait past 5 s) is asserted above.
+      290_000,
     );
-  }, 240_000);
+  }, 300_000);
 });
