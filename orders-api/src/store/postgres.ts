@@ -120,15 +120,24 @@ export async function openPostgresStore(url: string): Promise<PedidoStore> {
     } catch (error) {
       throw asStoreError(error);
     }
+    // The pool stops listening for a client's errors while it is lent out: a server that
+    // goes away under a transaction would emit an error nobody hears, and end the process.
+    // The queries reject with it all the same.
+    const ignore = () => {};
+    client.on("error", ignore);
+    const release = (error?: Error) => {
+      client.removeListener("error", ignore);
+      client.release(error);
+    };
     try {
       await client.query("BEGIN");
       const result = await work(client);
       await client.query("COMMIT");
-      client.release();
+      release();
       return result;
     } catch (error) {
       await client.query("ROLLBACK").catch(() => {});
-      client.release(unavailable(error) ? (error as Error) : undefined);
+      release(unavailable(error) ? (error as Error) : undefined);
       throw asStoreError(error);
     }
   }
