@@ -46,8 +46,6 @@ const UPDATE_STATUS = `UPDATE pedidos SET status = $1, motivo = $2, processado_p
 /** Steps of one or more orders' timelines, one row per element of the arrays, in order. */
 const INSERT_STEPS = `INSERT INTO historico (pedido_id, etapa, em, detalhes)
   SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[])`;
-const INSERT_STEP =
-  "INSERT INTO historico (pedido_id, etapa, em, detalhes) VALUES ($1, $2, $3, $4)";
 const STEPS = "SELECT etapa, em, detalhes FROM historico WHERE pedido_id = $1 ORDER BY id";
 /** Rows another relay holds are skipped, not waited for: each relay takes the next ones. */
 const CLAIM_OUTBOX = `SELECT id, pedido_id, topico, chave, valor, criado_em, traceparent FROM outbox
@@ -164,16 +162,9 @@ export async function openPostgresStore(url: string): Promise<PedidoStore> {
 
   const marks = listenForMarks(url);
 
-  const stepValues = (pedidoId: number, etapa: string, details: Details, at?: string) => [
-    pedidoId,
-    etapa,
-    at ?? new Date().toISOString(),
-    JSON.stringify(details),
-  ];
-
-  /** Timeline steps in one statement. */
+  /** Timeline steps in one statement, in a transaction (`c`) or on their own (the pool). */
   const insertSteps = async (
-    c: pg.PoolClient,
+    c: pg.PoolClient | pg.Pool,
     steps: { pedidoId: number; etapa: string; details: Details; at?: string | undefined }[],
   ) => {
     if (steps.length === 0) return;
@@ -212,10 +203,14 @@ export async function openPostgresStore(url: string): Promise<PedidoStore> {
       const now = new Date().toISOString();
       await announce(c, { sent: [], setAside: [[row.pedidoId, reason]] });
       await c.query(SET_ASIDE, [now, reason, row.id]);
-      await c.query(
-        INSERT_STEP,
-        stepValues(row.pedidoId, "evento-posto-de-lado", { motivo: reason }, now),
-      );
+      await insertSteps(c, [
+        {
+          pedidoId: row.pedidoId,
+          etapa: "evento-posto-de-lado",
+          details: { motivo: reason },
+          at: now,
+        },
+      ]);
     },
   });
 
@@ -274,7 +269,11 @@ export async function openPostgresStore(url: string): Promise<PedidoStore> {
     findPedido: async (id) => (await query<Pedido>(PEDIDO_BY_ID, [id]))[0] ?? null,
     listPedidos: (limit = 1000) => query<Pedido>(NEWEST_PEDIDOS, [limit]),
     insertStep: async (pedidoId, etapa, details, at) => {
-      await query(INSERT_STEP, stepValues(pedidoId, etapa, details, at));
+      try {
+        await insertSteps(pool, [{ pedidoId, etapa, details, at }]);
+      } catch (error) {
+        throw asStoreError(error);
+      }
     },
     steps: async (pedidoId) =>
       (await query<{ etapa: string; em: string; detalhes: string }>(STEPS, [pedidoId])).map(stepOf),
