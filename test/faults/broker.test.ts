@@ -87,45 +87,58 @@ interface Request {
 }
 
 /**
- * Creates `n` orders, then asks to pay each (one every `spacingMs`), repeating with the
- * same key until 202 or 200. Every answer is kept, with how long it took.
+ * Asks to pay `n` orders, one every `spacingMs`, each order created just before its request,
+ * and goes on past `n` until `until` settles (a fault that lasts longer than the stream, at
+ * most 10 × n requests): a slow first decision cannot let the stream end before its fault.
+ * Each request repeats with the same key until 202 or 200; every answer is kept, with how
+ * long it took.
  */
 async function streamOfPayments(
   ordersUrl: () => string,
   n: number,
   spacingMs = 100,
+  until?: Promise<unknown>,
 ): Promise<Request[]> {
+  let faultOver = until === undefined;
+  void until?.then(
+    () => (faultOver = true),
+    () => (faultOver = true),
+  );
   const requests: Request[] = [];
-  for (let i = 0; i < n; i++) {
+  const paying: Promise<void>[] = [];
+  for (let i = 0; (i < n || !faultOver) && i < 10 * n; i++) {
     const res = await http<{ id: string }>("POST", `${ordersUrl()}/pedidos`, {
       clienteId: `c${i}`,
       itens: [{ sku: "S", quantidade: 1, precoUnitario: 10 + i }],
     });
-    requests.push({
+    const r: Request = {
       pedidoId: res.body.id,
       key: randomUUID(),
       cenario: i % 3 === 0 ? "RECUSAR" : "APROVAR",
       answers: [],
-    });
+    };
+    requests.push(r);
+    paying.push(payUntilAccepted(ordersUrl, r));
+    await new Promise((res) => setTimeout(res, spacingMs));
   }
-  await Promise.all(
-    requests.map(async (r, i) => {
-      await new Promise((res) => setTimeout(res, i * spacingMs));
-      for (;;) {
-        const at = Date.now();
-        const res = await http("POST", `${ordersUrl()}/pedidos/${r.pedidoId}/pagamentos`, {
-          solicitacaoId: r.key,
-          cenario: r.cenario,
-        }).catch(() => null); // no answer: the same request again
-        r.answers.push({ status: res?.status ?? null, ms: Date.now() - at, at });
-        if (res?.status === 202 || res?.status === 200) return;
-        // Anything but the spec's 503 fails at once, not as a time-out.
-        if (res) expect(res.status, `request ${r.key}`).toBe(503);
-        await new Promise((res) => setTimeout(res, 500));
-      }
-    }),
-  );
+  await Promise.all(paying);
   return requests;
+}
+
+/** One payment request, repeated with its key every 500 ms until 202 or 200. */
+async function payUntilAccepted(ordersUrl: () => string, r: Request) {
+  for (;;) {
+    const at = Date.now();
+    const res = await http("POST", `${ordersUrl()}/pedidos/${r.pedidoId}/pagamentos`, {
+      solicitacaoId: r.key,
+      cenario: r.cenario,
+    }).catch(() => null); // no answer: the same request again
+    r.answers.push({ status: res?.status ?? null, ms: Date.now() - at, at });
+    if (res?.status === 202 || res?.status === 200) return;
+    // Anything but the spec's 503 fails at once, not as a time-out.
+    if (res) expect(res.status, `request ${r.key}`).toBe(503);
+    await new Promise((res) => setTimeout(res, 500));
+  }
 }
 
 /** The 503 answers of a stream that arrived within a time span. */
@@ -266,17 +279,20 @@ describe("Fault injection: broker edition", () => {
   it("When RabbitMQ is stopped and restarted while requests flow, then clients retrying with the same key get every order to its final state, decided once", async () => {
     const shop = await startShop("f-stop", onOwnNode);
     try {
-      const flowing = streamOfPayments(() => shop.orders.url(), 20);
-      // Some requests accepted before the outage (their records confirmed in the database).
-      await waitFor(() => queryRows(shop.paymentsDb, "SELECT 1 FROM decisoes LIMIT 1").length > 0, {
-        what: "a first decision before the outage",
-      });
-      const stoppedAt = Date.now();
-      await rabbit.stopApp();
-      await new Promise((res) => setTimeout(res, 3000)); // the outage, as a person would cause it
-      await rabbit.startApp();
-      const backAt = Date.now();
-      const requests = await flowing;
+      const outage = (async () => {
+        // Some requests accepted before the outage (their records confirmed in the database).
+        await waitFor(
+          () => queryRows(shop.paymentsDb, "SELECT 1 FROM decisoes LIMIT 1").length > 0,
+          { what: "a first decision before the outage" },
+        );
+        const stoppedAt = Date.now();
+        await rabbit.stopApp();
+        await new Promise((res) => setTimeout(res, 3000)); // the outage, as a person would cause it
+        await rabbit.startApp();
+        return { stoppedAt, backAt: Date.now() };
+      })();
+      const requests = await streamOfPayments(() => shop.orders.url(), 20, 100, outage);
+      const { stoppedAt, backAt } = await outage;
       const during = unavailableBetween(requests, stoppedAt, backAt);
       await finishBrokerScenario({
         shop,
@@ -299,16 +315,19 @@ describe("Fault injection: broker edition", () => {
   it("When RabbitMQ is killed -9 under a stream of payment requests, then the services answer 503 within 5 s while it is down, reconnect, and nothing is lost", async () => {
     const shop = await startShop("f-kill-rabbit", onOwnNode);
     try {
-      const flowing = streamOfPayments(() => shop.orders.url(), 30);
-      await waitFor(() => queryRows(shop.paymentsDb, "SELECT 1 FROM decisoes LIMIT 1").length > 0, {
-        what: "a first decision before the kill",
-      });
-      const killedAt = Date.now();
-      await rabbit.kill();
-      await new Promise((res) => setTimeout(res, 4000)); // down for a while
-      await rabbit.restart();
-      const backAt = Date.now();
-      const requests = await flowing;
+      const outage = (async () => {
+        await waitFor(
+          () => queryRows(shop.paymentsDb, "SELECT 1 FROM decisoes LIMIT 1").length > 0,
+          { what: "a first decision before the kill" },
+        );
+        const killedAt = Date.now();
+        await rabbit.kill();
+        await new Promise((res) => setTimeout(res, 4000)); // down for a while
+        await rabbit.restart();
+        return { killedAt, backAt: Date.now() };
+      })();
+      const requests = await streamOfPayments(() => shop.orders.url(), 30, 100, outage);
+      const { killedAt, backAt } = await outage;
       const during = unavailableBetween(requests, killedAt, backAt);
       await finishBrokerScenario({
         shop,
