@@ -66,12 +66,13 @@ export default defineConfig({
       },
       {
         // The orders API's store suite and HTTP tests again, against PostgreSQL (issue 37):
-        // each file makes a database of its own on the machine's server.
-        // After the integration project, not beside it: four files at once on two cores
-        // made the timing-bound ones (the lab's failover) miss their bounds.
+        // each file makes a database of its own on the machine's server. In the fault
+        // project's group, which shares its two workers (vitest runs a group's projects in
+        // one pool of the group's maxWorkers): these short files fill the time one worker
+        // would otherwise wait for the other's last fault file, about 40 s of the run.
         test: {
           name: "postgres",
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 3 },
           include: [...POSTGRES_FILES, ...POSTGRES_ONLY],
           globalSetup: ["./test/global-setup.ts"],
           env: { SHOP_TEST_STORE: "postgres" },
@@ -83,7 +84,8 @@ export default defineConfig({
       {
         // Kills and restarts brokers and services: after everything else. Its files use
         // brokers of their own (a Kafka broker, a proxied one and a cluster; a RabbitMQ node,
-        // cluster and vhosts), so they run two at a time, of about the same length each.
+        // cluster and vhosts), so they run two at a time, with the postgres project's files
+        // (their PostgreSQL faults on a server of their own) in the same two workers.
         test: {
           name: "faults",
           sequence: { groupOrder: 3 },

@@ -2,41 +2,44 @@ import { relative } from "node:path";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /**
- * Seconds each slow test file took in a full `npm test` on this 2-core machine (2026-11-25,
- * Node 24, Kafka 4.4). Vitest runs the longest first only when its cache holds the last
- * run's durations; a clean clone (CI) has none, and the largest file first is not the
- * longest: the fault project started broker.test.ts (166 s) before event-log.test.ts
- * (237 s) and ended a minute after the best pairing. Files not listed count as quick.
- * Keep the list roughly true; a stale figure only costs some of the time it saves.
+ * Seconds each slow test file took in a full `npm test` on this 2-core machine (a clean
+ * clone's CI on 2026-11-26, Node 24, Kafka 4.4). Vitest runs the longest first only when its
+ * cache holds the last run's durations; a clean clone (CI) has none, and the largest file
+ * first is not the longest: the fault project started broker.test.ts (166 s) before
+ * event-log.test.ts (237 s) and ended a minute after the best pairing. Files not listed
+ * count as quick. Keep the list roughly true; a stale figure only costs some of the time
+ * it saves.
  */
 export const SECONDS: Record<string, number> = {
-  "test/faults/event-log.test.ts": 237,
-  "test/faults/event-log-cluster.test.ts": 173,
-  "test/faults/broker.test.ts": 166,
-  "test/faults/event-log-network.test.ts": 65,
-  "test/faults/escala.test.ts": 48,
-  "test/lab/failover.test.ts": 127,
-  "test/lab/kafka-fora.test.ts": 60,
+  "test/faults/event-log.test.ts": 268,
+  "test/faults/event-log-cluster.test.ts": 156,
+  "test/lab/failover.test.ts": 123,
+  "test/faults/broker.test.ts": 119,
+  "test/lab/kafka-fora.test.ts": 65,
+  "test/faults/event-log-network.test.ts": 64,
   "orders-api/test/outbox.test.ts": 56,
   "orders-api/test/kafka-parado.test.ts": 47,
-  "dlq/test/dlq.test.ts": 36,
-  "test/lab/prova-broker.test.ts": 35,
-  "test/hostile/corpos-http.test.ts": 31,
+  "test/faults/escala.test.ts": 40,
+  "dlq/test/dlq.test.ts": 34,
+  "analytics/test/analytics.test.ts": 32,
   "payments/test/um-de-cada-vez.test.ts": 31,
-  "web/test/browser.test.ts": 30,
-  "test/lab/rebalance.test.ts": 29,
+  "test/lab/rebalance.test.ts": 30,
+  "web/test/browser.test.ts": 28,
   "test/secured-connections.test.ts": 27,
-  "test/lab/replay.test.ts": 26,
-  "analytics/test/analytics.test.ts": 26,
-  "payments/test/pagamentos.test.ts": 22,
+  "test/lab/replay.test.ts": 25,
+  "test/lab/escala.test.ts": 24,
+  "payments/test/pagamentos.test.ts": 23,
+  "test/hostile/corpos-http.test.ts": 20,
   "payments/test/releitura.test.ts": 19,
-  "test/infra/kafka.test.ts": 15,
-  "broker/payments/test/pagamentos.test.ts": 13,
-  "broker/orders/test/falhas.test.ts": 12,
+  "test/lab/prova-broker.test.ts": 16,
+  "test/infra/kafka.test.ts": 16,
+  "test/infra/polite-cli.test.ts": 16,
+  "broker/payments/test/pagamentos.test.ts": 14,
   "payments/test/presa.test.ts": 12,
-  "test/opentelemetry.test.ts": 11,
+  "orders-api/test/trace.test.ts": 12,
   "orders-api/test/resultados.test.ts": 11,
-  "orders-api/test/trace.test.ts": 10,
+  "test/opentelemetry.test.ts": 10,
+  "broker/orders/test/falhas.test.ts": 9,
 };
 
 /**
