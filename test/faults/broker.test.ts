@@ -141,6 +141,20 @@ async function payUntilAccepted(ordersUrl: () => string, r: Request) {
   }
 }
 
+/**
+ * A fault under a stream: once payments has decided a first request (some were accepted
+ * before the fault, their records confirmed in its database), runs `fault` and gives when
+ * it began and ended.
+ */
+async function afterFirstDecision(paymentsDb: string, fault: () => Promise<void>) {
+  await waitFor(() => queryRows(paymentsDb, "SELECT 1 FROM decisoes LIMIT 1").length > 0, {
+    what: "a first decision before the fault",
+  });
+  const from = Date.now();
+  await fault();
+  return { from, to: Date.now() };
+}
+
 /** The 503 answers of a stream that arrived within a time span. */
 const unavailableBetween = (requests: Request[], from: number, to: number) =>
   requests.flatMap((r) => r.answers).filter((a) => a.status === 503 && a.at >= from && a.at <= to);
@@ -279,20 +293,13 @@ describe("Fault injection: broker edition", () => {
   it("When RabbitMQ is stopped and restarted while requests flow, then clients retrying with the same key get every order to its final state, decided once", async () => {
     const shop = await startShop("f-stop", onOwnNode);
     try {
-      const outage = (async () => {
-        // Some requests accepted before the outage (their records confirmed in the database).
-        await waitFor(
-          () => queryRows(shop.paymentsDb, "SELECT 1 FROM decisoes LIMIT 1").length > 0,
-          { what: "a first decision before the outage" },
-        );
-        const stoppedAt = Date.now();
+      const outage = afterFirstDecision(shop.paymentsDb, async () => {
         await rabbit.stopApp();
         await new Promise((res) => setTimeout(res, 3000)); // the outage, as a person would cause it
         await rabbit.startApp();
-        return { stoppedAt, backAt: Date.now() };
-      })();
+      });
       const requests = await streamOfPayments(() => shop.orders.url(), 20, 100, outage);
-      const { stoppedAt, backAt } = await outage;
+      const { from: stoppedAt, to: backAt } = await outage;
       const during = unavailableBetween(requests, stoppedAt, backAt);
       await finishBrokerScenario({
         shop,
@@ -315,19 +322,13 @@ describe("Fault injection: broker edition", () => {
   it("When RabbitMQ is killed -9 under a stream of payment requests, then the services answer 503 within 5 s while it is down, reconnect, and nothing is lost", async () => {
     const shop = await startShop("f-kill-rabbit", onOwnNode);
     try {
-      const outage = (async () => {
-        await waitFor(
-          () => queryRows(shop.paymentsDb, "SELECT 1 FROM decisoes LIMIT 1").length > 0,
-          { what: "a first decision before the kill" },
-        );
-        const killedAt = Date.now();
+      const outage = afterFirstDecision(shop.paymentsDb, async () => {
         await rabbit.kill();
         await new Promise((res) => setTimeout(res, 4000)); // down for a while
         await rabbit.restart();
-        return { killedAt, backAt: Date.now() };
-      })();
+      });
       const requests = await streamOfPayments(() => shop.orders.url(), 30, 100, outage);
-      const { killedAt, backAt } = await outage;
+      const { from: killedAt, to: backAt } = await outage;
       const during = unavailableBetween(requests, killedAt, backAt);
       await finishBrokerScenario({
         shop,
