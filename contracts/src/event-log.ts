@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { positiveValor, totalInRange } from "./money.ts";
-import { freeText, TEXT_LIMITS } from "./texto.ts";
-import { defineMessage } from "./versao.ts";
+import { isPositiveAmount, positiveValor, totalInRange } from "./money.ts";
+import { freeText, isPlainText, TEXT_LIMITS } from "./texto.ts";
+import { defineMessage, type FastPath } from "./versao.ts";
 
 /** Contracts of the event-log (Kafka) edition. */
 
@@ -117,7 +117,49 @@ export const PedidoCriadoV1 = z.object({
   criadoEm: utcInstant,
 });
 export type PedidoCriado = z.output<typeof PedidoCriadoV1>;
-export const PedidoCriado = defineMessage("PedidoCriado", { 1: PedidoCriadoV1 });
+
+/** The UTC form the shop writes (toISOString: seconds, then any fraction, then Z). */
+const PLAIN_UTC_INSTANT =
+  /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?Z$/;
+const digit = (text: string, at: number) => text.charCodeAt(at) - 48;
+/** utcInstant's calendar: a day the month has, 29 February in Gregorian leap years only. */
+function dayExists(text: string): boolean {
+  const day = digit(text, 8) * 10 + digit(text, 9);
+  if (day <= 28) return true;
+  const month = digit(text, 5) * 10 + digit(text, 6);
+  if (month !== 2)
+    return day <= (month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31);
+  const year = digit(text, 0) * 1000 + digit(text, 1) * 100 + digit(text, 2) * 10 + digit(text, 3);
+  return day === 29 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+}
+const isPlainInstant = (v: unknown): v is string =>
+  typeof v === "string" && PLAIN_UTC_INSTANT.test(v) && dayExists(v);
+const isWhole = (v: unknown, min: number, max: number): v is number =>
+  Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max;
+/** What nonBlankText keeps as it is: no space to trim at either end, not empty. */
+const isTrimmedText = (v: unknown): v is string =>
+  typeof v === "string" && v.length > 0 && v.trim() === v;
+
+/** PedidoCriadoV1's quick yes (versao.ts, FastPath), its fields in the schema's order. */
+export const pedidoCriadoV1Fast: FastPath<PedidoCriado> = (m) => {
+  const { pedidoId, cliente, item, quantidade, valor, criadoEm } = m;
+  if (
+    m.versao !== 1 ||
+    !isWhole(pedidoId, 1, Number.MAX_SAFE_INTEGER) ||
+    !isPlainText(cliente, TEXT_LIMITS.cliente) ||
+    !isPlainText(item, TEXT_LIMITS.item) ||
+    !isWhole(quantidade, 1, 50) ||
+    !isPositiveAmount(valor) ||
+    !isPlainInstant(criadoEm)
+  )
+    return undefined;
+  return { versao: 1, pedidoId, cliente, item, quantidade, valor, criadoEm };
+};
+export const PedidoCriado = defineMessage(
+  "PedidoCriado",
+  { 1: PedidoCriadoV1 },
+  { 1: pedidoCriadoV1Fast },
+);
 
 export const ResultadoPagamentoV1 = z.object({
   versao: z.literal(1),
@@ -128,7 +170,29 @@ export const ResultadoPagamentoV1 = z.object({
   processadoEm: utcInstant,
 });
 export type ResultadoPagamento = z.output<typeof ResultadoPagamentoV1>;
-export const ResultadoPagamento = defineMessage("ResultadoPagamento", { 1: ResultadoPagamentoV1 });
+
+const isStatusPagamento = (v: unknown): v is StatusPagamento =>
+  (STATUS_PAGAMENTO as readonly unknown[]).includes(v);
+
+/** ResultadoPagamentoV1's quick yes (versao.ts, FastPath), its fields in the schema's order. */
+export const resultadoPagamentoV1Fast: FastPath<ResultadoPagamento> = (m) => {
+  const { pedidoId, status, motivo, instancia, processadoEm } = m;
+  if (
+    m.versao !== 1 ||
+    !isWhole(pedidoId, 1, Number.MAX_SAFE_INTEGER) ||
+    !isStatusPagamento(status) ||
+    (motivo !== null && typeof motivo !== "string") ||
+    !isTrimmedText(instancia) ||
+    !isPlainInstant(processadoEm)
+  )
+    return undefined;
+  return { versao: 1, pedidoId, status, motivo, instancia, processadoEm };
+};
+export const ResultadoPagamento = defineMessage(
+  "ResultadoPagamento",
+  { 1: ResultadoPagamentoV1 },
+  { 1: resultadoPagamentoV1Fast },
+);
 
 /** Record key on both topics: the pedidoId as text. */
 export function pedidoKey(pedidoId: number): string {

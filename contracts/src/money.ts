@@ -61,6 +61,10 @@ export function formatCents(cents: Cents): string {
 /** What a breach of the money range says, naming the limit. */
 export const OUT_OF_RANGE = `is above the limit of ${formatCents(MAX_CENTS)}`;
 
+/** What positiveValor accepts, as one test (the FastPath of a message, versao.ts). */
+export const isPositiveAmount = (value: unknown): value is number =>
+  typeof value === "number" && value > 0 && hasAtMostTwoDecimals(value) && value * 100 <= MAX_CENTS;
+
 /** A positive amount on the wire: a JSON number, at most two decimals, in the money range. */
 export const positiveValor = z
   .number({ error: "must be a number" })

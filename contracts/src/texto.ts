@@ -37,3 +37,14 @@ export function freeText(max: number) {
       .meta({ maxLength: max })
   );
 }
+
+/**
+ * Text freeText keeps as it is, told at a glance: printable Latin-1 (ASCII and U+00A0 to
+ * U+00FF, each already NFC, none a control character), no space at either end, at most
+ * `max` characters. Anything else goes through freeText's own checks (the FastPath of a
+ * message, versao.ts).
+ */
+const PLAIN_TEXT =
+  /^[\x21-\x7e\u00a1-\u00ff](?:[\x20-\x7e\u00a0-\u00ff]*[\x21-\x7e\u00a1-\u00ff])?$/;
+export const isPlainText = (value: unknown, max: number): value is string =>
+  typeof value === "string" && value.length <= max && PLAIN_TEXT.test(value);

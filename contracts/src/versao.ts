@@ -23,9 +23,20 @@ export interface MessageContract<T, In = T> {
   encode(message: In): string;
 }
 
+/**
+ * A quick yes for a version of a message: given its parsed JSON, the value its schema would
+ * give, when the message is plainly valid (plain text, whole numbers, amounts, instants in
+ * a month's first 28 days); undefined for anything else, which the schema then decides and
+ * words. It never says yes to what the schema refuses and gives the schema's own value:
+ * contracts/test/fast-path.test.ts holds each one to its schema on generated messages.
+ * Every record of a replay is decoded, and the schema's checks were most of that cost.
+ */
+export type FastPath<T> = (parsed: Record<string, unknown>) => T | undefined;
+
 export function defineMessage<S extends z.ZodType>(
   name: string,
   schemasByVersion: Record<number, S>,
+  fastByVersion: Record<number, FastPath<z.output<S>>> = {},
 ): MessageContract<z.output<S>, z.input<S>> {
   const versions = Object.keys(schemasByVersion)
     .map(Number)
@@ -68,6 +79,8 @@ export function defineMessage<S extends z.ZodType>(
         },
       };
     }
+    const quick = fastByVersion[versao as number]?.(parsed as Record<string, unknown>);
+    if (quick !== undefined) return { ok: true, value: quick };
     const result = schema.safeParse(parsed);
     if (!result.success) {
       return {
