@@ -141,14 +141,16 @@ export async function runAnalytics(opts: AnalyticsOptions): Promise<Summary> {
       // up, it should not: the fetch sent after the last records is still waiting when the
       // consumer disconnects, and the disconnect waits for it (a replay's last 0.45 s).
       maxWaitTimeInMs: opts.untilCaughtUp ? 50 : 500,
-      // 512 KB a fetch rather than kafkajs's 10 MB: kafkajs decodes a whole fetch into
+      // 1 MB a fetch rather than kafkajs's 10 MB: kafkajs decodes a whole fetch into
       // objects (about 1.6 KB of them per record) that all live until their batch is
       // handed over, and with the services' small young generation (NODE_FLAGS) a big
       // fetch's records outlived it and went to the old one. Over a replay of 1,000,000
-      // records: 10 MB to 3 MB saved 25 MB at the same speed; 3 MB to 512 KB another
-      // 30 MB of peak RSS (148-158 MB against 179-184), for the same time.
-      maxBytesPerPartition: 512 * 1024,
-      maxBytes: 512 * 1024,
+      // records (npm run bench -- --only=replay, median of 3 each): 512 KB, 1 MB, 2 MB and
+      // 8 MB read 304k, 346k, 350-354k and 328k records/s, at 170, 192, 204-214 and 286 MB
+      // of peak RSS. (Before the contracts' quick yes, while decoding was the bottleneck,
+      // the sizes were within noise and 512 KB saved the most memory.)
+      maxBytesPerPartition: 1024 * 1024,
+      maxBytes: 1024 * 1024,
     });
     let crashed: Error | null = null;
     const decoder = new BatchDecoder();
