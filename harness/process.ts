@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, existsSync } from "node:fs";
 import { join } from "node:path";
 import { type ConsumerEventMap, Database, waitFor } from "@shop/service";
-import { bundleOf, NODE_FLAGS } from "../infra/build.ts";
+import { bundlePath, entryOf, nodeFlagsOf } from "../infra/build.ts";
 import { ROOT } from "../infra/config.ts";
 import { runLogDir } from "./logs.ts";
 
@@ -17,9 +17,10 @@ import { runLogDir } from "./logs.ts";
  */
 export function programArgs(dir: string): string[] {
   if (process.env.SHOP_CONSTRUIDO === "1") {
-    const file = bundleOf(dir);
+    const name = entryOf(dir);
+    const file = bundlePath(name);
     if (!existsSync(file)) throw new Error(`${file} is missing: run npm run build`);
-    return [...NODE_FLAGS, file];
+    return [...nodeFlagsOf(name), file];
   }
   return ["--import", "tsx", join(ROOT, dir, "src", "main.ts")];
 }

@@ -143,11 +143,11 @@ export async function runAnalytics(opts: AnalyticsOptions): Promise<Summary> {
       maxWaitTimeInMs: opts.untilCaughtUp ? 50 : 500,
       // 1 MB a fetch rather than kafkajs's 10 MB: kafkajs decodes a whole fetch into
       // objects (about 1.6 KB of them per record) that all live until their batch is
-      // handed over, and with the services' small young generation (NODE_FLAGS) a big
-      // fetch's records outlived it and went to the old one. Over a replay of 1,000,000
-      // records (npm run bench -- --only=replay, median of 3 each): 512 KB, 1 MB, 2 MB and
-      // 8 MB read 304k, 346k, 350-354k and 328k records/s, at 170, 192, 204-214 and 286 MB
-      // of peak RSS. (Before the contracts' quick yes, while decoding was the bottleneck,
+      // handed over, and with a small young generation a big fetch's records outlived it
+      // and went to the old one. Over a replay of 1,000,000 records (npm run bench --
+      // --only=replay, median of 3 each, under the services' NODE_FLAGS, before the CLI
+      // had its own): 512 KB, 1 MB, 2 MB and 8 MB read 304k, 346k, 350-354k and 328k
+      // records/s, at 170, 192, 204-214 and 286 MB of peak RSS. (Before the contracts' quick yes, while decoding was the bottleneck,
       // the sizes were within noise and 512 KB saved the most memory.)
       maxBytesPerPartition: 1024 * 1024,
       maxBytes: 1024 * 1024,
