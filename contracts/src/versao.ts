@@ -25,9 +25,9 @@ export interface MessageContract<T, In = T> {
 
 /**
  * A quick yes for a version of a message: given its parsed JSON, the value its schema would
- * give, when the message is plainly valid (plain text, whole numbers, amounts, instants in
- * a month's first 28 days); undefined for anything else, which the schema then decides and
- * words. It never says yes to what the schema refuses and gives the schema's own value:
+ * give, when the message is plainly valid (plain Latin-1 text, safe whole numbers, amounts,
+ * the shop's own UTC instants); undefined for anything else, which the schema then decides
+ * and words. It never says yes to what the schema refuses and gives the schema's own value:
  * contracts/test/fast-path.test.ts holds each one to its schema on generated messages.
  * Every record of a replay is decoded, and the schema's checks were most of that cost.
  */
