@@ -23,8 +23,8 @@ const POSTGRES_FILES = [
   "orders-api/test/trace.test.ts",
 ];
 /**
- * Several instances on one database: PostgreSQL only. Its fault scenarios run here too,
- * not beside the fault project's broker kills, whose time bounds they would crowd.
+ * Several instances on one database: PostgreSQL only. Its fault scenarios run in this
+ * project (they need its store), which shares the fault project's two workers.
  */
 const POSTGRES_ONLY = ["orders-api/test/instancias.test.ts", "test/faults/escala.test.ts"];
 
