@@ -3,7 +3,8 @@ import { ownRabbitCluster } from "../harness/own-rabbit.ts";
 import { paths } from "../infra/kafka/kafka.ts";
 import { benchIntake, type Ceiling, type Row, rssMb } from "./intake.ts";
 import { benchPipeline } from "./pipeline.ts";
-import { pidsOf, RABBITMQ } from "./stats.ts";
+import { measureJit, pidsOf, RABBITMQ } from "./stats.ts";
+import { warmKafka } from "./warm.ts";
 
 /** The machine's own RabbitMQ: the Erlang VM that is none of the cluster's nodes. */
 const machineRabbitPid = (clusterPids: number[]) =>
@@ -46,6 +47,8 @@ export async function benchCluster(opts: {
   const rabbit = await ownRabbitCluster("bench-rc");
   try {
     await kafka.start();
+    await warmKafka("cluster", kafka.brokers, kafka.pids(), log);
+    const jit = measureJit(kafka.pids());
     const intake = await benchIntake({
       seconds: opts.seconds,
       connections: 64,
@@ -65,6 +68,8 @@ export async function benchCluster(opts: {
       withBare: false,
     });
     const pipelineRate = (pipeline as Row).value;
+    // Shown beside the rows: the brokers were warm while measured.
+    const jitText = `; JIT compilers ${Math.round(jit.share() * 100)}% of the brokers' CPU over both runs`;
     const kafkaMb = total(kafka.pids());
     const rabbitMb = total(rabbit.pids());
     const singleKafka = singleKafkaPid();
@@ -93,7 +98,7 @@ export async function benchCluster(opts: {
       row(
         "cluster-intake",
         "cluster: intake, replication 3 / min ISR 2",
-        `${Math.round(intakeRps)} req/s, p99 ${(intake[0] as Row).extra?.p99} ms`,
+        `${Math.round(intakeRps)} req/s, p99 ${(intake[0] as Row).extra?.p99} ms${jitText}`,
         `one broker ${Math.round(opts.single.intakeRps)} req/s`,
         intakeRps,
         opts.single.intakeRps,
@@ -102,7 +107,7 @@ export async function benchCluster(opts: {
       row(
         "cluster-pipeline",
         "cluster: pipeline, replication 3",
-        (pipeline as Row).measured,
+        `${(pipeline as Row).measured}${jitText}`,
         `one broker ${Math.round(opts.single.pipelineRate)} orders/s`,
         pipelineRate,
         opts.single.pipelineRate,

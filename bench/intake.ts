@@ -38,7 +38,7 @@ export function rssMb(pid: number): number {
   return m ? Math.round(Number(m[1]) / 1024) : 0;
 }
 
-async function load(url: string, seconds: number, connections: number, onTick?: () => void) {
+export async function load(url: string, seconds: number, connections: number, onTick?: () => void) {
   const timer = onTick ? setInterval(onTick, 1000) : null;
   const result = await autocannon({
     url: `${url}/pedidos`,

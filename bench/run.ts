@@ -17,7 +17,9 @@ import { bareExpress, benchIntake, type Row } from "./intake.ts";
 import { benchPipeline } from "./pipeline.ts";
 import { printProfiles } from "./profile.ts";
 import { benchReplay } from "./replay.ts";
+import { KAFKA_BROKER, pidsOf } from "./stats.ts";
 import { kafkaTwoHop } from "./two-hop.ts";
+import { warmKafka } from "./warm.ts";
 
 /**
  * npm run bench [-- --quick] [--only=decode,intake,pipeline,replay,broker,cluster,escala] [--profile] [--fonte]
@@ -159,6 +161,8 @@ async function main() {
   const rows: Row[] = [];
   if (wanted("decode")) rows.push(contractDecode());
   const seconds = quick ? 5 : 20;
+  if (["intake", "pipeline", "cluster", "escala", "replay"].some(wanted))
+    await warmKafka("kafka", brokers, pidsOf(KAFKA_BROKER), log);
   const ceiling = await bareExpress(seconds, 64, log);
   let intakeRps = ceiling.rps / 2;
   if (wanted("intake")) {

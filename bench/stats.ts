@@ -97,6 +97,37 @@ export function cpuMs(pid: number): number {
   }
 }
 
+/** CPU time (ms) the JIT compiler threads of these JVMs ("C1/C2 CompilerThread") have used. */
+function jitCpuMs(pids: readonly number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    let threads: string[] = [];
+    try {
+      threads = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    for (const t of threads) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/task/${t}/stat`, "utf8");
+        if (!/^\d+ \(C[12] CompilerThre/.test(stat)) continue;
+        const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
+        ticks += Number(fields[11]) + Number(fields[12]);
+      } catch {
+        // the thread ended between the listing and the read
+      }
+    }
+  }
+  return (ticks * 1000) / TICKS_PER_SECOND;
+}
+
+/** The share of these JVMs' CPU that their JIT compilers took from this call to share(). */
+export function measureJit(pids: readonly number[]) {
+  const total = () => pids.reduce((s, p) => s + cpuMs(p), 0);
+  const [jit, all] = [jitCpuMs(pids), total()];
+  return { share: () => (jitCpuMs(pids) - jit) / Math.max(1, total() - all) };
+}
+
 /** Command lines of the brokers: the Kafka broker's JVM, RabbitMQ's Erlang VM. */
 export const KAFKA_BROKER = /\0kafka\.Kafka\0/;
 export const RABBITMQ = /beam\.smp/;
