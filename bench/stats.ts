@@ -97,9 +97,9 @@ export function cpuMs(pid: number): number {
   }
 }
 
-/** CPU time (ms) the JIT compiler threads of these JVMs ("C1/C2 CompilerThread") have used. */
-function jitCpuMs(pids: readonly number[]): number {
-  let ticks = 0;
+/** CPU ticks each JIT compiler thread ("C1/C2 CompilerThread") of these JVMs has used, by pid/tid. */
+function jitTicks(pids: readonly number[]): Map<string, number> {
+  const ticks = new Map<string, number>();
   for (const pid of pids) {
     let threads: string[] = [];
     try {
@@ -112,20 +112,31 @@ function jitCpuMs(pids: readonly number[]): number {
         const stat = readFileSync(`/proc/${pid}/task/${t}/stat`, "utf8");
         if (!/^\d+ \(C[12] CompilerThre/.test(stat)) continue;
         const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
-        ticks += Number(fields[11]) + Number(fields[12]);
+        ticks.set(`${pid}/${t}`, Number(fields[11]) + Number(fields[12]));
       } catch {
         // the thread ended between the listing and the read
       }
     }
   }
-  return (ticks * 1000) / TICKS_PER_SECOND;
+  return ticks;
 }
 
-/** The share of these JVMs' CPU that their JIT compilers took from this call to share(). */
+/**
+ * The share of these JVMs' CPU that their JIT compilers took from this call to share().
+ * The JVM starts and stops compiler threads as the work comes and goes, so the share
+ * counts the threads alive at share() (a thread that ended took its ticks with it: the
+ * share is a floor, never negative).
+ */
 export function measureJit(pids: readonly number[]) {
   const total = () => pids.reduce((s, p) => s + cpuMs(p), 0);
-  const [jit, all] = [jitCpuMs(pids), total()];
-  return { share: () => (jitCpuMs(pids) - jit) / Math.max(1, total() - all) };
+  const [before, all] = [jitTicks(pids), total()];
+  return {
+    share() {
+      let ticks = 0;
+      for (const [thread, now] of jitTicks(pids)) ticks += now - (before.get(thread) ?? 0);
+      return (ticks * 1000) / TICKS_PER_SECOND / Math.max(1, total() - all);
+    },
+  };
 }
 
 /** Command lines of the brokers: the Kafka broker's JVM, RabbitMQ's Erlang VM. */
