@@ -3,6 +3,9 @@ import { type Publisher, refusedForGood } from "@shop/kafka";
 import { gauge, type Logger, metrics } from "@shop/service";
 import type { OutboxClaim, OutboxRow, PedidoStore } from "../store.ts";
 
+/** How long a mark that came before its request waited is kept for that request. */
+const EARLY_MS = 10_000;
+
 /** The orders whose rows a round marked, and the error for a row set aside. */
 type Settled = [pedidoId: number, error?: Error][];
 
@@ -64,9 +67,23 @@ export function startOutboxRelay({
       wakeUp = done;
     });
 
+  // Marks that came before their request waited: another instance's relay can publish a
+  // row and announce it while this instance's request is still between its commit and
+  // waitUntilSent (a busy event loop). Kept for EARLY_MS, oldest first.
+  const early = new Map<number, { at: number; error: Error | undefined }>();
   const settle = (pedidoId: number, error?: Error) => {
-    waiters.get(pedidoId)?.(error);
-    waiters.delete(pedidoId);
+    const waiter = waiters.get(pedidoId);
+    if (waiter) {
+      waiters.delete(pedidoId);
+      waiter(error);
+      return;
+    }
+    const at = Date.now();
+    for (const [id, mark] of early) {
+      if (at - mark.at < EARLY_MS) break;
+      early.delete(id);
+    }
+    early.set(pedidoId, { at, error });
   };
 
   async function loop() {
@@ -185,6 +202,11 @@ export function startOutboxRelay({
 
   return {
     waitUntilSent(pedidoId, timeoutMs) {
+      const mark = early.get(pedidoId);
+      if (mark) {
+        early.delete(pedidoId);
+        return mark.error ? Promise.reject(mark.error) : Promise.resolve();
+      }
       return new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => {
           waiters.delete(pedidoId);
