@@ -86,12 +86,18 @@ export function stepsFromDb(
 /** sysconf(_SC_CLK_TCK): 100 on every Linux this runs on. */
 const TICKS_PER_SECOND = 100;
 
+/** User + system CPU ticks of a `/proc/<pid>/stat` or `/proc/<pid>/task/<tid>/stat` text. */
+function ticksOf(stat: string): number {
+  // Fields after the command name (which may hold spaces and ")"): utime and stime are the
+  // 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+}
+
 /** CPU time (ms, user + system) a process has used so far; 0 once it is gone. */
 export function cpuMs(pid: number): number {
   try {
-    // Fields after the command name (which may hold spaces): utime and stime are 12th, 13th.
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+    return (ticksOf(readFileSync(`/proc/${pid}/stat`, "utf8")) * 1000) / TICKS_PER_SECOND;
   } catch {
     return 0;
   }
@@ -111,8 +117,7 @@ function jitTicks(pids: readonly number[]): Map<string, number> {
       try {
         const stat = readFileSync(`/proc/${pid}/task/${t}/stat`, "utf8");
         if (!/^\d+ \(C[12] CompilerThre/.test(stat)) continue;
-        const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
-        ticks.set(`${pid}/${t}`, Number(fields[11]) + Number(fields[12]));
+        ticks.set(`${pid}/${t}`, ticksOf(stat));
       } catch {
         // the thread ended between the listing and the read
       }
