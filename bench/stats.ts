@@ -103,6 +103,9 @@ export function cpuMs(pid: number): number {
   }
 }
 
+/** CPU time (ms) a group of processes has used so far. */
+const cpuMsOf = (pids: readonly number[]) => pids.reduce((s, p) => s + cpuMs(p), 0);
+
 /** CPU ticks each JIT compiler thread ("C1/C2 CompilerThread") of these JVMs has used, by pid/tid. */
 function jitTicks(pids: readonly number[]): Map<string, number> {
   const ticks = new Map<string, number>();
@@ -133,13 +136,12 @@ function jitTicks(pids: readonly number[]): Map<string, number> {
  * share is a floor, never negative).
  */
 export function measureJit(pids: readonly number[]) {
-  const total = () => pids.reduce((s, p) => s + cpuMs(p), 0);
-  const [before, all] = [jitTicks(pids), total()];
+  const [before, all] = [jitTicks(pids), cpuMsOf(pids)];
   return {
     share() {
       let ticks = 0;
       for (const [thread, now] of jitTicks(pids)) ticks += now - (before.get(thread) ?? 0);
-      return (ticks * 1000) / TICKS_PER_SECOND / Math.max(1, total() - all);
+      return (ticks * 1000) / TICKS_PER_SECOND / Math.max(1, cpuMsOf(pids) - all);
     },
   };
 }
@@ -169,14 +171,13 @@ export function pidsOf(pattern: RegExp): number[] {
  * stop() may be called more than once; each reads from the same start.
  */
 export function measureCpu(groups: Record<string, number[]>) {
-  const sum = (pids: number[]) => pids.reduce((s, p) => s + cpuMs(p), 0);
-  const start = Object.fromEntries(Object.entries(groups).map(([g, pids]) => [g, sum(pids)]));
+  const start = Object.fromEntries(Object.entries(groups).map(([g, pids]) => [g, cpuMsOf(pids)]));
   return {
     stop(units: number) {
       const perUnit = Object.fromEntries(
         Object.entries(groups).map(([g, pids]) => [
           g,
-          (sum(pids) - (start[g] ?? 0)) / Math.max(1, units),
+          (cpuMsOf(pids) - (start[g] ?? 0)) / Math.max(1, units),
         ]),
       );
       const total = Object.values(perUnit).reduce((s, v) => s + v, 0);
