@@ -40,7 +40,7 @@ export const NODE_FLAGS = ["--max-semi-space-size=4", "--heap-growing-percent=20
  * spent a third of its time collecting garbage. npm run bench -- --only=replay (1,000,000
  * records, median of 3 each, analytics ÷ the bare kafkajs consumer, peak RSS): the
  * services' flags 0.62-0.66 at 190 MB; 16 MB semi-spaces alone 0.71 at 212 MB; a 100 %
- * growth step alone 0.79 at 209 MB; both 0.87-0.92 at 215-218 MB; with 24 MB semi-spaces
+ * growth step alone 0.79 at 209 MB; both 0.82-0.92 at 215-228 MB (docs/benchmarks.md); with 24 MB semi-spaces
  * 0.99 at 251 MB, and V8's defaults 0.88 at 364 MB, both over the goal.
  */
 export const ANALYTICS_NODE_FLAGS = ["--max-semi-space-size=16", "--heap-growing-percent=100"];
