@@ -61,7 +61,10 @@ export async function readTopic(
   const records: KafkaRecord[] = [];
   if ([...want.values()].every((h) => h === 0)) return records;
   const groupId = `lab-reader-${randomBytes(4).toString("hex")}`;
-  const consumer = kafka.consumer({ groupId, readUncommitted });
+  // A fetch with nothing new waits maxWaitTimeInMs on the broker, and the disconnect below
+  // waits for the fetch in flight: at kafkajs's 5 s, every read of a topic ended 5 s after
+  // its last record (each fault scenario's count of its state, each lab run's).
+  const consumer = kafka.consumer({ groupId, readUncommitted, maxWaitTimeInMs: 100 });
   // How far the reader got in each partition: past its last record, or, where only a
   // transaction's commit or abort marker follows (never handed over as a record), as far as
   // the group's committed offset says.
