@@ -37,7 +37,7 @@ describe("The real Kafka broker started by infra/", () => {
     await producer.send({ topic, acks: -1, messages });
     await producer.disconnect();
 
-    const consumer = kafka.consumer({ groupId: uniqueName("harness-group") });
+    const consumer = kafka.consumer({ groupId: uniqueName("harness-group"), maxWaitTimeInMs: 100 });
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
     const joined = waitForConsumerToJoinGroup(consumer);

@@ -88,7 +88,7 @@ describe("Rule: writers in different implementations map a key to the same parti
     await producer.disconnect();
 
     const landed = new Map<string, number>(); // "producer:keyhex" -> partition
-    const consumer = kafka.consumer({ groupId: uniqueName("parity-check") });
+    const consumer = kafka.consumer({ groupId: uniqueName("parity-check"), maxWaitTimeInMs: 100 });
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
     await consumer.run({
