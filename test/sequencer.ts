@@ -2,8 +2,9 @@ import { relative } from "node:path";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /**
- * Seconds each slow test file took in a full `npm test` on this 2-core machine (a clean
- * clone's CI on 2026-11-26, Node 24, Kafka 4.4). Vitest runs the longest first only when its
+ * Seconds each slow test file took in a full `npm test` on this 2-core machine (the
+ * vitest run of 2026-11-27 at 00:14, Node 24, Kafka 4.4, three integration files at a
+ * time). Vitest runs the longest first only when its
  * cache holds the last run's durations; a clean clone (CI) has none, and the largest file
  * first is not the longest: the fault project started broker.test.ts (166 s) before
  * event-log.test.ts (237 s) and ended a minute after the best pairing. Files not listed
@@ -11,35 +12,36 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
  * it saves.
  */
 export const SECONDS: Record<string, number> = {
-  "test/faults/event-log.test.ts": 268,
-  "test/faults/event-log-cluster.test.ts": 156,
-  "test/lab/failover.test.ts": 123,
-  "test/faults/broker.test.ts": 119,
+  "test/faults/event-log.test.ts": 219,
+  "test/lab/failover.test.ts": 126,
+  "test/faults/event-log-cluster.test.ts": 110,
+  "test/faults/broker.test.ts": 110,
+  "orders-api/test/outbox.test.ts": 74,
   "test/lab/kafka-fora.test.ts": 65,
-  "test/faults/event-log-network.test.ts": 64,
-  "orders-api/test/outbox.test.ts": 56,
-  "orders-api/test/kafka-parado.test.ts": 47,
-  "test/faults/escala.test.ts": 40,
-  "dlq/test/dlq.test.ts": 34,
-  "analytics/test/analytics.test.ts": 32,
-  "payments/test/um-de-cada-vez.test.ts": 31,
-  "test/lab/rebalance.test.ts": 30,
-  "web/test/browser.test.ts": 28,
-  "test/secured-connections.test.ts": 27,
-  "test/lab/replay.test.ts": 25,
-  "test/lab/escala.test.ts": 24,
-  "payments/test/pagamentos.test.ts": 23,
-  "test/hostile/corpos-http.test.ts": 20,
-  "payments/test/releitura.test.ts": 19,
-  "test/lab/prova-broker.test.ts": 16,
-  "test/infra/kafka.test.ts": 16,
-  "test/infra/polite-cli.test.ts": 16,
-  "broker/payments/test/pagamentos.test.ts": 14,
-  "payments/test/presa.test.ts": 12,
-  "orders-api/test/trace.test.ts": 12,
-  "orders-api/test/resultados.test.ts": 11,
+  "test/faults/event-log-network.test.ts": 50,
+  "dlq/test/dlq.test.ts": 44,
+  "analytics/test/analytics.test.ts": 37,
+  "test/lab/replay.test.ts": 32,
+  "test/faults/escala.test.ts": 31,
+  "web/test/browser.test.ts": 30,
+  "test/hostile/corpos-http.test.ts": 30,
+  "test/lab/prova-broker.test.ts": 30,
+  "orders-api/test/kafka-parado.test.ts": 29,
+  "test/infra/polite-cli.test.ts": 29,
+  "payments/test/um-de-cada-vez.test.ts": 27,
+  "test/lab/escala.test.ts": 26,
+  "test/infra/kafka.test.ts": 24,
+  "test/lab/rebalance.test.ts": 24,
+  "broker/payments/test/pagamentos.test.ts": 19,
+  "test/secured-connections.test.ts": 18,
+  "payments/test/releitura.test.ts": 17,
+  "payments/test/pagamentos.test.ts": 17,
+  "test/infra/infra-cli.test.ts": 15,
+  "payments/test/presa.test.ts": 11,
+  "payments/test/grupo.test.ts": 11,
+  "orders-api/test/trace.test.ts": 11,
   "test/opentelemetry.test.ts": 10,
-  "broker/orders/test/falhas.test.ts": 9,
+  "broker/orders/test/falhas.test.ts": 10,
 };
 
 /**
