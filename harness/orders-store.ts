@@ -1,7 +1,7 @@
 import { loadDotEnv } from "@shop/service";
 import pg from "pg";
 import { tempOrdersDatabase } from "../infra/postgres.ts";
-import { types } from "../orders-api/src/store/postgres.ts";
+import { int8AsNumber } from "../orders-api/src/store/postgres.ts";
 import { tempDb } from "./env.ts";
 import { countRows, queryRows } from "./process.ts";
 
@@ -53,7 +53,7 @@ export async function queryOrdersDb<T>(
   ...params: unknown[]
 ): Promise<T[]> {
   if (!/^postgres(ql)?:\/\//.test(where)) return queryRows<T>(where, sql, ...params);
-  const client = new pg.Client({ connectionString: where, types });
+  const client = new pg.Client({ connectionString: where, types: int8AsNumber(pg) });
   await client.connect();
   try {
     let n = 0;

@@ -1,4 +1,4 @@
-import pg from "pg";
+import type pg from "pg";
 import type { Pedido } from "../domain/pedido.ts";
 import {
   type Details,
@@ -69,13 +69,16 @@ const MIGRATION_LOCK = 370_037;
 /** A connection that cannot be made or was lost, or a query that did not answer in time. */
 const WITHIN_MS = { connect: 2000, query: 3000 };
 
+/** The driver's module, loaded by the store that uses it (openPostgresStore). */
+type Driver = typeof pg;
+
 /** int8 (COUNT, BIGINT amounts) as a number: every one here is below 2^53. */
-export const types = {
+export const int8AsNumber = (driver: Driver) => ({
   getTypeParser: ((oid: number, format?: "text" | "binary") =>
-    oid === pg.types.builtins.INT8
+    oid === driver.types.builtins.INT8
       ? Number
-      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
-};
+      : driver.types.getTypeParser(oid, format)) as Driver["types"]["getTypeParser"],
+});
 
 /** A server's answer about the SQL (a constraint, a syntax error) is not the store being down. */
 function unavailable(error: unknown): boolean {
@@ -100,12 +103,15 @@ function asStoreError(error: unknown): unknown {
  * applied under its row lock, and the outbox's rows are claimed with SKIP LOCKED.
  */
 export async function openPostgresStore(url: string): Promise<PedidoStore> {
-  const pool = new pg.Pool({
+  // Loaded here, not at the top: the build bundles this file into the orders API, where a
+  // static import would load the driver at every start, on SQLite too (2 MB of RSS).
+  const { default: driver } = await import("pg");
+  const pool = new driver.Pool({
     connectionString: url,
     max: 8,
     connectionTimeoutMillis: WITHIN_MS.connect,
     query_timeout: WITHIN_MS.query,
-    types,
+    types: int8AsNumber(driver),
   });
   // A connection lost while idle (PostgreSQL restarted): the pool drops it; the next
   // query opens another or fails as StoreUnavailable.
@@ -160,7 +166,7 @@ export async function openPostgresStore(url: string): Promise<PedidoStore> {
     await c.query("UPDATE versao_esquema SET versao = $1", [MIGRATIONS.length]);
   });
 
-  const marks = listenForMarks(url);
+  const marks = listenForMarks(driver, url);
 
   /** Timeline steps in one statement, in a transaction (`c`) or on their own (the pool). */
   const insertSteps = async (
@@ -319,7 +325,7 @@ export async function openPostgresStore(url: string): Promise<PedidoStore> {
  * meanwhile is missed, and its request answers as not acknowledged in time (its event is
  * published all the same).
  */
-function listenForMarks(url: string) {
+function listenForMarks(driver: Driver, url: string) {
   const listeners = new Set<(marked: OutboxMarked) => void>();
   let client: pg.Client | null = null;
   let closed = false;
@@ -329,7 +335,10 @@ function listenForMarks(url: string) {
     if (!closed) retry = setTimeout(connect, 1000);
   };
   function connect() {
-    const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: WITHIN_MS.connect });
+    const c = new driver.Client({
+      connectionString: url,
+      connectionTimeoutMillis: WITHIN_MS.connect,
+    });
     client = c;
     c.on("notification", (n) => {
       if (n.channel !== MARKED_CHANNEL || !n.payload) return;
