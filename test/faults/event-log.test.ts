@@ -1,8 +1,10 @@
 import { join } from "node:path";
 import { STORAGE_FULL_MESSAGE } from "@shop/service";
+import { Kafka, logLevel } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { uniqueName } from "../../harness/env.ts";
 import { ownKafka } from "../../harness/own-kafka.ts";
-import { committedOffsets, endOffsets, readTopic } from "../helpers/kafka.ts";
+import { committedOffsets, createTopic, endOffsets, readTopic } from "../helpers/kafka.ts";
 import { countRows, http, queryRows, type ServiceProcess } from "../helpers/shop.ts";
 import { smallDisk } from "../helpers/small-disk.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -176,6 +178,51 @@ describe("Fault injection: event-log edition", () => {
       backAt,
     );
   }, 240_000);
+
+  it("When the broker is killed -9 and a consumer crashes while it is down, then the restarted consumer joins its group again as the same member, without waiting out its old session (patches/kafkajs)", async () => {
+    // kafkajs restarted a crashed consumer as a new member; the restarted broker still held
+    // the old one, and the group waited for its session (10 s) before it could rebalance:
+    // the orders API applied no result for 10 s after Kafka was back.
+    const client = new Kafka({
+      brokers: [kafka.brokers],
+      logLevel: logLevel.NOTHING,
+      // Crash soon after the broker dies (the services give up later, the same way).
+      retry: { retries: 1, initialRetryTime: 100, maxRetryTime: 500 },
+    });
+    const topic = uniqueName("rejoin");
+    await createTopic(client, topic);
+    const consumer = client.consumer({
+      groupId: uniqueName("rejoin"),
+      sessionTimeout: 10_000,
+      heartbeatInterval: 1000,
+      maxWaitTimeInMs: 100,
+    });
+    const joins: { memberId: string; at: number }[] = [];
+    const crashes: boolean[] = [];
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) =>
+      joins.push({ memberId: payload.memberId, at: Date.now() }),
+    );
+    consumer.on(consumer.events.CRASH, ({ payload }) => crashes.push(payload.restart));
+    await consumer.connect();
+    try {
+      await consumer.subscribe({ topic });
+      await consumer.run({ eachMessage: async () => {} });
+      await waitFor(() => joins.length === 1, { what: "the consumer in its group" });
+      await kafka.kill();
+      // The fault hit: the consumer crashed, and kafkajs will start it again.
+      await waitFor(() => crashes.length > 0, { timeoutMs: 30_000, what: "the consumer's crash" });
+      expect(crashes[0]).toBe(true);
+      await kafka.start();
+      const backAt = Date.now();
+      await waitFor(() => joins.length >= 2, { timeoutMs: 30_000, what: "the consumer's rejoin" });
+      const [first, last] = [joins[0], joins.at(-1)];
+      expect(last?.memberId).toBe(first?.memberId);
+      // Joined as the member the broker still knew: no wait for that member's session.
+      expect((last?.at ?? 0) - backAt).toBeLessThan(10_000);
+    } finally {
+      await consumer.disconnect();
+    }
+  }, 120_000);
 
   it("When the orders API is killed -9 between its commit and the publish, then after a restart the outbox recovers every order", async () => {
     const s = shop("f-kill-api");
