@@ -16,6 +16,7 @@ import {
   streamOfOrders,
   uncommittedRecords,
 } from "./harness.ts";
+import { beyondFirst, recordRow } from "./report.ts";
 
 /**
  * Fault injection on the event-log edition: real processes, a real Kafka broker of this
@@ -179,7 +180,7 @@ describe("Fault injection: event-log edition", () => {
     );
   }, 240_000);
 
-  it("When the broker is killed -9 and a consumer crashes while it is down, then the restarted consumer joins its group again as the same member, without waiting out its old session (patches/kafkajs)", async () => {
+  it("When the broker is killed -9 and a consumer crashes while it is down, then the restarted consumer joins its group again as the same member, without waiting out its old session, and reads every record once (patches/kafkajs)", async () => {
     // kafkajs restarted a crashed consumer as a new member; the restarted broker still held
     // the old one, and the group waited for its session (10 s) before it could rebalance:
     // the orders API applied no result for 10 s after Kafka was back.
@@ -190,35 +191,87 @@ describe("Fault injection: event-log edition", () => {
       retry: { retries: 1, initialRetryTime: 100, maxRetryTime: 500 },
     });
     const topic = uniqueName("rejoin");
+    const groupId = uniqueName("rejoin");
     await createTopic(client, topic);
+    const send = async (from: number) => {
+      const producer = client.producer({ retry: { retries: 10, maxRetryTime: 500 } });
+      await producer.connect();
+      await producer.send({
+        topic,
+        acks: -1,
+        messages: Array.from({ length: 30 }, (_, i) => ({ key: String(from + i), value: "x" })),
+      });
+      await producer.disconnect();
+    };
     const consumer = client.consumer({
-      groupId: uniqueName("rejoin"),
+      groupId,
       sessionTimeout: 10_000,
       heartbeatInterval: 1000,
       maxWaitTimeInMs: 100,
     });
     const joins: { memberId: string; at: number }[] = [];
     const crashes: boolean[] = [];
+    /** Reads of each record, by "partition:offset". */
+    const reads = new Map<string, number>();
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) =>
       joins.push({ memberId: payload.memberId, at: Date.now() }),
     );
     consumer.on(consumer.events.CRASH, ({ payload }) => crashes.push(payload.restart));
+    // Every record read and committed, from the broker's offsets and the consumer's reads.
+    const allCommitted = async () => {
+      const [ends, committed] = await Promise.all([
+        endOffsets(kafka.brokers, topic),
+        committedOffsets(kafka.brokers, groupId, topic),
+      ]);
+      // A partition the group never committed reads -1: as 0, for a partition still empty.
+      return [...ends].every(([p, end]) => Math.max(0, committed.get(p) ?? 0) === end);
+    };
     await consumer.connect();
     try {
-      await consumer.subscribe({ topic });
-      await consumer.run({ eachMessage: async () => {} });
-      await waitFor(() => joins.length === 1, { what: "the consumer in its group" });
+      await consumer.subscribe({ topic, fromBeginning: true });
+      await consumer.run({
+        eachMessage: async ({ partition, message }) => {
+          const at = `${partition}:${message.offset}`;
+          reads.set(at, (reads.get(at) ?? 0) + 1);
+        },
+      });
+      await send(0);
+      await waitFor(allCommitted, { what: "the first 30 records read and committed" });
       await kafka.kill();
       // The fault hit: the consumer crashed, and kafkajs will start it again.
       await waitFor(() => crashes.length > 0, { timeoutMs: 30_000, what: "the consumer's crash" });
       expect(crashes[0]).toBe(true);
       await kafka.start();
       const backAt = Date.now();
-      await waitFor(() => joins.length >= 2, { timeoutMs: 30_000, what: "the consumer's rejoin" });
+      await send(30);
+      await waitFor(allCommitted, {
+        timeoutMs: 30_000,
+        what: "the 30 records sent after the restart read and committed",
+      });
+      const recoverMs = Date.now() - backAt;
       const [first, last] = [joins[0], joins.at(-1)];
+      const ends = await endOffsets(kafka.brokers, topic);
+      const written = [...ends.values()].reduce((a, b) => a + b, 0);
+      const lost = written - reads.size;
+      const readAgain = beyondFirst(reads);
+      recordRow({
+        scenario: "consumer crashed while Kafka was down (kafkajs)",
+        fault:
+          "kill -9 the Kafka broker under a consumer that crashes before it returns; restart it",
+        proof: `the consumer crashed (kafkajs restarts it) and joined ${joins.length - 1} more time(s), as ${last?.memberId === first?.memberId ? "the same member" : "another member"}, ${(((last?.at ?? 0) - backAt) / 1000).toFixed(1)} s after the broker was back`,
+        requests: written,
+        requestsNote: "records, half written after the restart",
+        lost,
+        redeliveriesAbsorbed: readAgain,
+        doubled: { "records read twice": readAgain },
+        recoverMs,
+      });
       expect(last?.memberId).toBe(first?.memberId);
       // Joined as the member the broker still knew: no wait for that member's session.
       expect((last?.at ?? 0) - backAt).toBeLessThan(10_000);
+      // Nothing lost; the first 30 were committed before the kill, so none is read again.
+      expect(lost).toBe(0);
+      expect(readAgain).toBe(0);
     } finally {
       await consumer.disconnect();
     }
