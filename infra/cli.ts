@@ -1,4 +1,5 @@
 import { loadDotEnv } from "@shop/service";
+import { pageLab } from "../lab/src/page/start.ts";
 import { ensureChromium } from "./browser.ts";
 import { ensureEnvFile, type InfraConfig, type Log, readInfraConfig } from "./config.ts";
 import {
@@ -132,7 +133,9 @@ async function main(argv: string[]): Promise<number> {
         if (!cluster) kafkaUsers(config.kafka).join();
       }
       await startRabbitNow();
-      return runServices(shop, config, log);
+      // The page's lab: only here, where this process owns what it starts.
+      const lab = pageLab({ edition: command === "start" ? "eventos" : "broker", config, log });
+      return runServices(shop, config, log, lab);
     }
     default:
       console.error(

@@ -3,10 +3,11 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { type InfraConfig, type Log, ROOT } from "./config.ts";
+import { userCluster } from "./rabbitmq/node.ts";
 import { panelUrl } from "./rabbitmq/rabbitmq.ts";
 
 /** One deployable of an edition, run by `npm start` / `npm run start:broker`. */
-interface Service {
+export interface Service {
   name: string;
   /** Workspace folder; the service runs there. */
   dir: string;
@@ -23,19 +24,23 @@ export interface Shop {
   urls: (config: InfraConfig) => Record<string, string>;
 }
 
+/** The web page (Vite's dev server); it finds which edition answers on 8080. */
+const WEB: Service = {
+  name: "web",
+  dir: "web",
+  args: [join(ROOT, "node_modules/vite/bin/vite.js"), "--port", "5173", "--strictPort"],
+  url: "http://localhost:5173",
+};
+
 export const SHOPS = {
   eventLog: {
     title: "event-log edition (Kafka)",
     needsKafka: true,
     services: [
       { name: "orders-api", dir: "orders-api", url: "http://127.0.0.1:8080/pedidos" },
-      { name: "payments", dir: "payments", url: "http://127.0.0.1:5001/saude" },
-      {
-        name: "web",
-        dir: "web",
-        args: [join(ROOT, "node_modules/vite/bin/vite.js"), "--port", "5173", "--strictPort"],
-        url: "http://localhost:5173",
-      },
+      // Named by its instance, as the ones the page's lab starts beside it (caixa-2, caixa-3).
+      { name: "caixa-1", dir: "payments", url: "http://127.0.0.1:5001/saude" },
+      WEB,
     ],
     urls: (c) => ({ kafka: c.kafka.brokers.join(","), "rabbitmq panel": panelUrl(c.rabbit) }),
   },
@@ -45,11 +50,21 @@ export const SHOPS = {
     services: [
       { name: "orders", dir: "broker/orders", url: "http://127.0.0.1:8080" },
       { name: "payments", dir: "broker/payments" },
+      WEB,
     ],
-    urls: (c) => ({
-      amqp: `amqp://${c.rabbit.host}:${c.rabbit.port}`,
-      "rabbitmq panel": panelUrl(c.rabbit),
-    }),
+    urls: (c): Record<string, string> => {
+      // On BROKER_CLUSTER_SIZE=3 the services use the cluster's nodes, not the machine's.
+      if (c.rabbit.clusterSize <= 1)
+        return {
+          amqp: `amqp://${c.rabbit.host}:${c.rabbit.port}`,
+          "rabbitmq panel": panelUrl(c.rabbit),
+        };
+      const nodes = userCluster(c.rabbit.clusterSize);
+      return {
+        amqp: nodes.map((n) => `amqp://127.0.0.1:${n.ports.amqp}`).join(" "),
+        "rabbitmq panels": nodes.map((n) => `http://127.0.0.1:${n.ports.panel}`).join(" "),
+      };
+    },
   },
 } satisfies Record<string, Shop>;
 
@@ -104,51 +119,145 @@ const built = (s: Service) =>
   existsSync(join(ROOT, s.dir, s.args ? "package.json" : join("src", "main.ts")));
 const nodeArgs = (s: Service) => s.args ?? ["--import", "tsx", join(ROOT, s.dir, "src", "main.ts")];
 
-/** Starts the built services of a shop, prints its URLs, and stops them on Ctrl-C. */
-export async function runServices(shop: Shop, config: InfraConfig, log: Log): Promise<number> {
-  const ready = shop.services.filter(built);
-  const missing = shop.services.filter((s) => !built(s));
-  const terminal = process.stdout.isTTY === true;
-  const output = outputEnv(terminal, process.env);
-  const coloured = terminal && process.env.NO_COLOR === undefined;
-  const children: ChildProcess[] = ready.map((s, index) => {
+/** One process `npm start` started: at start, or later from the page's lab. */
+export interface OwnedProcess {
+  name: string;
+  child: ChildProcess;
+  /** SIGSTOP'd and not yet continued. */
+  paused: boolean;
+  /** Resolves with the exit code (or the signal's name) once it has exited. */
+  exited: Promise<number | string>;
+}
+
+/**
+ * The processes one `npm start` owns: the only ones the page's lab may signal (by name,
+ * never by pid), and all of them stopped when npm start stops, so none outlives the shop.
+ */
+export class ShopProcesses {
+  private readonly owned = new Map<string, OwnedProcess>();
+  private index = 0;
+  private readonly output: Record<string, string>;
+  private readonly coloured: boolean;
+
+  constructor(private readonly log: Log) {
+    const terminal = process.stdout.isTTY === true;
+    this.output = outputEnv(terminal, process.env);
+    this.coloured = terminal && process.env.NO_COLOR === undefined;
+  }
+
+  /**
+   * Starts a service under `name` (unique among the running ones), its lines prefixed on
+   * npm start's output, or handed to `onLine` instead (the page's lab shows them).
+   */
+  start(s: Service, name = s.name, onLine?: (line: string) => void): OwnedProcess {
+    if (this.running(name)) throw new Error(`${name} is running already`);
     const child = spawn(process.execPath, nodeArgs(s), {
       cwd: join(ROOT, s.dir),
-      env: { ...process.env, ...output, ...s.env },
+      env: { ...process.env, ...this.output, ...s.env },
       stdio: ["ignore", "pipe", "pipe"],
       // Its own process group: Ctrl-C reaches only us, and we pass on one SIGTERM.
       detached: true,
     });
-    const prefix = prefixOf(s.name, index, coloured);
+    const prefix = prefixOf(name, this.index++, this.coloured);
     // Whole lines: a chunk of a pipe may end mid-line, and the prefix must not land there.
     for (const stream of [child.stdout, child.stderr]) {
       if (!stream) continue;
       createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY }).on("line", (line) => {
-        if (line !== "") log(prefix + line);
+        if (line === "") return;
+        if (onLine) onLine(line);
+        else this.log(prefix + line);
       });
     }
-    return child;
-  });
+    const exited = new Promise<number | string>((resolve) =>
+      child.once("exit", (code, signal) => resolve(code ?? signal ?? 0)),
+    );
+    const owned: OwnedProcess = { name, child, paused: false, exited };
+    this.owned.set(name, owned);
+    return owned;
+  }
+
+  /** The running process of that name, if this npm start started one and it has not exited. */
+  running(name: string): OwnedProcess | null {
+    const p = this.owned.get(name);
+    return p && p.child.exitCode === null && p.child.signalCode === null ? p : null;
+  }
+
+  /** Every process started so far, running or not. */
+  all(): OwnedProcess[] {
+    return [...this.owned.values()];
+  }
+
+  /**
+   * Sends a signal to a process this npm start started (SIGCONT first when it is paused, so
+   * that a SIGTERM is handled now, not when someone continues it).
+   */
+  signal(name: string, signal: NodeJS.Signals): OwnedProcess {
+    const p = this.running(name);
+    if (!p) throw new Error(`${name} is not a running process of this npm start`);
+    if (p.paused && signal !== "SIGSTOP") p.child.kill("SIGCONT");
+    p.paused = signal === "SIGSTOP";
+    p.child.kill(signal);
+    return p;
+  }
+
+  /** Stops every process still running (SIGTERM) and waits until all have exited. */
+  async stopAll(): Promise<void> {
+    for (const p of this.owned.values()) if (this.running(p.name)) this.signal(p.name, "SIGTERM");
+    await Promise.all([...this.owned.values()].map((p) => p.exited));
+  }
+}
+
+/** Something `npm start` runs beside its services and closes at its end: the page's lab. */
+export interface Companion {
+  /** Extra environment for the services (the web page's VITE_LAB_URL). */
+  env: Record<string, string>;
+  /** A service's address as the banner shows it, where the companion changes it (the page's, with its token). */
+  urls: Record<string, string>;
+  /** Lines for the banner. */
+  banner: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the built services of a shop, prints its URLs, and stops them on Ctrl-C. With
+ * `companion`, the page's lab is started first (it owns the same processes) and closed last.
+ */
+export async function runServices(
+  shop: Shop,
+  config: InfraConfig,
+  log: Log,
+  companion?: (processes: ShopProcesses) => Promise<Companion>,
+): Promise<number> {
+  const ready = shop.services.filter(built);
+  const missing = shop.services.filter((s) => !built(s));
+  const processes = new ShopProcesses(log);
+  const lab = companion && ready.length > 0 ? await companion(processes) : null;
+  const started = ready.map((s) => processes.start({ ...s, env: { ...lab?.env, ...s.env } }));
 
   log(`\nThe ${shop.title} is up:`);
   for (const [name, url] of Object.entries(shop.urls(config))) log(`  ${name.padEnd(16)} ${url}`);
-  for (const s of ready) if (s.url) log(`  ${s.name.padEnd(16)} ${s.url}`);
+  for (const s of ready) {
+    const url = lab?.urls[s.name] ?? s.url;
+    if (url) log(`  ${s.name.padEnd(16)} ${url}`);
+  }
+  for (const [name, line] of Object.entries(lab?.banner ?? {})) log(`  ${name.padEnd(16)} ${line}`);
   if (missing.length > 0) {
     log(`  not built yet:   ${missing.map((s) => s.dir).join(", ")}`);
   }
-  if (children.length === 0) return 0;
+  if (started.length === 0) return 0;
   log(
     "Press Ctrl-C to stop the services (the brokers keep running; `npm run infra -- down` stops them).",
   );
 
-  const stop = () => {
-    for (const child of children) child.kill("SIGTERM");
-  };
-  // The services run in process groups of their own, so a closed terminal's SIGHUP reaches
-  // only us: pass it on too, or they would outlive the terminal and keep their ports.
-  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.once(signal, stop);
-  const codes = await Promise.all(
-    children.map((c) => new Promise<number>((res) => c.once("exit", (code) => res(code ?? 0)))),
-  );
-  return codes.some((c) => c !== 0) ? 1 : 0;
+  // Until Ctrl-C, or until every service started here has exited on its own. The services
+  // run in process groups of their own, so a closed terminal's SIGHUP reaches only us: pass
+  // it on too, or they would outlive the terminal and keep their ports.
+  const stopped = new Promise<void>((resolve) => {
+    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.once(signal, resolve);
+  });
+  const allExited = Promise.all(started.map((p) => p.exited));
+  const codes = await Promise.race([allExited, stopped.then(() => null)]);
+  await lab?.close();
+  await processes.stopAll();
+  return codes?.some((c) => c !== 0) ? 1 : 0;
 }

@@ -3,10 +3,12 @@ import { useCallback, useState } from "react";
 import { fetchJson } from "./api.ts";
 import { BrokerPanel } from "./components/BrokerPanel.tsx";
 import { CartasMortas } from "./components/CartasMortas.tsx";
+import { Laboratorio } from "./components/Laboratorio.tsx";
 import { PedidoForm } from "./components/PedidoForm.tsx";
 import { PedidoHistorico } from "./components/PedidoHistorico.tsx";
 import { PedidosList } from "./components/PedidosList.tsx";
 import { PlataformaPanel } from "./components/PlataformaPanel.tsx";
+import { LAB_URL } from "./lab.ts";
 import { usePlatformHistory } from "./platformHistory.ts";
 import { usePolling } from "./usePolling.ts";
 
@@ -45,6 +47,7 @@ export function App({ apiUrl, brokerUrl = null }: { apiUrl: string; brokerUrl?: 
       <main>
         <div className="coluna">
           <PedidoForm apiUrl={apiUrl} onCreated={pedidos.refresh} />
+          {LAB_URL && <Laboratorio labUrl={LAB_URL} />}
           {open !== null && (
             <PedidoHistorico apiUrl={apiUrl} pedidoId={open} onClose={() => setOpen(null)} />
           )}

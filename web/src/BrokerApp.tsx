@@ -3,8 +3,10 @@ import { type FormEvent, useCallback, useId, useState } from "react";
 import { POLL_INTERVAL_MS } from "./App.tsx";
 import { fetchJson } from "./api.ts";
 import { BrokerPanel } from "./components/BrokerPanel.tsx";
+import { Laboratorio } from "./components/Laboratorio.tsx";
 import { type PedidoBrokerSummary, PedidosBrokerList } from "./components/PedidosBrokerList.tsx";
 import { formatMoney, formatTimeOfDay } from "./format.ts";
+import { LAB_URL } from "./lab.ts";
 import { usePolling } from "./usePolling.ts";
 
 interface PedidoBroker {
@@ -242,6 +244,7 @@ export function BrokerApp({ apiUrl }: { apiUrl: string }) {
             )}
           </section>
 
+          {LAB_URL && <Laboratorio labUrl={LAB_URL} />}
           <PedidosBrokerList
             pedidos={pedidos.data}
             error={pedidos.error}

@@ -1,0 +1,348 @@
+import { randomUUID } from "node:crypto";
+import { ERROR_QUEUES, EXCHANGES, QUEUES, ROUTING_KEYS } from "@shop/contracts";
+import amqp from "amqplib";
+import { z } from "zod";
+import { send } from "../../../harness/http.ts";
+import { queryRows } from "../../../harness/process.ts";
+import type { RabbitNode } from "../../../infra/rabbitmq/node.ts";
+import type { Service, ShopProcesses } from "../../../infra/services.ts";
+import { seconds } from "./readings.ts";
+import { type AnyLabAction, anyAction, type LabAction, type Story } from "./session.ts";
+
+/**
+ * The broker edition's actions on the page: payments stopped, killed and started; a node of
+ * the shop's own 3-node RabbitMQ cluster stopped, killed and started (never the machine's
+ * RabbitMQ); a poison message; the course's repeated and conflicting payment requests.
+ * Figures come from the queues (RabbitMQ's own counts) and the two services' databases.
+ */
+export interface BrokerShop {
+  processes: ShopProcesses;
+  payments: Service;
+  ordersUrl: string;
+  ordersDb: string;
+  paymentsDb: string;
+  /** An administrator's AMQP URL for the shop's vhost (the page never sees it). */
+  amqpAdminUrl: string;
+  /** The shop's own cluster nodes (BROKER_CLUSTER_SIZE=3); empty on the machine's RabbitMQ. */
+  nodes: RabbitNode[];
+  /** Where the services' RabbitMQ is, for the refusal on the machine's. */
+  machineRabbit: string;
+}
+
+const PAYMENTS = "payments";
+const empty = z.object({}).strict() as z.ZodType<Record<string, never>>;
+
+/** A queue's messages now (ready and unacknowledged), from RabbitMQ. */
+async function depths(url: string, queues: string[]): Promise<Map<string, number>> {
+  const connection = await amqp.connect(url);
+  try {
+    const channel = await connection.createChannel();
+    const out = new Map<string, number>();
+    for (const q of queues) out.set(q, (await channel.checkQueue(q)).messageCount);
+    return out;
+  } finally {
+    await connection.close().catch(() => {});
+  }
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return true;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return false;
+}
+
+interface PedidoBroker {
+  id: string;
+  status: "ABERTO" | "EM_PAGAMENTO" | "PAGO";
+  total: number;
+}
+
+export function brokerActions(shop: BrokerShop): AnyLabAction[] {
+  const newOrder = async () =>
+    (
+      await send<PedidoBroker>("POST", `${shop.ordersUrl}/pedidos`, {
+        clienteId: "laboratorio",
+        itens: [{ sku: "CAFE", quantidade: 2, precoUnitario: 18.9 }],
+      })
+    ).body;
+  const request = (id: string, solicitacaoId: string, cenario: "APROVAR" | "RECUSAR") =>
+    send<Record<string, unknown>>("POST", `${shop.ordersUrl}/pedidos/${id}/pagamentos`, {
+      solicitacaoId,
+      cenario,
+    });
+  const statusOf = async (id: string) =>
+    (await send<PedidoBroker>("GET", `${shop.ordersUrl}/pedidos/${id}`)).body.status;
+  const pendingRequests = () =>
+    queryRows<{ n: number }>(
+      shop.ordersDb,
+      "SELECT COUNT(*) AS n FROM solicitacoes WHERE estado = 'PENDENTE'",
+    )[0]?.n ?? 0;
+  const paymentsRunning = () =>
+    shop.processes.running(PAYMENTS)
+      ? null
+      : shop.processes.all().some((p) => p.name === PAYMENTS)
+        ? "O serviço de pagamentos não está rodando agora (já parou)."
+        : "O serviço de pagamentos não foi iniciado por este npm run start:broker: o laboratório só age no que ele mesmo iniciou.";
+
+  const leave = (
+    acao: string,
+    signal: "SIGTERM" | "SIGKILL",
+    rotulo: string,
+  ): LabAction<Record<string, never>> => ({
+    acao,
+    rotulo,
+    resumo:
+      signal === "SIGTERM"
+        ? "Para o serviço de pagamentos (SIGTERM): as solicitações esperam na fila."
+        : "Mata o serviço de pagamentos (kill -9): uma entrega sem ack volta para a fila.",
+    campos: [],
+    params: empty,
+    title: () => rotulo,
+    refusal: paymentsRunning,
+    async run(_p, story) {
+      story.before(
+        signal === "SIGTERM"
+          ? "O serviço de pagamentos recebe SIGTERM: para de consumir, termina a entrega em mãos (ack depois do commit) e fecha."
+          : "O serviço de pagamentos morre sem aviso: a entrega que ele tinha sem ack volta a Ready, e será entregue de novo (redelivered) quando ele voltar.",
+      );
+      story.before(
+        "Peça pagamentos agora: a resposta é 202 e a solicitação espera em pagamentos.solicitacoes. Observe a fila no painel; depois, inicie o serviço.",
+      );
+      const started = Date.now();
+      shop.processes.signal(PAYMENTS, signal);
+      await shop.processes.running(PAYMENTS)?.exited;
+      story.figure("segundosParaParar", (Date.now() - started) / 1000);
+      const d = await depths(shop.amqpAdminUrl, [QUEUES.solicitacoes]);
+      story.after(
+        `Pagamentos parou em ${seconds(Date.now() - started)}. ${d.get(QUEUES.solicitacoes)} mensagens em ${QUEUES.solicitacoes}.`,
+      );
+    },
+  });
+
+  const startPayments: LabAction<Record<string, never>> = {
+    acao: "iniciar-pagamentos",
+    rotulo: "Iniciar pagamentos",
+    resumo:
+      "Inicia de novo o serviço de pagamentos: a fila esvazia e cada solicitação é decidida uma vez.",
+    campos: [],
+    params: empty,
+    title: () => "Iniciar pagamentos",
+    refusal: () =>
+      shop.processes.running(PAYMENTS) ? "O serviço de pagamentos já está rodando." : null,
+    async run(_p, story) {
+      const before = await depths(shop.amqpAdminUrl, [QUEUES.solicitacoes]);
+      const waiting = before.get(QUEUES.solicitacoes) ?? 0;
+      const pending = pendingRequests();
+      story.before(
+        `${waiting} mensagens esperam em ${QUEUES.solicitacoes} e ${pending} solicitações estão pendentes no banco de pedidos. O serviço volta, consome a fila e decide cada solicitação uma vez (chave: solicitacaoId).`,
+      );
+      const started = Date.now();
+      shop.processes.start(shop.payments, PAYMENTS);
+      const drained = await until(
+        async () =>
+          (await depths(shop.amqpAdminUrl, [QUEUES.solicitacoes])).get(QUEUES.solicitacoes) === 0 &&
+          pendingRequests() === 0,
+        90_000,
+      );
+      story.figure("segundosAteEsvaziar", (Date.now() - started) / 1000);
+      story.figure("pendentesDepois", pendingRequests());
+      const twice = queryRows<{ n: number }>(
+        shop.paymentsDb,
+        "SELECT COALESCE(SUM(repeticoes), 0) AS n FROM decisoes",
+      )[0]?.n;
+      story.figure("repeticoesReconhecidas", Number(twice ?? 0));
+      if (!drained) story.fail(`A fila não esvaziou em 90 s (${pendingRequests()} pendentes).`);
+      else
+        story.after(
+          `Em ${seconds(Date.now() - started)} a fila esvaziou e nenhuma solicitação ficou pendente. Repetições reconhecidas pelo pagamento (sem decidir de novo), no total: ${twice}.`,
+        );
+    },
+  };
+
+  const poison: LabAction<Record<string, never>> = {
+    acao: "mensagem-veneno",
+    rotulo: "Mensagem envenenada",
+    resumo: `Publica em ${QUEUES.solicitacoes} uma mensagem que não é JSON: ela vai para ${ERROR_QUEUES.solicitacoes}.`,
+    campos: [],
+    params: empty,
+    title: () => "Mensagem envenenada",
+    refusal: paymentsRunning,
+    async run(_p, story) {
+      story.before(
+        `Uma mensagem que não é um JSON de SolicitacaoPagamento entra em ${QUEUES.solicitacoes}. O consumidor não a entende, rejeita sem requeue, e o RabbitMQ a manda à fila de erros ${ERROR_QUEUES.solicitacoes} (dead-letter): nada se perde, nada trava a fila.`,
+      );
+      story.before(`Observe ${ERROR_QUEUES.solicitacoes} no painel.`);
+      const errorsBefore =
+        (await depths(shop.amqpAdminUrl, [ERROR_QUEUES.solicitacoes])).get(
+          ERROR_QUEUES.solicitacoes,
+        ) ?? 0;
+      const connection = await amqp.connect(shop.amqpAdminUrl);
+      const started = Date.now();
+      try {
+        const channel = await connection.createConfirmChannel();
+        channel.publish(
+          EXCHANGES.commands,
+          ROUTING_KEYS.solicitar,
+          Buffer.from("isto não é JSON {"),
+          {
+            persistent: true,
+            contentType: "application/json",
+          },
+        );
+        await channel.waitForConfirms();
+      } finally {
+        await connection.close().catch(() => {});
+      }
+      let after = errorsBefore;
+      await until(async () => {
+        after =
+          (await depths(shop.amqpAdminUrl, [ERROR_QUEUES.solicitacoes])).get(
+            ERROR_QUEUES.solicitacoes,
+          ) ?? 0;
+        return after > errorsBefore;
+      }, 30_000);
+      story.figure("mensagensNaFilaDeErros", after);
+      story.figure("segundosAteFilaDeErros", (Date.now() - started) / 1000);
+      if (after <= errorsBefore) story.fail(`Nada chegou a ${ERROR_QUEUES.solicitacoes} em 30 s.`);
+      else
+        story.after(
+          `Em ${seconds(Date.now() - started)} a mensagem estava em ${ERROR_QUEUES.solicitacoes} (${errorsBefore} → ${after}). O CLI de cartas mortas (npm run dlq) a mostra e reenvia.`,
+        );
+    },
+  };
+
+  const course = (
+    acao: "pagamento-repetido" | "pagamento-conflitante",
+  ): LabAction<Record<string, never>> => ({
+    acao,
+    rotulo:
+      acao === "pagamento-repetido"
+        ? "Pedido de pagamento repetido"
+        : "Pedido de pagamento conflitante",
+    resumo:
+      acao === "pagamento-repetido"
+        ? "Pede o mesmo pagamento duas vezes, com a mesma solicitacaoId: 202 as duas, uma decisão."
+        : "Pede com a mesma solicitacaoId um cenário diferente: 409, e a primeira segue.",
+    campos: [],
+    params: empty,
+    title: () => (acao === "pagamento-repetido" ? "Pagamento repetido" : "Pagamento conflitante"),
+    refusal: paymentsRunning,
+    run: (_p, story) => courseRun(acao, story),
+  });
+
+  async function courseRun(acao: "pagamento-repetido" | "pagamento-conflitante", story: Story) {
+    const repeated = acao === "pagamento-repetido";
+    story.before(
+      repeated
+        ? "Um cliente que não recebeu a resposta tenta de novo com a mesma chave (solicitacaoId). As duas respostas são 202; o pagamento guarda uma decisão e reconhece a repetição."
+        : "A mesma chave com outro conteúdo (RECUSAR depois de APROVAR) é um erro do cliente: 409, e a primeira solicitação segue sozinha.",
+    );
+    const pedido = await newOrder();
+    const key = randomUUID();
+    const first = await request(pedido.id, key, "APROVAR");
+    const second = await request(pedido.id, key, repeated ? "APROVAR" : "RECUSAR");
+    story.line(`Pedido ${pedido.id}: primeira resposta ${first.status}, segunda ${second.status}.`);
+    const paid = await until(async () => (await statusOf(pedido.id)) === "PAGO", 30_000);
+    const decisions = queryRows<{ repeticoes: number }>(
+      shop.paymentsDb,
+      "SELECT repeticoes FROM decisoes WHERE solicitacao_id = ?",
+      key,
+    );
+    story.figure("primeiraResposta", first.status);
+    story.figure("segundaResposta", second.status);
+    story.figure("decisoes", decisions.length);
+    story.figure("repeticoes", decisions[0]?.repeticoes ?? 0);
+    const expected = repeated ? second.status === 202 : second.status === 409;
+    if (!expected || !paid || decisions.length !== 1)
+      story.fail(
+        `Esperado: ${repeated ? "202 e 202" : "202 e 409"}, uma decisão, pedido PAGO; visto: ${first.status} e ${second.status}, ${decisions.length} decisões, pedido ${await statusOf(pedido.id)}.`,
+      );
+    else
+      story.after(
+        `Respostas ${first.status} e ${second.status}; o pedido está PAGO com ${decisions.length} decisão no banco do pagamento${repeated ? ` (repetições reconhecidas: ${decisions[0]?.repeticoes})` : ""}.`,
+      );
+  }
+
+  const nodeNames = shop.nodes.map((n) => n.node.split("@")[0] as string);
+  const nodeOf = (nome: string) => shop.nodes.find((n) => n.node.startsWith(`${nome}@`));
+  const nodeRefusal = (nome: string) =>
+    shop.nodes.length === 0
+      ? `Esta loja usa o RabbitMQ da máquina (${shop.machineRabbit}), que o laboratório nunca para. Para ver um nó cair, rode a loja num cluster próprio: BROKER_CLUSTER_SIZE=3 npm run start:broker.`
+      : nodeOf(nome)
+        ? null
+        : `${nome} não é um nó do cluster desta loja (${nodeNames.join(", ")}).`;
+  const nodeAction = (
+    acao: string,
+    rotulo: string,
+    resumo: string,
+    act: (n: RabbitNode) => Promise<void>,
+  ): LabAction<{ no: string }> => ({
+    acao,
+    rotulo,
+    resumo,
+    campos:
+      nodeNames.length > 0
+        ? [
+            {
+              nome: "no",
+              rotulo: "nó",
+              tipo: "escolha",
+              opcoes: nodeNames,
+              padrao: nodeNames[0] as string,
+            },
+          ]
+        : [],
+    params: z.object({ no: z.string().default(nodeNames[0] ?? "") }) as unknown as z.ZodType<{
+      no: string;
+    }>,
+    title: (p) => `${rotulo} ${p.no}`,
+    refusal: (p) => nodeRefusal(p.no),
+    unavailable: () => (shop.nodes.length === 0 ? nodeRefusal("") : null),
+    async run(p, story) {
+      story.before(resumo);
+      story.before(
+        "Observe no painel do RabbitMQ os nós, e o líder e os membros de cada fila quorum.",
+      );
+      const started = Date.now();
+      await act(nodeOf(p.no) as RabbitNode);
+      story.figure("segundos", (Date.now() - started) / 1000);
+      story.after(`${rotulo} ${p.no}: feito em ${seconds(Date.now() - started)}.`);
+    },
+  });
+
+  return [
+    anyAction(leave("parar-pagamentos", "SIGTERM", "Parar pagamentos")),
+    anyAction(leave("matar-pagamentos", "SIGKILL", "Matar pagamentos (kill -9)")),
+    anyAction(startPayments),
+    anyAction(poison),
+    anyAction(course("pagamento-repetido")),
+    anyAction(course("pagamento-conflitante")),
+    anyAction(
+      nodeAction(
+        "parar-no",
+        "Parar o nó",
+        "Para um nó do cluster próprio da loja (rabbitmqctl stop): as filas quorum que ele liderava elegem outro líder entre os membros em linha.",
+        (n) => n.stop(),
+      ),
+    ),
+    anyAction(
+      nodeAction(
+        "matar-no",
+        "Matar o nó (kill -9)",
+        "Mata a VM Erlang de um nó do cluster próprio da loja: os clientes ligados a ele se reconectam a outro nó.",
+        (n) => n.kill(),
+      ),
+    ),
+    anyAction(
+      nodeAction(
+        "iniciar-no",
+        "Iniciar o nó",
+        "Inicia de novo um nó do cluster próprio da loja: ele volta às filas quorum como seguidor e alcança o líder.",
+        (n) => n.start(),
+      ),
+    ),
+  ];
+}

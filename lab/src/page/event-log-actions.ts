@@ -1,0 +1,538 @@
+import type { KafkaNames } from "@shop/contracts";
+import { pedidoKey } from "@shop/contracts";
+import { z } from "zod";
+import { placeOrder } from "../../../harness/http.ts";
+import { clientOf, endOffsets, withAdmin } from "../../../harness/kafka.ts";
+import {
+  kafkaAnswers,
+  kafkaStartedByInfra,
+  startKafka,
+  stopKafka,
+} from "../../../infra/kafka/kafka.ts";
+import { kafkaUsers } from "../../../infra/kafka/users.ts";
+import type { Service, ShopProcesses } from "../../../infra/services.ts";
+import {
+  describeHolders,
+  type Holders,
+  type OrdersDb,
+  panelFigures,
+  panelMoves,
+  readPanel,
+  seconds,
+  settled,
+  waitForHolders,
+} from "./readings.ts";
+import { type AnyLabAction, anyAction, type LabAction, type Story } from "./session.ts";
+
+/**
+ * The event-log edition's actions on the page: payments instances started, stopped, killed
+ * and paused; the shop's Kafka stopped, killed and started; a poison record; a burst of
+ * orders. Each tells before what it does and what to watch, and after what happened,
+ * counted from Kafka's group description, the orders database and the panel's own reading.
+ */
+export interface EventLogShop {
+  processes: ShopProcesses;
+  /** How a payments instance is started (payments/, INSTANCIA and PORTA set). */
+  paymentsService(instancia: string): Service;
+  ordersUrl: string;
+  db: OrdersDb;
+  brokers: string;
+  names: KafkaNames;
+  /** The single Kafka broker this checkout's infra runs (its instance and address). */
+  kafka: { instance: string; settings: Parameters<typeof startKafka>[0]; cluster: boolean };
+  /** The consumers' session timeout and the decision's wait (the spec's 3 s). */
+  sessionMs: number;
+  decisionMs: number;
+  /** How long POST /pedidos waits for Kafka before answering 500 (CONFIRMACAO_MS). */
+  confirmMs: number;
+}
+
+export const INSTANCES = ["caixa-1", "caixa-2", "caixa-3"] as const;
+const instancia = z.enum(INSTANCES);
+const instanceField = (padrao: string) => ({
+  nome: "instancia",
+  rotulo: "instância",
+  tipo: "escolha" as const,
+  opcoes: [...INSTANCES],
+  padrao,
+});
+
+/** The orders placed from `afterId` on that are still waiting after every decision settles. */
+async function waitDecided(shop: EventLogShop, afterId: number, story: Story, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  let waiting = await shop.db.waiting(afterId);
+  while (waiting > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 250));
+    waiting = await shop.db.waiting(afterId);
+  }
+  if (waiting > 0) story.line(`${waiting} pedidos ainda aguardavam ${seconds(timeoutMs)} depois.`);
+  return waiting;
+}
+
+const figuresOf = async (shop: EventLogShop) => {
+  const p = await readPanel(shop.ordersUrl);
+  return p && panelFigures(p, shop.names.groups.pagamentos);
+};
+
+/**
+ * The common end of a story about payments: orders lost and decided twice, from the orders
+ * database, and what moved on the panel.
+ */
+async function tellOutcome(
+  shop: EventLogShop,
+  story: Story,
+  from: { lastId: number; repeated: number; panel: Awaited<ReturnType<typeof figuresOf>> },
+) {
+  if (!(await kafkaAnswers(shop.kafka.settings, 2000))) {
+    story.after(
+      "O Kafka está fora: os pedidos esperam por ele, e a ação Iniciar o Kafka conta o resto.",
+    );
+    return;
+  }
+  const lost = await waitDecided(shop, from.lastId, story);
+  const twice = (await shop.db.repeatedResults()) - from.repeated;
+  story.figure("pedidosPerdidos", lost);
+  story.figure("decididosDuasVezes", twice);
+  story.after(
+    `Pedidos perdidos: ${lost}. Decididos duas vezes: ${twice}${twice > 0 ? " (a API de pedidos recebeu o resultado de novo e o ignorou: at-least-once, absorvido pela idempotência)" : ""}.`,
+  );
+  // The panel's reading is kept for a second by the orders API: one after this story's end.
+  await new Promise((r) => setTimeout(r, 1100));
+  for (const line of panelMoves(from.panel, await figuresOf(shop))) story.after(line);
+}
+
+async function startingPoint(shop: EventLogShop) {
+  return {
+    lastId: await shop.db.lastId(),
+    repeated: await shop.db.repeatedResults(),
+    panel: await figuresOf(shop),
+  };
+}
+
+const holdersOf = (shop: EventLogShop, ok: (h: Holders) => boolean, timeoutMs?: number) =>
+  waitForHolders(
+    shop.brokers,
+    shop.names.groups.pagamentos,
+    shop.names.topics.pedidosCriados,
+    ok,
+    timeoutMs,
+  );
+
+const notRunning = (shop: EventLogShop, name: string) =>
+  shop.processes.running(name)
+    ? null
+    : shop.processes.all().some((p) => p.name === name)
+      ? `${name} não está rodando agora (já parou).`
+      : `${name} não foi iniciado por este npm start: o laboratório só age nos processos que ele mesmo iniciou.`;
+
+export function eventLogActions(shop: EventLogShop): AnyLabAction[] {
+  const group = shop.names.groups.pagamentos;
+  const startPayments: LabAction<{ instancia: string }> = {
+    acao: "iniciar-pagamentos",
+    rotulo: "Iniciar instância",
+    resumo:
+      "Uma instância de pagamentos entra no grupo `pagamentos`: o Kafka redistribui as 3 partições.",
+    campos: [instanceField("caixa-2")],
+    params: z.object({ instancia }),
+    title: (p) => `Iniciar ${p.instancia}`,
+    refusal: (p) =>
+      shop.processes.running(p.instancia) ? `${p.instancia} já está rodando.` : null,
+    async run(p, story) {
+      const from = await startingPoint(shop);
+      const before = await holdersOf(shop, () => true).catch(() => null);
+      story.before(
+        `${p.instancia} vai entrar no grupo ${group}. Cada partição de pedidos-criados é lida por uma só instância: o coordenador do grupo pede a todos que entrem de novo (rebalance) e divide as partições.`,
+      );
+      story.before(
+        "Observe no painel a tabela do grupo pagamentos: quem segura cada partição, e o estado do grupo.",
+      );
+      const started = Date.now();
+      shop.processes.start(shop.paymentsService(p.instancia), p.instancia);
+      const { holders, at } = await holdersOf(
+        shop,
+        (h) => settled(h) && (h.byInstance.get(p.instancia)?.length ?? 0) > 0,
+      );
+      story.figure("segundosAteParticoesMudarem", (at - started) / 1000);
+      story.after(
+        `Em ${seconds(at - started)} ${p.instancia} segurava partições: ${before ? describeHolders(before.holders) : "?"} → ${describeHolders(holders)}.`,
+      );
+      story.after(
+        "Esse tempo inclui iniciar o processo (Node, tsx) e o rebalance: as outras instâncias terminam a decisão que tinham em mãos antes de devolver partições.",
+      );
+      await tellOutcome(shop, story, from);
+    },
+  };
+
+  const leave = (
+    acao: string,
+    signal: "SIGTERM" | "SIGKILL",
+    rotulo: string,
+    why: string,
+  ): LabAction<{ instancia: string }> => ({
+    acao,
+    rotulo,
+    resumo: why,
+    campos: [instanceField("caixa-2")],
+    params: z.object({ instancia }),
+    title: (p) => `${rotulo} ${p.instancia}`,
+    refusal: (p) => notRunning(shop, p.instancia),
+    async run(p, story) {
+      const from = await startingPoint(shop);
+      const others = shop.processes
+        .all()
+        .filter(
+          (x) =>
+            x.name !== p.instancia &&
+            shop.processes.running(x.name) &&
+            INSTANCES.includes(x.name as never),
+        );
+      story.before(why);
+      story.before(
+        others.length === 0
+          ? "Nenhuma outra instância roda: as partições ficam sem leitor e os pedidos novos esperam (o lag cresce no painel)."
+          : "Observe no painel quem segura cada partição e o lag do grupo pagamentos.",
+      );
+      const started = Date.now();
+      shop.processes.signal(p.instancia, signal);
+      await shop.processes.running(p.instancia)?.exited;
+      story.line(`${p.instancia} terminou ${seconds(Date.now() - started)} depois do sinal.`);
+      if (others.length === 0) {
+        story.figure("segundosAteParticoesMudarem", -1);
+        story.after("Sem outra instância, ninguém lê pedidos-criados até uma ser iniciada.");
+        for (const line of panelMoves(from.panel, await figuresOf(shop))) story.after(line);
+        return;
+      }
+      const { holders, at } = await holdersOf(
+        shop,
+        (h) => settled(h) && !h.byInstance.has(p.instancia),
+        shop.sessionMs + 30_000,
+      );
+      story.figure("segundosAteParticoesMudarem", (at - started) / 1000);
+      story.after(
+        `As partições de ${p.instancia} mudaram de dono em ${seconds(at - started)}: ${describeHolders(holders)}.`,
+      );
+      story.after(
+        signal === "SIGTERM"
+          ? `Por que esse tempo: ao receber SIGTERM, ${p.instancia} termina a decisão em andamento (até ${seconds(shop.decisionMs)}), confirma seus offsets e sai do grupo; as outras terminam as suas antes de aceitar as partições novas.`
+          : `Por que esse tempo: morto com kill -9, ${p.instancia} não avisa o grupo. O coordenador só o tira quando a sessão expira (${seconds(shop.sessionMs)} sem heartbeat); então as outras entram de novo e retomam do último offset confirmado — o pedido que ele decidia pode ser decidido de novo.`,
+      );
+      await tellOutcome(shop, story, from);
+    },
+  });
+
+  const pause: LabAction<{ instancia: string; segundos: number }> = {
+    acao: "pausar-pagamentos",
+    rotulo: "Pausar (SIGSTOP)",
+    resumo:
+      "Congela uma instância por N s: passada a sessão, o grupo a tira; ao voltar, ela entra de novo.",
+    campos: [
+      instanceField("caixa-1"),
+      { nome: "segundos", rotulo: "segundos", tipo: "numero", min: 2, max: 60, padrao: 15 },
+    ],
+    params: z.object({ instancia, segundos: z.number().int().min(2).max(60) }),
+    title: (p) => `Pausar ${p.instancia} por ${p.segundos} s`,
+    refusal: (p) => notRunning(shop, p.instancia),
+    async run(p, story) {
+      const from = await startingPoint(shop);
+      story.before(
+        `${p.instancia} fica congelada (SIGSTOP) por ${p.segundos} s: não decide, não manda heartbeat. ${p.segundos * 1000 > shop.sessionMs ? `Passados ${seconds(shop.sessionMs)} (a sessão), o coordenador a tira do grupo.` : `Isso é menos que a sessão (${seconds(shop.sessionMs)}): o grupo talvez nem perceba.`}`,
+      );
+      story.before("Observe no painel o lag do grupo pagamentos e quem segura cada partição.");
+      const started = Date.now();
+      shop.processes.signal(p.instancia, "SIGSTOP");
+      let removedAt: number | null = null;
+      const until = started + p.segundos * 1000;
+      while (Date.now() < until) {
+        if (removedAt === null) {
+          const h = await holdersOf(shop, () => true, 5000).catch(() => null);
+          if (h && !h.holders.byInstance.has(p.instancia)) {
+            removedAt = Date.now();
+            story.line(
+              `O grupo tirou ${p.instancia} depois de ${seconds(removedAt - started)}: ${describeHolders(h.holders)}.`,
+            );
+          }
+        }
+        await new Promise((r) => setTimeout(r, Math.max(0, Math.min(500, until - Date.now()))));
+      }
+      shop.processes.signal(p.instancia, "SIGCONT");
+      story.line(`${p.instancia} continua (SIGCONT) após ${seconds(Date.now() - started)}.`);
+      const { holders, at } = await holdersOf(
+        shop,
+        (h) => settled(h) && h.byInstance.has(p.instancia),
+        shop.sessionMs + 30_000,
+      );
+      story.figure("segundosForaDoGrupo", removedAt === null ? 0 : (at - removedAt) / 1000);
+      story.figure(
+        "segundosAteSairDoGrupo",
+        removedAt === null ? -1 : (removedAt - started) / 1000,
+      );
+      story.after(
+        removedAt === null
+          ? `O grupo não tirou ${p.instancia}: a pausa foi mais curta que a sessão (${seconds(shop.sessionMs)}). Os pedidos das partições dela só esperaram.`
+          : `O grupo tirou ${p.instancia} ${seconds(removedAt - started)} depois da pausa (a sessão é de ${seconds(shop.sessionMs)}) e a recebeu de volta ${seconds(at - removedAt)} depois: ${describeHolders(holders)}.`,
+      );
+      await tellOutcome(shop, story, from);
+    },
+  };
+
+  const kafkaRefusal = async (want: "up" | "down") => {
+    if (shop.kafka.cluster)
+      return "Este Kafka é um cluster de três nós: pare ou mate um nó com as ações do cluster.";
+    const others = kafkaUsers(shop.kafka.settings).others();
+    if (others.length > 0)
+      return `O Kafka em ${shop.kafka.settings.brokers.join(",")} está em uso por outra execução (pid ${others.join(", ")}: um npm test, um experimento ou outro npm start): o laboratório não o para debaixo dela.`;
+    if (!kafkaStartedByInfra(shop.kafka.instance) && (await kafkaAnswers(shop.kafka.settings)))
+      return `O Kafka em ${shop.kafka.settings.brokers.join(",")} não foi iniciado pela infra deste checkout (é de outro checkout, do Docker ou de alguém): o laboratório não o para.`;
+    const up = kafkaStartedByInfra(shop.kafka.instance);
+    if (want === "up" && !up) return "O Kafka já está parado.";
+    if (want === "down" && up) return "O Kafka já está rodando.";
+    return null;
+  };
+
+  /** When the Kafka was stopped from the page, and the state then (the start tells the rest). */
+  let outage: {
+    at: number;
+    lastId: number;
+    repeated: number;
+    panel: Awaited<ReturnType<typeof figuresOf>>;
+    how: string;
+  } | null = null;
+
+  const stopKafkaAction = (
+    acao: string,
+    signal: "SIGTERM" | "SIGKILL",
+    rotulo: string,
+  ): LabAction<Record<string, never>> => ({
+    acao,
+    rotulo,
+    resumo:
+      signal === "SIGTERM"
+        ? "Para o Kafka deste checkout (SIGTERM). Faça pedidos enquanto ele está fora: o outbox os guarda."
+        : "Mata o Kafka deste checkout (kill -9). Faça pedidos enquanto ele está fora: o outbox os guarda.",
+    campos: [],
+    params: z.object({}).strict() as z.ZodType<Record<string, never>>,
+    title: () => rotulo,
+    refusal: () => kafkaRefusal("up"),
+    async run(_p, story) {
+      const from = await startingPoint(shop);
+      story.before(
+        `O broker Kafka ${signal === "SIGTERM" ? "para" : "morre"}. A API de pedidos continua aceitando pedidos: cada um é salvo com seu PedidoCriado no outbox, na mesma transação; sem a confirmação do Kafka em ${seconds(shop.confirmMs)}, ela responde 500, e o relay publica o evento quando o Kafka voltar.`,
+      );
+      story.before(
+        "Faça pedidos agora (o formulário, ou a ação Rajada), depois inicie o Kafka. Observe o outbox no painel.",
+      );
+      const started = Date.now();
+      await stopKafka(() => {}, { instance: shop.kafka.instance, signal });
+      outage = { at: started, ...from, how: signal === "SIGTERM" ? "parado" : "morto" };
+      story.figure("segundosParaParar", (Date.now() - started) / 1000);
+      story.after(
+        `O Kafka está fora (${seconds(Date.now() - started)} para ${signal === "SIGTERM" ? "parar" : "morrer"}). O painel vai dizer que não consegue lê-lo.`,
+      );
+    },
+  });
+
+  const startKafkaAction: LabAction<Record<string, never>> = {
+    acao: "iniciar-kafka",
+    rotulo: "Iniciar o Kafka",
+    resumo:
+      "Inicia de novo o Kafka deste checkout: o outbox publica o que guardou e as decisões voltam.",
+    campos: [],
+    params: z.object({}).strict() as z.ZodType<Record<string, never>>,
+    title: () => "Iniciar o Kafka",
+    refusal: () => kafkaRefusal("down"),
+    async run(_p, story) {
+      const down = outage ?? {
+        at: Date.now(),
+        lastId: await shop.db.lastId(),
+        repeated: await shop.db.repeatedResults(),
+        panel: null,
+        how: "parado",
+      };
+      story.before(
+        "O Kafka volta. O relay do outbox publica os eventos guardados, na ordem; os consumidores entram de novo nos grupos e retomam do último offset confirmado.",
+      );
+      story.before(
+        "Observe o outbox esvaziar no painel, e os pedidos passarem a Pago ou Recusado.",
+      );
+      const kept = await shop.db.outboxPending();
+      const r = await startKafka(shop.kafka.settings, () => {}, { instance: shop.kafka.instance });
+      const backAt = Date.now();
+      const backIso = new Date(backAt).toISOString();
+      story.line(`O Kafka respondeu em ${seconds(r.ms)}; o outbox guardava ${kept} eventos.`);
+      const stable = await holdersOf(shop, (h) => settled(h), 60_000).catch(() => null);
+      if (stable) {
+        story.figure("grupoEstavelAposVoltaS", (stable.at - backAt) / 1000);
+        story.line(
+          `O grupo pagamentos voltou a estável ${seconds(stable.at - backAt)} depois (${describeHolders(stable.holders)}).`,
+        );
+      }
+      const deadline = backAt + 60_000;
+      while ((await shop.db.outboxPending()) > 0 && Date.now() < deadline)
+        await new Promise((res) => setTimeout(res, 250));
+      const lost = await waitDecided(shop, down.lastId, story);
+      const rows = await shop.db.outboxBetween(new Date(down.at).toISOString(), backIso);
+      const answered500 = rows.filter(
+        (row) =>
+          row.enviado_em === null ||
+          Date.parse(row.enviado_em) - Date.parse(row.criado_em) > shop.confirmMs,
+      ).length;
+      const publishedAfter = rows.filter(
+        (row) => row.enviado_em !== null && row.enviado_em >= backIso,
+      ).length;
+      const first = await shop.db.firstDecisionSince(backIso);
+      const twice = (await shop.db.repeatedResults()) - down.repeated;
+      story.figure("outboxNaVolta", kept);
+      story.figure("pedidosDuranteQueda", rows.length);
+      story.figure("respondidos500", answered500);
+      story.figure("publicadosPeloOutboxDepois", publishedAfter);
+      story.figure("primeiraDecisaoAposVoltaS", first ? (Date.parse(first) - backAt) / 1000 : -1);
+      story.figure("pedidosPerdidos", lost);
+      story.figure("decididosDuasVezes", twice);
+      story.after(
+        `Enquanto o Kafka esteve ${down.how} (${seconds(backAt - down.at)}), ${rows.length} pedidos foram feitos: ${answered500} responderam 500 (sem confirmação em ${seconds(shop.confirmMs)}), e o outbox publicou ${publishedAfter} depois da volta.`,
+      );
+      story.after(
+        first
+          ? `A primeira decisão depois da volta veio ${seconds(Date.parse(first) - backAt)} após o Kafka responder: o relay publica, o grupo pagamentos volta a estável${stable ? ` (${seconds(stable.at - backAt)}: um consumidor que caiu com o broker entra de novo; um membro antigo que o broker ainda conhece é esperado até sua sessão de ${seconds(shop.sessionMs)} acabar)` : ""}, o pagamento espera ${seconds(shop.decisionMs)} e o resultado volta.`
+          : "Nenhuma decisão foi aplicada depois da volta (nenhum pedido esperava).",
+      );
+      story.after(`Pedidos perdidos: ${lost}. Decididos duas vezes: ${twice}.`);
+      for (const line of panelMoves(down.panel, await figuresOf(shop))) story.after(line);
+      outage = null;
+    },
+  };
+
+  const poison: LabAction<Record<string, never>> = {
+    acao: "registro-veneno",
+    rotulo: "Registro envenenado",
+    resumo:
+      "Escreve em pedidos-criados um registro que quebra o contrato: ele vai para pedidos-criados.dlq e a partição segue.",
+    campos: [],
+    params: z.object({}).strict() as z.ZodType<Record<string, never>>,
+    title: () => "Registro envenenado em pedidos-criados",
+    refusal: () => null,
+    async run(_p, story) {
+      const from = await startingPoint(shop);
+      const { topics, dlq } = shop.names;
+      story.before(
+        "Um registro que nenhum consumidor consegue ler (um PedidoCriado sem os campos do contrato) entra em pedidos-criados. A instância que segura a partição tenta, desiste, copia o registro para pedidos-criados.dlq com o motivo e segue: os pedidos atrás dele não ficam presos.",
+      );
+      story.before("Observe as cartas mortas no painel (e o botão para lê-las).");
+      const lettersBefore = await deadLetters(shop.brokers, dlq.pedidosCriados);
+      const producer = clientOf(shop.brokers).producer();
+      await producer.connect();
+      const key = pedidoKey(900_000 + Math.floor(Math.random() * 99_999));
+      const started = Date.now();
+      try {
+        const [meta] = await producer.send({
+          topic: topics.pedidosCriados,
+          acks: -1,
+          messages: [
+            { key, value: JSON.stringify({ versao: 1, veneno: "sem pedidoId nem valor" }) },
+          ],
+        });
+        story.line(`Escrito em ${topics.pedidosCriados}[${meta?.partition}]@${meta?.baseOffset}.`);
+      } finally {
+        await producer.disconnect();
+      }
+      const deadline = started + 60_000;
+      let letters = lettersBefore;
+      while (letters <= lettersBefore && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 250));
+        letters = await deadLetters(shop.brokers, dlq.pedidosCriados);
+      }
+      story.figure("cartasMortasNovas", letters - lettersBefore);
+      story.figure("segundosAteCartaMorta", (Date.now() - started) / 1000);
+      if (letters <= lettersBefore)
+        story.fail("Nenhuma carta morta nova em 60 s: há uma instância de pagamentos rodando?");
+      else
+        story.after(
+          `O registro virou carta morta em ${seconds(Date.now() - started)}: ${dlq.pedidosCriados} tem ${letters} (antes ${lettersBefore}). Leia-a no painel; o CLI de cartas mortas (npm run dlq) pode reenviá-la corrigida.`,
+        );
+      await tellOutcome(shop, story, from);
+    },
+  };
+
+  const burst: LabAction<{ quantidade: number }> = {
+    acao: "rajada",
+    rotulo: "Rajada de pedidos",
+    resumo: "Faz N pedidos de uma vez (metade abaixo de 100,00, metade acima).",
+    campos: [
+      { nome: "quantidade", rotulo: "pedidos", tipo: "numero", min: 1, max: 200, padrao: 20 },
+    ],
+    params: z.object({ quantidade: z.number().int().min(1).max(200) }),
+    title: (p) => `Rajada de ${p.quantidade} pedidos`,
+    refusal: () => null,
+    async run(p, story) {
+      const from = await startingPoint(shop);
+      story.before(
+        `${p.quantidade} pedidos entram pela API, 8 de cada vez; os pares ficam abaixo de 100,00 (aprovados), os ímpares acima (recusados). Cada um espera ${seconds(shop.decisionMs)} pela decisão.`,
+      );
+      story.before("Observe o lag do grupo pagamentos subir e descer, e a lista de pedidos.");
+      const statuses = new Map<number, number>();
+      let next = 0;
+      const started = Date.now();
+      await Promise.all(
+        Array.from({ length: Math.min(8, p.quantidade) }, async () => {
+          while (next < p.quantidade) {
+            const n = next++;
+            const res = await placeOrder(shop.ordersUrl, n).catch(() => ({ status: 0 }));
+            statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+          }
+        }),
+      );
+      story.line(
+        `Respostas em ${seconds(Date.now() - started)}: ${[...statuses].map(([s, n]) => `${n}× ${s === 0 ? "sem resposta" : s}`).join(", ")}.`,
+      );
+      story.figure("respondidos201", statuses.get(201) ?? 0);
+      story.figure("respondidos500", statuses.get(500) ?? 0);
+      if (!(await kafkaAnswers(shop.kafka.settings, 2000))) {
+        story.after(
+          `O Kafka está fora: os ${p.quantidade} pedidos estão salvos, com seus eventos no outbox (${await shop.db.outboxPending()} esperando). Inicie o Kafka: a história dele conta quantos o outbox publicou e quantos foram decididos.`,
+        );
+        return;
+      }
+      const lost = await waitDecided(shop, from.lastId, story, 120_000);
+      const by = await shop.db.statuses(from.lastId);
+      story.figure("pagos", by.get("PAGO") ?? 0);
+      story.figure("recusados", by.get("RECUSADO") ?? 0);
+      story.after(
+        `${by.get("PAGO") ?? 0} pagos e ${by.get("RECUSADO") ?? 0} recusados ${seconds(Date.now() - started)} depois do primeiro pedido; ${lost} ainda aguardando.`,
+      );
+      await tellOutcome(shop, story, from);
+    },
+  };
+
+  return [
+    anyAction(startPayments),
+    anyAction(
+      leave(
+        "parar-pagamentos",
+        "SIGTERM",
+        "Parar (Ctrl-C)",
+        "A instância recebe SIGTERM, como um Ctrl-C: termina o que decide, confirma os offsets e sai do grupo.",
+      ),
+    ),
+    anyAction(
+      leave(
+        "matar-pagamentos",
+        "SIGKILL",
+        "Matar (kill -9)",
+        "A instância morre na hora (kill -9): não termina a decisão nem avisa o grupo.",
+      ),
+    ),
+    anyAction(pause),
+    anyAction(stopKafkaAction("parar-kafka", "SIGTERM", "Parar o Kafka")),
+    anyAction(stopKafkaAction("matar-kafka", "SIGKILL", "Matar o Kafka (kill -9)")),
+    anyAction(startKafkaAction),
+    anyAction(poison),
+    anyAction(burst),
+  ];
+}
+
+/** How many letters a dead-letter topic holds (0 when it does not exist yet). */
+async function deadLetters(brokers: string, topic: string): Promise<number> {
+  const exists = await withAdmin(brokers, async (a) => (await a.listTopics()).includes(topic));
+  if (!exists) return 0;
+  return [...(await endOffsets(brokers, topic)).values()].reduce((n, x) => n + x, 0);
+}

@@ -1,0 +1,122 @@
+import { join } from "node:path";
+import { amqpUrl } from "@shop/amqp";
+import { kafkaNames } from "@shop/contracts";
+import { type InfraConfig, ROOT } from "../../../infra/config.ts";
+import { userCluster } from "../../../infra/rabbitmq/node.ts";
+import type { Companion, ShopProcesses } from "../../../infra/services.ts";
+import { brokerActions } from "./broker-actions.ts";
+import { startControlServer } from "./control-server.ts";
+import { eventLogActions } from "./event-log-actions.ts";
+import { ordersDb } from "./readings.ts";
+import { experimentAction, replayAction } from "./runs.ts";
+import { LabSession } from "./session.ts";
+
+/**
+ * The page's lab under `npm start` / `npm run start:broker`, and nowhere else: the only
+ * caller is infra/cli.ts's start command, which owns the processes it acts on. The page
+ * gets the control API's address through VITE_LAB_URL and its token through the address
+ * printed at start (http://localhost:5173/#lab=…), which no other process can read.
+ */
+export const PAGE_ORIGINS = ["http://localhost:5173", "http://127.0.0.1:5173"];
+
+/** The settings the services get from npm start's environment, as their configs default them. */
+const env = (name: string, fallback: string) => process.env[name] || fallback;
+
+export interface PageLabOptions {
+  edition: "eventos" | "broker";
+  config: InfraConfig;
+  log: (line: string) => void;
+  /** Where the page is served (the tests serve a build elsewhere). */
+  pageOrigins?: string[];
+  /** The single Kafka broker's infra instance (a test's own broker has another). */
+  kafkaInstance?: string;
+  /** Where the services listen and keep their databases, when not their defaults. */
+  ordersUrl?: string;
+  ordersDbPath?: string;
+  paymentsDbPath?: string;
+}
+
+export function pageLab(o: PageLabOptions) {
+  return async (processes: ShopProcesses): Promise<Companion> => {
+    const session = new LabSession(
+      o.edition,
+      o.edition === "eventos" ? eventLogLab(processes, o) : brokerLab(processes, o),
+      () =>
+        processes.all().map((p) => ({
+          nome: p.name,
+          estado: processes.running(p.name) ? (p.paused ? "pausado" : "rodando") : "parado",
+        })),
+      o.log,
+    );
+    const control = await startControlServer(session, {
+      pageOrigins: o.pageOrigins ?? PAGE_ORIGINS,
+    });
+    return {
+      env: { VITE_LAB_URL: control.url },
+      // The page's address with the token: the only way it reaches the page.
+      urls: { web: `${(o.pageOrigins ?? PAGE_ORIGINS)[0]}/#lab=${control.token}` },
+      banner: {
+        "lab control": `${control.url} (127.0.0.1 only; open the web address above, with its #lab= token, to act from the page)`,
+      },
+      async close() {
+        await control.close();
+        await session.idle();
+      },
+      session,
+      control,
+    } as Companion & { session: LabSession; control: typeof control };
+  };
+}
+
+function eventLogLab(processes: ShopProcesses, o: PageLabOptions) {
+  const prefix = env("KAFKA_PREFIXO", "");
+  const brokers = o.config.kafka.brokers.join(",");
+  const ordersUrl = o.ordersUrl ?? `http://127.0.0.1:${env("PORTA", "8080")}`;
+  const db =
+    process.env.DATABASE_URL ??
+    o.ordersDbPath ??
+    join(ROOT, "orders-api", env("DB_PATH", ".data/pedidos.db"));
+  return [
+    ...eventLogActions({
+      processes,
+      paymentsService: (instancia) => ({
+        name: instancia,
+        dir: "payments",
+        env: { INSTANCIA: instancia, PORTA: String(5000 + Number(instancia.split("-")[1])) },
+      }),
+      ordersUrl,
+      db: ordersDb(db),
+      brokers,
+      names: kafkaNames(prefix),
+      kafka: {
+        instance: o.kafkaInstance ?? "default",
+        settings: o.config.kafka,
+        cluster: o.config.kafka.cluster !== null,
+      },
+      sessionMs: 10_000,
+      decisionMs: Number(env("TEMPO_DECISAO_MS", "3000")),
+      confirmMs: Number(env("CONFIRMACAO_MS", "5000")),
+    }),
+    replayAction(processes, { brokers, prefix }),
+    experimentAction(processes),
+  ];
+}
+
+function brokerLab(processes: ShopProcesses, o: PageLabOptions) {
+  const r = o.config.rabbit;
+  const nodes = r.clusterSize > 1 ? userCluster(r.clusterSize) : [];
+  const port = nodes[0]?.ports.amqp ?? r.port;
+  return [
+    ...brokerActions({
+      processes,
+      payments: { name: "payments", dir: "broker/payments" },
+      ordersUrl: o.ordersUrl ?? `http://127.0.0.1:${env("PORTA", "8080")}`,
+      ordersDb: o.ordersDbPath ?? join(ROOT, "broker/orders", ".data/orders.db"),
+      paymentsDb: o.paymentsDbPath ?? join(ROOT, "broker/payments", ".data/payments.db"),
+      amqpAdminUrl: amqpUrl({ host: "127.0.0.1", port, ...r.admin, vhost: r.vhost }),
+      nodes,
+      machineRabbit: `${r.host}:${r.port}`,
+    }),
+    experimentAction(processes),
+  ];
+}
