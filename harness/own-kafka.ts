@@ -61,6 +61,13 @@ export function ownKafka(
     if (process.env.SHOP_TEST_LOGS) console.log(`[${instance}] ${line}`);
   };
   return {
+    /** Its name among infra's brokers (stopKafka's and kafkaStartedByInfra's `instance`). */
+    instance,
+    /** Where it listens, as infra's settings; known once it has started. */
+    get settings() {
+      if (!settings) throw new Error(`ownKafka ${instance}: start it before reading its settings`);
+      return settings;
+    },
     /** Its bootstrap address; known once it has started. */
     get brokers(): string {
       if (!settings) throw new Error(`ownKafka ${instance}: start it before reading its address`);

@@ -218,16 +218,26 @@ export interface Companion {
   close(): Promise<void>;
 }
 
+/** A shop started by startServices: its processes, its companion, and how to stop both. */
+export interface StartedShop<C extends Companion = Companion> {
+  processes: ShopProcesses;
+  lab: C | null;
+  /** The services started at first (not those the lab started later). */
+  started: OwnedProcess[];
+  /** Closes the companion, then stops every process still running and waits for them. */
+  stop(): Promise<void>;
+}
+
 /**
- * Starts the built services of a shop, prints its URLs, and stops them on Ctrl-C. With
- * `companion`, the page's lab is started first (it owns the same processes) and closed last.
+ * Starts the built services of a shop and prints its URLs. With `companion`, the page's lab
+ * is started first (it owns the same processes) and closed first at the stop.
  */
-export async function runServices(
+export async function startServices<C extends Companion>(
   shop: Shop,
   config: InfraConfig,
   log: Log,
-  companion?: (processes: ShopProcesses) => Promise<Companion>,
-): Promise<number> {
+  companion?: (processes: ShopProcesses) => Promise<C>,
+): Promise<StartedShop<C>> {
   const ready = shop.services.filter(built);
   const missing = shop.services.filter((s) => !built(s));
   const processes = new ShopProcesses(log);
@@ -244,20 +254,39 @@ export async function runServices(
   if (missing.length > 0) {
     log(`  not built yet:   ${missing.map((s) => s.dir).join(", ")}`);
   }
-  if (started.length === 0) return 0;
+  return {
+    processes,
+    lab,
+    started,
+    async stop() {
+      await lab?.close();
+      await processes.stopAll();
+    },
+  };
+}
+
+/**
+ * npm start's runner: starts the shop (startServices) and stops it all on Ctrl-C, or ends
+ * when every service it started has exited on its own.
+ */
+export async function runServices(
+  shop: Shop,
+  config: InfraConfig,
+  log: Log,
+  companion?: (processes: ShopProcesses) => Promise<Companion>,
+): Promise<number> {
+  const running = await startServices(shop, config, log, companion);
+  if (running.started.length === 0) return 0;
   log(
     "Press Ctrl-C to stop the services (the brokers keep running; `npm run infra -- down` stops them).",
   );
-
-  // Until Ctrl-C, or until every service started here has exited on its own. The services
-  // run in process groups of their own, so a closed terminal's SIGHUP reaches only us: pass
-  // it on too, or they would outlive the terminal and keep their ports.
+  // The services run in process groups of their own, so a closed terminal's SIGHUP reaches
+  // only us: pass it on too, or they would outlive the terminal and keep their ports.
   const stopped = new Promise<void>((resolve) => {
     for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.once(signal, resolve);
   });
-  const allExited = Promise.all(started.map((p) => p.exited));
+  const allExited = Promise.all(running.started.map((p) => p.exited));
   const codes = await Promise.race([allExited, stopped.then(() => null)]);
-  await lab?.close();
-  await processes.stopAll();
+  await running.stop();
   return codes?.some((c) => c !== 0) ? 1 : 0;
 }

@@ -393,11 +393,15 @@ export function eventLogActions(shop: EventLogShop): AnyLabAction[] {
       );
       story.after(
         first
-          ? `A primeira decisão depois da volta veio ${seconds(Date.parse(first) - backAt)} após o Kafka responder: o relay publica, o grupo pagamentos volta a estável${stable ? ` (${seconds(stable.at - backAt)}: um consumidor que caiu com o broker entra de novo; um membro antigo que o broker ainda conhece é esperado até sua sessão de ${seconds(shop.sessionMs)} acabar)` : ""}, o pagamento espera ${seconds(shop.decisionMs)} e o resultado volta.`
+          ? `A primeira decisão depois da volta veio ${seconds(Date.parse(first) - backAt)} após o Kafka responder: o relay publica, o grupo pagamentos volta a estável${stable ? ` (${seconds(stable.at - backAt)}${stable.at - backAt > 2000 ? `: um membro que o broker ainda conhecia foi esperado até sua sessão de ${seconds(shop.sessionMs)} acabar` : ""})` : ""}, o pagamento espera ${seconds(shop.decisionMs)} e o resultado volta.`
           : "Nenhuma decisão foi aplicada depois da volta (nenhum pedido esperava).",
       );
       story.after(`Pedidos perdidos: ${lost}. Decididos duas vezes: ${twice}.`);
-      for (const line of panelMoves(down.panel, await figuresOf(shop))) story.after(line);
+      story.after(
+        `No painel, eventos no outbox: ${kept} quando o Kafka voltou → ${await shop.db.outboxPending()} agora.`,
+      );
+      for (const line of panelMoves(down.panel, await figuresOf(shop)))
+        if (!line.includes("nada mudou")) story.after(line);
       outage = null;
     },
   };

@@ -5,7 +5,7 @@ import { type InfraConfig, ROOT } from "../../../infra/config.ts";
 import { userCluster } from "../../../infra/rabbitmq/node.ts";
 import type { Companion, ShopProcesses } from "../../../infra/services.ts";
 import { brokerActions } from "./broker-actions.ts";
-import { startControlServer } from "./control-server.ts";
+import { type RunningControl, startControlServer } from "./control-server.ts";
 import { eventLogActions } from "./event-log-actions.ts";
 import { ordersDb } from "./readings.ts";
 import { experimentAction, replayAction } from "./runs.ts";
@@ -26,18 +26,35 @@ export interface PageLabOptions {
   edition: "eventos" | "broker";
   config: InfraConfig;
   log: (line: string) => void;
-  /** Where the page is served (the tests serve a build elsewhere). */
+  /** Where the page is served (a test serves a build of its own elsewhere). */
   pageOrigins?: string[];
-  /** The single Kafka broker's infra instance (a test's own broker has another). */
-  kafkaInstance?: string;
-  /** Where the services listen and keep their databases, when not their defaults. */
-  ordersUrl?: string;
-  ordersDbPath?: string;
-  paymentsDbPath?: string;
+  /**
+   * Where the shop's services are when they are not where npm start runs them: a test's
+   * own shop (its Kafka broker's infra instance, topic prefix, ports and databases).
+   */
+  shop?: {
+    kafkaInstance?: string;
+    prefix?: string;
+    ordersUrl?: string;
+    ordersDb?: string;
+    paymentsDb?: string;
+    /** Added to the environment of every service the lab starts. */
+    env?: Record<string, string>;
+    /** The port of a payments instance the lab starts (0: any free one). */
+    paymentsPort?: (instancia: string) => number;
+    decisionMs?: number;
+    confirmMs?: number;
+  };
+}
+
+/** The lab as npm start holds it: what the banner and the page get, and the session itself. */
+export interface PageLab extends Companion {
+  session: LabSession;
+  control: RunningControl;
 }
 
 export function pageLab(o: PageLabOptions) {
-  return async (processes: ShopProcesses): Promise<Companion> => {
+  return async (processes: ShopProcesses): Promise<PageLab> => {
     const session = new LabSession(
       o.edition,
       o.edition === "eventos" ? eventLogLab(processes, o) : brokerLab(processes, o),
@@ -64,17 +81,17 @@ export function pageLab(o: PageLabOptions) {
       },
       session,
       control,
-    } as Companion & { session: LabSession; control: typeof control };
+    };
   };
 }
 
 function eventLogLab(processes: ShopProcesses, o: PageLabOptions) {
-  const prefix = env("KAFKA_PREFIXO", "");
+  const t = o.shop ?? {};
+  const prefix = t.prefix ?? env("KAFKA_PREFIXO", "");
   const brokers = o.config.kafka.brokers.join(",");
-  const ordersUrl = o.ordersUrl ?? `http://127.0.0.1:${env("PORTA", "8080")}`;
   const db =
     process.env.DATABASE_URL ??
-    o.ordersDbPath ??
+    t.ordersDb ??
     join(ROOT, "orders-api", env("DB_PATH", ".data/pedidos.db"));
   return [
     ...eventLogActions({
@@ -82,20 +99,25 @@ function eventLogLab(processes: ShopProcesses, o: PageLabOptions) {
       paymentsService: (instancia) => ({
         name: instancia,
         dir: "payments",
-        env: { INSTANCIA: instancia, PORTA: String(5000 + Number(instancia.split("-")[1])) },
+        env: {
+          ...t.env,
+          INSTANCIA: instancia,
+          // caixa-2 on 5002, caixa-3 on 5003, as docs/event-log.md starts them by hand.
+          PORTA: String(t.paymentsPort?.(instancia) ?? 5000 + Number(instancia.split("-")[1])),
+        },
       }),
-      ordersUrl,
+      ordersUrl: t.ordersUrl ?? `http://127.0.0.1:${env("PORTA", "8080")}`,
       db: ordersDb(db),
       brokers,
       names: kafkaNames(prefix),
       kafka: {
-        instance: o.kafkaInstance ?? "default",
+        instance: t.kafkaInstance ?? "default",
         settings: o.config.kafka,
         cluster: o.config.kafka.cluster !== null,
       },
       sessionMs: 10_000,
-      decisionMs: Number(env("TEMPO_DECISAO_MS", "3000")),
-      confirmMs: Number(env("CONFIRMACAO_MS", "5000")),
+      decisionMs: t.decisionMs ?? Number(env("TEMPO_DECISAO_MS", "3000")),
+      confirmMs: t.confirmMs ?? Number(env("CONFIRMACAO_MS", "5000")),
     }),
     replayAction(processes, { brokers, prefix }),
     experimentAction(processes),
@@ -103,16 +125,17 @@ function eventLogLab(processes: ShopProcesses, o: PageLabOptions) {
 }
 
 function brokerLab(processes: ShopProcesses, o: PageLabOptions) {
+  const t = o.shop ?? {};
   const r = o.config.rabbit;
   const nodes = r.clusterSize > 1 ? userCluster(r.clusterSize) : [];
   const port = nodes[0]?.ports.amqp ?? r.port;
   return [
     ...brokerActions({
       processes,
-      payments: { name: "payments", dir: "broker/payments" },
-      ordersUrl: o.ordersUrl ?? `http://127.0.0.1:${env("PORTA", "8080")}`,
-      ordersDb: o.ordersDbPath ?? join(ROOT, "broker/orders", ".data/orders.db"),
-      paymentsDb: o.paymentsDbPath ?? join(ROOT, "broker/payments", ".data/payments.db"),
+      payments: { name: "payments", dir: "broker/payments", env: t.env },
+      ordersUrl: t.ordersUrl ?? `http://127.0.0.1:${env("PORTA", "8080")}`,
+      ordersDb: t.ordersDb ?? join(ROOT, "broker/orders", ".data/orders.db"),
+      paymentsDb: t.paymentsDb ?? join(ROOT, "broker/payments", ".data/payments.db"),
       amqpAdminUrl: amqpUrl({ host: "127.0.0.1", port, ...r.admin, vhost: r.vhost }),
       nodes,
       machineRabbit: `${r.host}:${r.port}`,

@@ -26,15 +26,19 @@ const stateLabel = (s: string) => STATE_LABEL[s] ?? s;
 
 /** A group's lag over the last minutes, as a small line. */
 function LagChart({ lagPoints }: { lagPoints: { t: number; lag: number }[] }) {
-  const [w, h] = [120, 24];
+  const [w, h] = [80, 24];
   const max = Math.max(1, ...lagPoints.map((p) => p.lag));
   const now = lagPoints[lagPoints.length - 1]?.t ?? 0;
-  const xy = lagPoints
-    .map(
-      (p) =>
-        `${(w * (1 - (now - p.t) / WINDOW_MS)).toFixed(1)},${(h - 2 - ((h - 4) * p.lag) / max).toFixed(1)}`,
-    )
-    .join(" ");
+  // The width spans the points kept so far (20 s at least, the window at most): over the
+  // whole 5 min from the first poll, the first minutes were a dot at the right edge.
+  const span = Math.min(WINDOW_MS, Math.max(20_000, now - (lagPoints[0]?.t ?? now)));
+  const y = (lag: number) => (h - 2 - ((h - 4) * lag) / max).toFixed(1);
+  const first = lagPoints[0];
+  const xy = [
+    // A line from the left edge at the first value, so that one poll draws a line too.
+    ...(first ? [`0,${y(first.lag)}`] : []),
+    ...lagPoints.map((p) => `${Math.max(0, w * (1 - (now - p.t) / span)).toFixed(1)},${y(p.lag)}`),
+  ].join(" ");
   const latest = lagPoints[lagPoints.length - 1]?.lag ?? 0;
   return (
     <svg
@@ -156,7 +160,7 @@ export function PlataformaPanel({
                       without scrolling sideways (issue 34). */}
                   <th scope="col">Grupo</th>
                   <th scope="col">Lag</th>
-                  <th scope="col">Lag nos últimos {WINDOW_MS / 60_000} min</th>
+                  <th scope="col">Lag (até {WINDOW_MS / 60_000} min)</th>
                   <th scope="col">Estado</th>
                   <th scope="col">Membros</th>
                 </tr>
@@ -179,7 +183,7 @@ export function PlataformaPanel({
                         ? "nenhum"
                         : g.membros.map((m) => (
                             <span key={m.memberId} className="membro" data-cliente={m.clientId}>
-                              {m.clientId}{" "}
+                              {instanciaOf(m.clientId)}{" "}
                             </span>
                           ))}
                     </td>
@@ -234,11 +238,13 @@ export function PlataformaPanel({
 
           {plataforma.cluster && (
             <p data-testid="brokers">
+              {/* No broker is named controller: in KRaft the metadata answer's controller id
+                  is any live broker, and on a cluster with dedicated controllers none of the
+                  brokers is one (issue 47). */}
               Brokers no ar:{" "}
               {plataforma.cluster.brokers.map((b) => (
                 <span key={b.nodeId} className="broker">
-                  {b.nodeId}
-                  {b.nodeId === plataforma.cluster?.controller ? " (controlador)" : ""}{" "}
+                  {b.nodeId}{" "}
                 </span>
               ))}
               {nodesDown(plataforma).length > 0 && (
@@ -260,8 +266,8 @@ export function PlataformaPanel({
                     <tr>
                       <th scope="col">Partição</th>
                       <th scope="col">Líder</th>
-                      <th scope="col">Réplicas / em sincronia (ISR)</th>
-                      <th scope="col">Fim (end offset)</th>
+                      <th scope="col">Réplicas / em sincronia</th>
+                      <th scope="col">Fim</th>
                       {grupos.map((g) => (
                         <th scope="col" key={g}>
                           {g}: offset / lag
