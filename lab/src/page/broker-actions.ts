@@ -32,17 +32,33 @@ export interface BrokerShop {
 const PAYMENTS = "payments";
 const empty = z.object({}).strict() as z.ZodType<Record<string, never>>;
 
-/** A queue's messages now (ready and unacknowledged), from RabbitMQ. */
-async function depths(url: string, queues: string[]): Promise<Map<string, number>> {
+/**
+ * Runs `work` on a confirm channel of a connection of its own, then closes it. A queue that
+ * is not there closes the channel with an error event: heard here, so that it rejects
+ * `work` instead of crashing the process or leaving the close waiting.
+ */
+export async function withAmqpChannel<T>(
+  url: string,
+  work: (channel: amqp.ConfirmChannel) => Promise<T>,
+): Promise<T> {
   const connection = await amqp.connect(url);
+  connection.on("error", () => {});
   try {
-    const channel = await connection.createChannel();
-    const out = new Map<string, number>();
-    for (const q of queues) out.set(q, (await channel.checkQueue(q)).messageCount);
-    return out;
+    const channel = await connection.createConfirmChannel();
+    channel.on("error", () => {});
+    return await work(channel);
   } finally {
     await connection.close().catch(() => {});
   }
+}
+
+/** Each queue's messages now (ready and unacknowledged), from RabbitMQ. */
+function depths(url: string, queues: string[]): Promise<Map<string, number>> {
+  return withAmqpChannel(url, async (channel) => {
+    const out = new Map<string, number>();
+    for (const q of queues) out.set(q, (await channel.checkQueue(q)).messageCount);
+    return out;
+  });
 }
 
 async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
