@@ -2,6 +2,7 @@ import type { HistoricoBroker, PlataformaBroker } from "@shop/contracts";
 import { type FormEvent, useCallback, useId, useState } from "react";
 import { POLL_INTERVAL_MS } from "./App.tsx";
 import { fetchJson } from "./api.ts";
+import { BROKER_STEPS, describeCode } from "./codeOfStep.ts";
 import { BrokerPanel } from "./components/BrokerPanel.tsx";
 import { Laboratorio } from "./components/Laboratorio.tsx";
 import { type PedidoBrokerSummary, PedidosBrokerList } from "./components/PedidosBrokerList.tsx";
@@ -235,6 +236,12 @@ export function BrokerApp({ apiUrl }: { apiUrl: string }) {
                           <time dateTime={e.em}>{formatTimeOfDay(e.em)}</time>{" "}
                           <b>{ETAPA_LABEL[e.etapa] ?? e.etapa}</b>{" "}
                           <small>({s.solicitacaoId.slice(0, 8)}…)</small>
+                          {BROKER_STEPS[e.etapa] && (
+                            <small className="codigo" data-codigo>
+                              {" "}
+                              código: <code>{describeCode(BROKER_STEPS[e.etapa])}</code>
+                            </small>
+                          )}
                         </li>
                       )),
                     )}

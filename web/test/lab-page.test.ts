@@ -281,6 +281,19 @@ describe("Issue 47: the lab on the page (event-log edition), in a real browser",
     expect(story.numeros.primeiraDecisaoAposVoltaS).toBeGreaterThan(0);
   }, 240_000);
 
+  it("When the learner opens an order's timeline, then each step names the code that did it (file and function)", async () => {
+    await page.getByRole("button", { name: "Abrir o histórico do pedido 1", exact: true }).click();
+    const created = page.locator('li[data-etapa="criado"] [data-codigo]');
+    await created.waitFor({ timeout: 10_000 });
+    expect(await created.textContent()).toContain("orders-api/src/pedidos.ts · createPedido");
+    await page
+      .locator('li[data-etapa="resultado-aplicado"] [data-codigo]')
+      .waitFor({ timeout: 10_000 });
+    expect(
+      await page.locator('li[data-etapa="resultado-aplicado"] [data-codigo]').textContent(),
+    ).toContain("applyResultado");
+  });
+
   it("When the page is 1280×800, then the platform panel's tables fit inside its column (nothing cut at the right edge)", async () => {
     const widths = await page.evaluate(() =>
       [...document.querySelectorAll(".plataforma .rolagem")].map(

@@ -1,6 +1,7 @@
 import type { Historico } from "@shop/contracts";
 import { useCallback } from "react";
 import { fetchJson } from "../api.ts";
+import { describeCode, EVENT_LOG_STEPS } from "../codeOfStep.ts";
 import { formatTime } from "../format.ts";
 import { usePolling } from "../usePolling.ts";
 
@@ -56,6 +57,12 @@ export function PedidoHistorico({
               <time dateTime={e.em}>{formatTime(e.em)}</time>{" "}
               <b>{ETAPA_LABEL[e.etapa] ?? e.etapa}</b>
               {Object.keys(e.detalhes).length > 0 && <small> {describeDetalhes(e.detalhes)}</small>}
+              {EVENT_LOG_STEPS[e.etapa] && (
+                <small className="codigo" data-codigo>
+                  {" "}
+                  código: <code>{describeCode(EVENT_LOG_STEPS[e.etapa])}</code>
+                </small>
+              )}
             </li>
           ))}
         </ol>
