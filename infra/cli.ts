@@ -135,7 +135,10 @@ async function main(argv: string[]): Promise<number> {
       await startRabbitNow();
       // The page's lab: only here, where this process owns what it starts.
       const lab = pageLab({ edition: command === "start" ? "eventos" : "broker", config, log });
-      return runServices(shop, config, log, lab);
+      const code = await runServices(shop, config, log, lab);
+      // Every process it started has exited; an action of the page's lab that was waiting on
+      // one (a group to settle, say) would keep its timers, and npm start, alive for minutes.
+      return process.exit(code);
     }
     default:
       console.error(

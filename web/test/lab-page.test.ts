@@ -440,6 +440,20 @@ describe("Issue 47: nothing the lab started outlives npm start", () => {
     await lab().session.idle();
     const caixa3 = shop.processes.running("caixa-3");
     expect(caixa3).not.toBeNull();
+    // An experiment runs from the page, its lines shown as they come; npm start stops under it.
+    const experiment = await lab().session.begin("experimento", { nome: "veneno" });
+    expect("status" in experiment).toBe(false);
+    await waitFor(
+      () =>
+        lab()
+          .session.state()
+          .emAndamento?.linhas.some((l) => l.includes("== veneno")),
+      {
+        timeoutMs: 60_000,
+        what: "the experiment's first lines on the page's story",
+      },
+    );
+    expect(shop.processes.running("lab-veneno")).not.toBeNull();
     await shop.stop();
     for (const p of shop.processes.all()) {
       expect(p.child.exitCode !== null || p.child.signalCode !== null, p.name).toBe(true);

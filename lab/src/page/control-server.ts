@@ -161,7 +161,12 @@ export async function startControlServer(
     url: `http://127.0.0.1:${port}`,
     token,
     server,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        // A page's kept-alive connection would hold the close open: npm start is stopping.
+        server.closeAllConnections();
+      }),
   };
 }
 
