@@ -37,6 +37,16 @@ export function expectedTransient(message: string, error: string | undefined): b
   return message === "The coordinator is not aware of this member, re-joining the group";
 }
 
+/**
+ * True for kafkajs's "Crash: <name>: <message>" of a consumer that stopped on one of the
+ * expected transients and that kafkajs restarts: on a new Kafka, the first start finds its
+ * group's coordinator still loading (issue 47). Its "Restarting the consumer" line follows.
+ */
+export function expectedCrash(message: string): boolean {
+  const cause = /^Crash: \w+: (.*)$/.exec(message)?.[1];
+  return cause !== undefined && EXPECTED.has(cause);
+}
+
 /** kafkajs's TLS and SASL options from the settings; an unreadable CA file names its setting. */
 function securityOptions({ ssl, sasl }: KafkaSecurity): Pick<KafkaConfig, "ssl" | "sasl"> {
   return {
@@ -104,9 +114,10 @@ export function createKafka(
     ...(retry ? { retry } : {}),
     connectionTimeout: 1000,
     logLevel: logLevel.WARN,
-    logCreator:
-      () =>
-      ({ level, log: entry }: LogEntry) => {
+    logCreator: () => {
+      // The groups whose consumer crashed on an expected transient: their restart is told at info too.
+      const restarting = new Set<string>();
+      return ({ level, log: entry }: LogEntry) => {
         const { message, broker, error, groupId } = entry as {
           message: string;
           broker?: string;
@@ -116,10 +127,16 @@ export function createKafka(
         const fields = Object.fromEntries(
           Object.entries({ broker, error, groupId }).filter(([, v]) => v !== undefined),
         );
-        if (expectedTransient(message, error))
+        const quietRestart =
+          groupId !== undefined &&
+          message.startsWith("Restarting the consumer") &&
+          restarting.delete(groupId);
+        if (groupId !== undefined && expectedCrash(message)) restarting.add(groupId);
+        if (expectedTransient(message, error) || expectedCrash(message) || quietRestart)
           log.info(`kafkajs (expected, kafkajs handles it): ${message}`, fields);
         else (level <= logLevel.ERROR ? log.error : log.warn)(`kafkajs: ${message}`, fields);
-      },
+      };
+    },
   });
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { expectedTransient } from "../../src/client.ts";
+import { expectedCrash, expectedTransient } from "../../src/client.ts";
 
 describe("kafkajs's log entries: expected start-up transients (issue 14)", () => {
   it("When kafkajs logs a broker's error answer that it handles itself, then it is an expected transient", () => {
@@ -37,5 +37,17 @@ describe("kafkajs's log entries: expected start-up transients (issue 14)", () =>
       expectedTransient("Crash: KafkaJSNumberOfRetriesExceeded: Connection error", undefined),
     ).toBe(false);
     expect(expectedTransient("Topic creation errors", undefined)).toBe(false);
+  });
+
+  it("Issue 47: when a consumer crashes because a new Kafka's coordinator is still loading its group, then the crash is expected (kafkajs restarts it); another crash is not", () => {
+    expect(
+      expectedCrash(
+        "Crash: KafkaJSProtocolError: The coordinator is loading and hence can't process requests for this group",
+      ),
+    ).toBe(true);
+    expect(expectedCrash("Crash: KafkaJSNumberOfRetriesExceeded: Connection error")).toBe(false);
+    expect(
+      expectedCrash("The coordinator is loading and hence can't process requests for this group"),
+    ).toBe(false);
   });
 });
