@@ -4,9 +4,12 @@ import { z } from "zod";
 import { placeOrder } from "../../../harness/http.ts";
 import { clientOf, endOffsets, withAdmin } from "../../../harness/kafka.ts";
 import {
+  type ClusterSettings,
+  clusterNode,
   kafkaAnswers,
   kafkaStartedByInfra,
   startKafka,
+  startKafkaCluster,
   stopKafka,
 } from "../../../infra/kafka/kafka.ts";
 import { kafkaUsers } from "../../../infra/kafka/users.ts";
@@ -39,7 +42,12 @@ export interface EventLogShop {
   brokers: string;
   names: KafkaNames;
   /** The single Kafka broker this checkout's infra runs (its instance and address). */
-  kafka: { instance: string; settings: Parameters<typeof startKafka>[0]; cluster: boolean };
+  kafka: {
+    instance: string;
+    settings: Parameters<typeof startKafka>[0];
+    /** On KAFKA_NODES=3: the cluster infra runs (its name and nodes); null on one broker. */
+    cluster: { name: string; settings: ClusterSettings } | null;
+  };
   /** The consumers' session timeout and the decision's wait (the spec's 3 s). */
   sessionMs: number;
   decisionMs: number;
@@ -276,8 +284,7 @@ export function eventLogActions(shop: EventLogShop): AnyLabAction[] {
   };
 
   const kafkaRefusal = async (want: "up" | "down") => {
-    if (shop.kafka.cluster)
-      return "Este Kafka é um cluster de três nós: pare ou mate um nó com as ações do cluster.";
+    if (shop.kafka.cluster) return null;
     const others = kafkaUsers(shop.kafka.settings).others();
     if (others.length > 0)
       return `O Kafka em ${shop.kafka.settings.brokers.join(",")} está em uso por outra execução (pid ${others.join(", ")}: um npm test, um experimento ou outro npm start): o laboratório não o para debaixo dela.`;
@@ -309,11 +316,24 @@ export function eventLogActions(shop: EventLogShop): AnyLabAction[] {
       signal === "SIGTERM"
         ? "Para o Kafka deste checkout (SIGTERM). Faça pedidos enquanto ele está fora: o outbox os guarda."
         : "Mata o Kafka deste checkout (kill -9). Faça pedidos enquanto ele está fora: o outbox os guarda.",
-    campos: [],
-    params: z.object({}).strict() as z.ZodType<Record<string, never>>,
-    title: () => rotulo,
+    campos: shop.kafka.cluster
+      ? [{ nome: "no", rotulo: "nó", tipo: "escolha", opcoes: [...NODE_CHOICES], padrao: "líder" }]
+      : [],
+    params: (shop.kafka.cluster
+      ? z.object({ no: z.enum(NODE_CHOICES).default("líder") })
+      : z.object({}).strict()) as z.ZodType<Record<string, never>>,
+    title: (p) =>
+      shop.kafka.cluster ? `${rotulo}: nó ${(p as { no?: string }).no ?? "líder"}` : rotulo,
     refusal: () => kafkaRefusal("up"),
-    async run(_p, story) {
+    async run(p, story) {
+      if (shop.kafka.cluster)
+        return stopClusterNode(
+          shop,
+          shop.kafka.cluster,
+          (p as { no?: NodeChoice }).no ?? "líder",
+          signal,
+          story,
+        );
       const from = await startingPoint(shop);
       story.before(
         `O broker Kafka ${signal === "SIGTERM" ? "para" : "morre"}. A API de pedidos continua aceitando pedidos: cada um é salvo com seu PedidoCriado no outbox, na mesma transação; sem a confirmação do Kafka em ${seconds(shop.confirmMs)}, ela responde 500, e o relay publica o evento quando o Kafka voltar.`,
@@ -341,6 +361,7 @@ export function eventLogActions(shop: EventLogShop): AnyLabAction[] {
     title: () => "Iniciar o Kafka",
     refusal: () => kafkaRefusal("down"),
     async run(_p, story) {
+      if (shop.kafka.cluster) return startClusterNodes(shop, shop.kafka.cluster, story);
       const down = outage ?? {
         at: Date.now(),
         lastId: await shop.db.lastId(),
@@ -539,4 +560,103 @@ async function deadLetters(brokers: string, topic: string): Promise<number> {
   const exists = await withAdmin(brokers, async (a) => (await a.listTopics()).includes(topic));
   if (!exists) return 0;
   return [...(await endOffsets(brokers, topic)).values()].reduce((n, x) => n + x, 0);
+}
+
+/** Which broker of a 3-node cluster to stop: the leader of pedidos-criados[0], one that is not, or by id. */
+const NODE_CHOICES = ["líder", "não líder", "1", "2", "3"] as const;
+type NodeChoice = (typeof NODE_CHOICES)[number];
+
+/** Each partition of the shop's two topics with its leader and in-sync replicas, from Kafka. */
+async function partitionsOf(shop: EventLogShop) {
+  const { topics } = shop.names;
+  return withAdmin(shop.brokers, async (admin) =>
+    (
+      await admin.fetchTopicMetadata({
+        topics: [topics.pedidosCriados, topics.pagamentosResultados],
+      })
+    ).topics.flatMap((t) =>
+      t.partitions.map((p) => ({
+        topic: t.name,
+        partition: p.partitionId,
+        leader: p.leader,
+        isr: p.isr,
+        replicas: p.replicas,
+      })),
+    ),
+  );
+}
+
+/** Stops or kills one broker of the cluster and tells how long until its partitions had leaders again. */
+async function stopClusterNode(
+  shop: EventLogShop,
+  cluster: { name: string; settings: ClusterSettings },
+  choice: NodeChoice,
+  signal: "SIGTERM" | "SIGKILL",
+  story: Story,
+) {
+  const before = await partitionsOf(shop);
+  const first = before.find(
+    (x) => x.topic === shop.names.topics.pedidosCriados && x.partition === 0,
+  );
+  const leader = first?.leader ?? 1;
+  const id =
+    choice === "líder"
+      ? leader
+      : choice === "não líder"
+        ? ([1, 2, 3].find((n) => n !== leader) as number)
+        : Number(choice);
+  const led = before.filter((x) => x.leader === id).length;
+  story.before(
+    `O broker ${id} ${signal === "SIGTERM" ? "para" : "morre (kill -9)"}${id === leader ? `: ele lidera pedidos-criados[0] e mais ${led - 1} partições` : `: ele não lidera pedidos-criados[0] (lidera ${led} partições)`}. Cada partição tem 3 réplicas e min.insync.replicas=2: o controlador elege um novo líder entre as réplicas em sincronia, e as escritas seguem com duas.`,
+  );
+  story.before("Observe no painel os líderes, as partições sub-replicadas e o broker fora do ar.");
+  const started = Date.now();
+  await stopKafka(() => {}, { instance: clusterNode(cluster.name, id), signal });
+  let after = before;
+  const deadline = started + 60_000;
+  while (Date.now() < deadline) {
+    after = await partitionsOf(shop).catch(() => after);
+    if (
+      after.every((x) => x.leader !== id && x.leader >= 0) &&
+      after.some((x) => !x.isr.includes(id))
+    )
+      break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const moved = (Date.now() - started) / 1000;
+  story.figure("brokerParado", id);
+  story.figure("particoesQueEleLiderava", led);
+  story.figure("segundosAteNovosLideres", moved);
+  story.figure("subReplicadas", after.filter((x) => x.isr.length < x.replicas.length).length);
+  story.after(
+    `Em ${seconds(Date.now() - started)} as ${led} partições que o broker ${id} liderava tinham outro líder; ${after.filter((x) => x.isr.length < x.replicas.length).length} partições estão sub-replicadas (2 de 3 réplicas em sincronia). Inicie o Kafka para trazê-lo de volta.`,
+  );
+}
+
+/** Starts the cluster's brokers that are down, and tells how long until every replica was in sync. */
+async function startClusterNodes(
+  shop: EventLogShop,
+  cluster: { name: string; settings: ClusterSettings },
+  story: Story,
+) {
+  story.before(
+    "Os nós parados voltam. Cada réplica de volta busca no líder o que perdeu e volta à lista em sincronia (ISR); os líderes não mudam sozinhos de volta.",
+  );
+  const started = Date.now();
+  await startKafkaCluster(cluster.settings, () => {}, { name: cluster.name });
+  story.line(`Os nós responderam em ${seconds(Date.now() - started)}.`);
+  let parts = await partitionsOf(shop);
+  const deadline = Date.now() + 60_000;
+  while (parts.some((x) => x.isr.length < x.replicas.length) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 250));
+    parts = await partitionsOf(shop).catch(() => parts);
+  }
+  const under = parts.filter((x) => x.isr.length < x.replicas.length).length;
+  story.figure("segundosAteTudoEmSincronia", (Date.now() - started) / 1000);
+  story.figure("subReplicadas", under);
+  story.after(
+    under === 0
+      ? `Em ${seconds(Date.now() - started)} todas as réplicas estavam em sincronia de novo. Líderes agora: ${[...new Set(parts.map((x) => x.leader))].sort().join(", ")}.`
+      : `${under} partições ainda sub-replicadas depois de 60 s.`,
+  );
 }

@@ -112,7 +112,10 @@ function eventLogLab(processes: ShopProcesses, o: PageLabOptions) {
       kafka: {
         instance: t.kafkaInstance ?? "default",
         settings: o.config.kafka,
-        cluster: o.config.kafka.cluster !== null,
+        // npm start's cluster is infra's default one ("cluster").
+        cluster: o.config.kafka.cluster
+          ? { name: "cluster", settings: o.config.kafka.cluster }
+          : null,
       },
       sessionMs: 10_000,
       decisionMs: t.decisionMs ?? Number(env("TEMPO_DECISAO_MS", "3000")),
