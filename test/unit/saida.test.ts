@@ -1,8 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT } from "../../infra/config.ts";
-import { outputEnv, prefixOf } from "../../infra/services.ts";
+import { ROOT, readInfraConfig } from "../../infra/config.ts";
+import { outputEnv, prefixOf, SHOPS } from "../../infra/services.ts";
 import { logFormat } from "../../libs/service/src/logger.ts";
 
 /**
@@ -94,5 +94,23 @@ describe("npm start reads well", () => {
     expect(outputEnv(true, { NO_COLOR: "1" })).toEqual({ LOG_FORMAT: "text" });
     expect(prefixOf("payments", 1, false)).toBe("[payments] ");
     expect(prefixOf("payments", 1, true)).toBe(`${ESC}[35m[payments]${ESC}[39m `);
+  });
+
+  it("Issue 47: when npm run start:broker starts, then it starts the page too, and on BROKER_CLUSTER_SIZE=3 its banner names the cluster's nodes and panels, not the machine's RabbitMQ", () => {
+    expect(SHOPS.broker.services.map((s) => s.name)).toContain("web");
+    const secrets = {
+      BROKER_USER: "u",
+      BROKER_PASSWORD: "p",
+      BROKER_ADMIN_USER: "a",
+      BROKER_ADMIN_PASSWORD: "p",
+      BROKER_MONITOR_USER: "m",
+      BROKER_MONITOR_PASSWORD: "p",
+    };
+    const one = SHOPS.broker.urls(readInfraConfig(secrets));
+    expect(one.amqp).toBe("amqp://127.0.0.1:5672");
+    const three = SHOPS.broker.urls(readInfraConfig({ ...secrets, BROKER_CLUSTER_SIZE: "3" }));
+    expect(three.amqp).toBe("amqp://127.0.0.1:5682 amqp://127.0.0.1:5683 amqp://127.0.0.1:5684");
+    expect(three["rabbitmq panels"]).toContain("http://127.0.0.1:15682");
+    expect(JSON.stringify(three)).not.toMatch(/:5672|:15672/);
   });
 });
