@@ -119,6 +119,18 @@ const built = (s: Service) =>
   existsSync(join(ROOT, s.dir, s.args ? "package.json" : join("src", "main.ts")));
 const nodeArgs = (s: Service) => s.args ?? ["--import", "tsx", join(ROOT, s.dir, "src", "main.ts")];
 
+/**
+ * Signals a process and what it started in its process group (each is started detached, a
+ * group of its own): an experiment stopped while it starts a service takes that one along.
+ */
+function groupKill(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-(child.pid as number), signal);
+  } catch {
+    child.kill(signal);
+  }
+}
+
 /** One process `npm start` started: at start, or later from the page's lab. */
 export interface OwnedProcess {
   name: string;
@@ -194,9 +206,9 @@ export class ShopProcesses {
   signal(name: string, signal: NodeJS.Signals): OwnedProcess {
     const p = this.running(name);
     if (!p) throw new Error(`${name} is not a running process of this npm start`);
-    if (p.paused && signal !== "SIGSTOP") p.child.kill("SIGCONT");
+    if (p.paused && signal !== "SIGSTOP") groupKill(p.child, "SIGCONT");
     p.paused = signal === "SIGSTOP";
-    p.child.kill(signal);
+    groupKill(p.child, signal);
     return p;
   }
 

@@ -164,14 +164,11 @@ describe("Issue 47: the lab on the page (broker edition)", () => {
     expect(story.numeros.mensagensNaFilaDeErros).toBe(before + 1);
   });
 
-  it("When the learner repeats a payment request, then both answers are 202 and payments stored one decision", async () => {
+  it("When the learner repeats a payment request, then the repeat answers 202 (pending) or 200 (decided) and payments stored one decision", async () => {
     const story = await act("pagamento-repetido");
     expect(story.resultado, story.depois.join("\n")).toBe("ok");
-    expect(story.numeros).toMatchObject({
-      primeiraResposta: 202,
-      segundaResposta: 202,
-      decisoes: 1,
-    });
+    expect(story.numeros).toMatchObject({ primeiraResposta: 202, decisoes: 1 });
+    expect([200, 202]).toContain(story.numeros.segundaResposta);
   });
 
   it("When the learner sends a conflicting request with the same key, then the second is 409 and the first goes on alone", async () => {

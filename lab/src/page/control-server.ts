@@ -124,14 +124,14 @@ export async function startControlServer(
   session: LabSession,
   options: ControlOptions,
 ): Promise<RunningControl> {
-  const token = options.token ?? mintToken();
+  const key = options.token ?? mintToken();
   let port = 0;
   const server = createServer((req, res) => {
     const origin = req.headers.origin;
     const preflight = req.method === "OPTIONS";
     const refusal = gateRefusal(
       req.headers,
-      { port, token, pageOrigins: options.pageOrigins },
+      { port, token: key, pageOrigins: options.pageOrigins },
       { preflight },
     );
     // A refused request's answer is readable by the page only when its Origin is the page's
@@ -159,7 +159,7 @@ export async function startControlServer(
   port = (server.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}`,
-    token,
+    token: key,
     server,
     close: () =>
       new Promise((resolve) => {

@@ -376,13 +376,15 @@ export function eventLogActions(shop: EventLogShop): AnyLabAction[] {
         "Observe o outbox esvaziar no painel, e os pedidos passarem a Pago ou Recusado.",
       );
       const kept = await shop.db.outboxPending();
-      const r = await startKafka(shop.kafka.settings, () => {}, { instance: shop.kafka.instance });
+      // Counted from the moment the broker is asked to start: nothing can reach it before, and
+      // the relay may publish between its first answer and startKafka seeing that answer.
       const backAt = Date.now();
       const backIso = new Date(backAt).toISOString();
+      const r = await startKafka(shop.kafka.settings, () => {}, { instance: shop.kafka.instance });
       story.line(`O Kafka respondeu em ${seconds(r.ms)}; o outbox guardava ${kept} eventos.`);
       const stable = await holdersOf(shop, (h) => settled(h), 60_000).catch(() => null);
       if (stable) {
-        story.figure("grupoEstavelAposVoltaS", (stable.at - backAt) / 1000);
+        story.figure("grupoEstavelS", (stable.at - backAt) / 1000);
         story.line(
           `O grupo pagamentos voltou a estável ${seconds(stable.at - backAt)} depois (${describeHolders(stable.holders)}).`,
         );
@@ -406,7 +408,8 @@ export function eventLogActions(shop: EventLogShop): AnyLabAction[] {
       story.figure("pedidosDuranteQueda", rows.length);
       story.figure("respondidos500", answered500);
       story.figure("publicadosPeloOutboxDepois", publishedAfter);
-      story.figure("primeiraDecisaoAposVoltaS", first ? (Date.parse(first) - backAt) / 1000 : -1);
+      story.figure("kafkaRespondeuEmS", r.ms / 1000);
+      story.figure("primeiraDecisaoS", first ? (Date.parse(first) - backAt) / 1000 : -1);
       story.figure("pedidosPerdidos", lost);
       story.figure("decididosDuasVezes", twice);
       story.after(
@@ -414,7 +417,7 @@ export function eventLogActions(shop: EventLogShop): AnyLabAction[] {
       );
       story.after(
         first
-          ? `A primeira decisão depois da volta veio ${seconds(Date.parse(first) - backAt)} após o Kafka responder: o relay publica, o grupo pagamentos volta a estável${stable ? ` (${seconds(stable.at - backAt)}${stable.at - backAt > 2000 ? `: um membro que o broker ainda conhecia foi esperado até sua sessão de ${seconds(shop.sessionMs)} acabar` : ""})` : ""}, o pagamento espera ${seconds(shop.decisionMs)} e o resultado volta.`
+          ? `A primeira decisão depois da volta veio ${seconds(Date.parse(first) - backAt)} depois de pedir o Kafka de volta (ele respondeu em ${seconds(r.ms)}): o relay publica, o grupo pagamentos volta a estável${stable ? ` (${seconds(stable.at - backAt)}${stable.at - backAt > 2000 ? `: um membro que o broker ainda conhecia foi esperado até sua sessão de ${seconds(shop.sessionMs)} acabar` : ""})` : ""}, o pagamento espera ${seconds(shop.decisionMs)} e o resultado volta.`
           : "Nenhuma decisão foi aplicada depois da volta (nenhum pedido esperava).",
       );
       story.after(`Pedidos perdidos: ${lost}. Decididos duas vezes: ${twice}.`);

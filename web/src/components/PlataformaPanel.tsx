@@ -168,7 +168,7 @@ export function PlataformaPanel({
               <tbody>
                 {plataforma.grupos.map((g) => (
                   <tr key={g.grupo} data-grupo={g.grupo}>
-                    <td>{g.grupo}</td>
+                    <td className="grupo">{g.grupo}</td>
                     <td className="num">
                       <span className={(lagNow(g.grupo) ?? 0) > 0 ? "lag" : undefined}>
                         {lagNow(g.grupo) ?? "—"}
@@ -269,7 +269,7 @@ export function PlataformaPanel({
                       <th scope="col">Réplicas / em sincronia</th>
                       <th scope="col">Fim</th>
                       {grupos.map((g) => (
-                        <th scope="col" key={g}>
+                        <th scope="col" key={g} className="grupo">
                           {g}: offset / lag
                         </th>
                       ))}
