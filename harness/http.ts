@@ -1,4 +1,5 @@
 import type { Plataforma } from "@shop/contracts";
+import { waitFor } from "@shop/service";
 
 /** What a service answered: its status, its body (parsed when it is JSON) and its headers. */
 export interface JsonResponse<T = unknown> {
@@ -88,4 +89,16 @@ export async function metricCounter(url: string, name: string, destino: string):
   const text = await (await fetch(`${url}/metrics`)).text();
   const line = text.split("\n").find((l) => l.startsWith(`${name}{destino="${destino}"} `));
   return Number(line?.split(" ")[1] ?? 0);
+}
+
+/** Waits until GET `url` answers 2xx (a service that has started listening), or fails naming `what`. */
+export function untilAnswers(url: string, what: string, timeoutMs = 60_000): Promise<true> {
+  return waitFor(
+    () =>
+      fetch(url).then(
+        (r) => r.ok,
+        () => false,
+      ),
+    { timeoutMs, what },
+  );
 }

@@ -3,6 +3,7 @@ export * from "./asyncapi.ts";
 export * from "./broker.ts";
 export * from "./event-log.ts";
 export * from "./http.ts";
+export * from "./lab.ts";
 export * from "./money.ts";
 export * from "./names.ts";
 export * from "./openapi.ts";

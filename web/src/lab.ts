@@ -1,3 +1,5 @@
+import type { LabState, Relato } from "@shop/contracts";
+
 /**
  * The page's side of the lab's control API (lab/src/page/control-server.ts). Its address
  * comes from VITE_LAB_URL, which only `npm start` / `npm run start:broker` sets; its token
@@ -17,43 +19,6 @@ export function labToken(): string | null {
     history.replaceState(null, "", window.location.pathname + window.location.search);
   }
   return sessionStorage.getItem(KEY);
-}
-
-export interface Campo {
-  nome: string;
-  rotulo: string;
-  tipo: "escolha" | "numero";
-  opcoes?: string[];
-  min?: number;
-  max?: number;
-  padrao: string | number;
-}
-
-export interface Relato {
-  id: number;
-  acao: string;
-  titulo: string;
-  inicio: string;
-  fim: string | null;
-  antes: string[];
-  linhas: string[];
-  depois: string[];
-  numeros: Record<string, number>;
-  resultado: "ok" | "falhou" | null;
-}
-
-export interface EstadoLaboratorio {
-  edicao: "eventos" | "broker";
-  acoes: {
-    acao: string;
-    rotulo: string;
-    resumo: string;
-    campos: Campo[];
-    indisponivel: string | null;
-  }[];
-  emAndamento: Relato | null;
-  historico: Relato[];
-  processos: { nome: string; estado: string }[];
 }
 
 /** A refusal of the control API, in its own words. */
@@ -78,8 +43,7 @@ async function call<T>(base: string, token: string, path: string, body?: unknown
   return json as T;
 }
 
-export const readLab = (base: string, token: string) =>
-  call<EstadoLaboratorio>(base, token, "/laboratorio");
+export const readLab = (base: string, token: string) => call<LabState>(base, token, "/laboratorio");
 
 export const runLabAction = (
   base: string,

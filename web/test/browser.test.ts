@@ -5,7 +5,6 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Database } from "@shop/service";
-import express from "express";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { build } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -31,6 +30,7 @@ import {
   tempDb,
   uniquePrefix,
 } from "../../test/helpers/shop.ts";
+import { serveFolder } from "../../test/helpers/static-site.ts";
 
 /**
  * Both editions' pages in a real browser (Debian's chromium, driven by playwright-core),
@@ -52,18 +52,6 @@ let browser: Browser;
 /** Where each edition's page is served (a build of its own, pointed at its service). */
 const pages = { eventos: "", broker: "" };
 
-/** Serves a folder on a free port; its origin. */
-async function serve(dir: string): Promise<string> {
-  const server = await new Promise<Server>((resolve) => {
-    const s = express()
-      .use(express.static(dir))
-      .listen(0, "127.0.0.1", () => resolve(s));
-  });
-  servers.push(server);
-  const address = server.address();
-  return `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
-}
-
 /** The web app built as production builds it, against `apiUrl`. */
 async function buildFor(apiUrl: string, dir: string) {
   process.env.VITE_API_URL = apiUrl;
@@ -83,8 +71,8 @@ beforeAll(async () => {
     eventos: mkdtempSync(join(tmpdir(), "web-")),
     broker: mkdtempSync(join(tmpdir(), "web-broker-")),
   };
-  pages.eventos = await serve(dists.eventos);
-  pages.broker = await serve(dists.broker);
+  pages.eventos = await serveFolder(servers, dists.eventos);
+  pages.broker = await serveFolder(servers, dists.broker);
 
   api = await startOrdersApi(
     ordersConfig(serviceEnv(prefix, { DB_PATH: ordersDb, FRONT_ORIGIN: pages.eventos })),

@@ -1,15 +1,14 @@
 import { randomUUID } from "node:crypto";
+import type { Relato } from "@shop/contracts";
 import { ERROR_QUEUES, QUEUES } from "@shop/contracts";
-import { waitFor } from "@shop/service";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { brokerEnv, shopConfig, tempDb } from "../../harness/env.ts";
-import { send } from "../../harness/http.ts";
+import { send, untilAnswers } from "../../harness/http.ts";
 import { queryRows } from "../../harness/process.ts";
 import { createVhost, type ShopVhost } from "../../harness/vhost.ts";
 import { freePort } from "../../infra/ports.ts";
 import { type StartedShop, startServices } from "../../infra/services.ts";
 import { withAmqpChannel } from "../../lab/src/page/broker-actions.ts";
-import type { Relato } from "../../lab/src/page/session.ts";
 import { type PageLab, pageLab } from "../../lab/src/page/start.ts";
 
 /**
@@ -92,26 +91,11 @@ beforeAll(async () => {
       shop: { ordersUrl, ordersDb, paymentsDb, env: payments },
     }),
   );
-  await waitFor(
-    () =>
-      fetch(`${ordersUrl}/pedidos`).then(
-        (r) => r.ok,
-        () => false,
-      ),
-    {
-      timeoutMs: 60_000,
-      what: "the broker edition's orders service",
-    },
-  );
   // Payments answers once its consumers are started (it listens after they are).
-  await waitFor(
-    () =>
-      fetch(`http://127.0.0.1:${paymentsPort}/saude`).then(
-        (r) => r.ok,
-        () => false,
-      ),
-    { timeoutMs: 60_000, what: "the broker edition's payments service" },
-  ).catch((error: Error) => {
+  await Promise.all([
+    untilAnswers(`${ordersUrl}/pedidos`, "the broker edition's orders service"),
+    untilAnswers(`http://127.0.0.1:${paymentsPort}/saude`, "the broker edition's payments service"),
+  ]).catch((error: Error) => {
     throw new Error(`${error.message}; the services said:\n${output.slice(-20).join("\n")}`);
   });
 }, 180_000);

@@ -2,12 +2,13 @@ import { mkdtempSync } from "node:fs";
 import type { Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { LabStateSchema, type Relato } from "@shop/contracts";
 import { waitFor } from "@shop/service";
-import express from "express";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { build } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { shopConfig, tempDb, uniquePrefix } from "../../harness/env.ts";
+import { untilAnswers } from "../../harness/http.ts";
 import { deleteTopicsWhere, endOffsets } from "../../harness/kafka.ts";
 import { ownKafka } from "../../harness/own-kafka.ts";
 import { queryRows } from "../../harness/process.ts";
@@ -16,8 +17,8 @@ import { ROOT } from "../../infra/config.ts";
 import { freePort } from "../../infra/ports.ts";
 import { type StartedShop, startServices } from "../../infra/services.ts";
 import { groupHolders } from "../../lab/src/page/readings.ts";
-import type { Relato } from "../../lab/src/page/session.ts";
 import { type PageLab, pageLab } from "../../lab/src/page/start.ts";
+import { serveFolder } from "../../test/helpers/static-site.ts";
 
 /**
  * Issue 47: the lab on the page, in a real browser (Debian's chromium) against a shop
@@ -36,17 +37,6 @@ let page: Page;
 let pageOrigin = "";
 let ordersUrl = "";
 const CONFIRM_MS = 1500;
-
-async function serve(dir: string): Promise<string> {
-  const server = await new Promise<Server>((resolve) => {
-    const s = express()
-      .use(express.static(dir))
-      .listen(0, "127.0.0.1", () => resolve(s));
-  });
-  servers.push(server);
-  const a = server.address();
-  return `http://127.0.0.1:${typeof a === "object" && a ? a.port : 0}`;
-}
 
 const lab = () => shop.lab as PageLab;
 const control = (path: string, init: RequestInit = {}, headers: Record<string, string> = {}) =>
@@ -86,7 +76,7 @@ async function click(acao: string, fields: Record<string, string> = {}) {
 beforeAll(async () => {
   await kafka.start();
   const dist = mkdtempSync(join(tmpdir(), "lab-page-"));
-  pageOrigin = await serve(dist);
+  pageOrigin = await serveFolder(servers, dist);
   const ordersPort = await freePort();
   ordersUrl = `http://127.0.0.1:${ordersPort}`;
   const common = {
@@ -145,17 +135,7 @@ beforeAll(async () => {
     build: { outDir: dist, emptyOutDir: true },
   });
   delete process.env.VITE_LAB_URL;
-  await waitFor(
-    () =>
-      fetch(`${ordersUrl}/pedidos`).then(
-        (r) => r.ok,
-        () => false,
-      ),
-    {
-      timeoutMs: 60_000,
-      what: "the orders API",
-    },
-  );
+  await untilAnswers(`${ordersUrl}/pedidos`, "the orders API");
   await waitFor(
     async () =>
       (
@@ -186,6 +166,9 @@ describe("Issue 47: the lab on the page (event-log edition), in a real browser",
     const text = await page.locator("section.laboratorio").textContent();
     expect(text).toContain("orders-api (rodando)");
     expect(text).toContain("caixa-1 (rodando)");
+    // What the page reads is the contract's (contracts/src/lab.ts).
+    const state = LabStateSchema.parse(await (await control("/laboratorio")).json());
+    expect(state.processos.map((p) => p.nome)).toEqual(["orders-api", "caixa-1"]);
   });
 
   it("When the learner starts caixa-2 from the page, then the panel shows it holding a partition, and the story's count is Kafka's", async () => {
@@ -335,7 +318,7 @@ describe("Issue 47: what the lab's control API refuses, each with a sentence", (
   });
 
   it("When another web page in the browser tries to reach the control API, then the browser's preflight is refused and nothing starts", async () => {
-    const other = await serve(mkdtempSync(join(tmpdir(), "evil-")));
+    const other = await serveFolder(servers, mkdtempSync(join(tmpdir(), "evil-")));
     const evil = await browser.newPage();
     await evil.goto(`${other}/`).catch(() => {});
     const outcome = await evil.evaluate(

@@ -1,3 +1,4 @@
+import type { LabField, LabState, Relato } from "@shop/contracts";
 import type { z } from "zod";
 import type { Refusal } from "./control-server.ts";
 
@@ -21,18 +22,6 @@ export interface Story {
   fail(text: string): void;
 }
 
-/** One field of an action's form on the page. */
-export interface Field {
-  nome: string;
-  rotulo: string;
-  /** A choice among `opcoes`, or a whole number from `min` to `max`. */
-  tipo: "escolha" | "numero";
-  opcoes?: string[];
-  min?: number;
-  max?: number;
-  padrao: string | number;
-}
-
 export interface LabAction<P = Record<string, unknown>> {
   /** Its name in the route: POST /laboratorio/acoes/{acao}. */
   acao: string;
@@ -40,7 +29,7 @@ export interface LabAction<P = Record<string, unknown>> {
   rotulo: string;
   /** One sentence: what it does. */
   resumo: string;
-  campos: Field[];
+  campos: LabField[];
   params: z.ZodType<P>;
   /** The story's title for these parameters ("Matar caixa-2 (kill -9)"). */
   title(p: P): string;
@@ -57,20 +46,6 @@ export interface LabAction<P = Record<string, unknown>> {
  */
 export type AnyLabAction = LabAction<never>;
 export const anyAction = <P>(action: LabAction<P>) => action as unknown as AnyLabAction;
-
-/** An action's story as the page reads it. */
-export interface Relato {
-  id: number;
-  acao: string;
-  titulo: string;
-  inicio: string;
-  fim: string | null;
-  antes: string[];
-  linhas: string[];
-  depois: string[];
-  numeros: Record<string, number>;
-  resultado: "ok" | "falhou" | null;
-}
 
 const HISTORY = 30;
 /** At most this many lines of one story (an experiment's output is long). */
@@ -93,7 +68,7 @@ export class LabSession {
     this.byName = new Map(actions.map((a) => [a.acao, a as unknown as LabAction]));
   }
 
-  state() {
+  state(): LabState {
     return {
       edicao: this.edicao,
       acoes: [...this.byName.values()].map((a) => ({

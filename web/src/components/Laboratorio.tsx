@@ -1,20 +1,13 @@
+import type { LabField, LabState, Relato } from "@shop/contracts";
 import { useCallback, useState } from "react";
-import {
-  type Campo,
-  type EstadoLaboratorio,
-  LabRefusal,
-  labToken,
-  type Relato,
-  readLab,
-  runLabAction,
-} from "../lab.ts";
+import { LabRefusal, labToken, readLab, runLabAction } from "../lab.ts";
 import { usePolling } from "../usePolling.ts";
 
 /** While an action runs its lines come every second; otherwise the page's 2 s. */
 const RUNNING_POLL_MS = 1000;
 const IDLE_POLL_MS = 2000;
 
-function initialValues(campos: Campo[]): Record<string, string | number> {
+function initialValues(campos: LabField[]): Record<string, string | number> {
   return Object.fromEntries(campos.map((c) => [c.nome, c.padrao]));
 }
 
@@ -23,12 +16,12 @@ function Action({
   busy,
   onRun,
 }: {
-  a: EstadoLaboratorio["acoes"][number];
+  a: LabState["acoes"][number];
   busy: boolean;
   onRun: (acao: string, params: Record<string, unknown>) => void;
 }) {
   const [values, setValues] = useState(() => initialValues(a.campos));
-  const id = (c: Campo) => `lab-${a.acao}-${c.nome}`;
+  const id = (c: LabField) => `lab-${a.acao}-${c.nome}`;
   return (
     <li className="acao">
       <form
