@@ -422,11 +422,6 @@ describe("Issue 47: what the lab's control API refuses, each with a sentence", (
 
 describe("Issue 47: nothing the lab started outlives npm start", () => {
   it("When npm start stops (Ctrl-C), then every process it started, the ones the page started included, has exited", async () => {
-    const started = await lab().session.begin("iniciar-pagamentos", { instancia: "caixa-3" });
-    expect("status" in started).toBe(false);
-    await lab().session.idle();
-    const caixa3 = shop.processes.running("caixa-3");
-    expect(caixa3).not.toBeNull();
     // An experiment runs from the page, its lines shown as they come; npm start stops under it.
     const experiment = await lab().session.begin("experimento", { nome: "veneno" });
     expect("status" in experiment).toBe(false);
@@ -435,12 +430,11 @@ describe("Issue 47: nothing the lab started outlives npm start", () => {
         lab()
           .session.state()
           .emAndamento?.linhas.some((l) => l.includes("== veneno")),
-      {
-        timeoutMs: 60_000,
-        what: "the experiment's first lines on the page's story",
-      },
+      { timeoutMs: 90_000, what: "the experiment's first lines on the page's story" },
     );
     expect(shop.processes.running("lab-veneno")).not.toBeNull();
+    // caixa-2, started from the page earlier, is among what npm start owns.
+    expect(shop.processes.all().map((p) => p.name)).toContain("caixa-2");
     await shop.stop();
     const groupAlive = (pid: number) => {
       try {
@@ -459,5 +453,5 @@ describe("Issue 47: nothing the lab started outlives npm start", () => {
         what: `${p.name}'s process group to be gone`,
       });
     }
-  }, 120_000);
+  }, 180_000);
 });
