@@ -131,6 +131,16 @@ function groupKill(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
+/** True while any process is left in the child's process group. */
+function groupAlive(child: ChildProcess): boolean {
+  try {
+    process.kill(-(child.pid as number), 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** One process `npm start` started: at start, or later from the page's lab. */
 export interface OwnedProcess {
   name: string;
@@ -212,10 +222,21 @@ export class ShopProcesses {
     return p;
   }
 
-  /** Stops every process still running (SIGTERM) and waits until all have exited. */
+  /**
+   * Stops every process still running (SIGTERM to its group) and waits until all have
+   * exited. What is left in their groups 5 s later (a service an experiment was still
+   * starting when it was stopped) is killed: nothing npm start started outlives it.
+   */
   async stopAll(): Promise<void> {
     for (const p of this.owned.values()) if (this.running(p.name)) this.signal(p.name, "SIGTERM");
     await Promise.all([...this.owned.values()].map((p) => p.exited));
+    const deadline = Date.now() + 5000;
+    let left = [...this.owned.values()].filter((p) => groupAlive(p.child));
+    while (left.length > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      left = left.filter((p) => groupAlive(p.child));
+    }
+    for (const p of left) groupKill(p.child, "SIGKILL");
   }
 }
 
