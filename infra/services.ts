@@ -132,7 +132,7 @@ function groupKill(child: ChildProcess, signal: NodeJS.Signals): void {
 }
 
 /** True while any process is left in the child's process group. */
-function groupAlive(child: ChildProcess): boolean {
+export function groupAlive(child: ChildProcess): boolean {
   try {
     process.kill(-(child.pid as number), 0);
     return true;

@@ -15,7 +15,7 @@ import { queryRows } from "../../harness/process.ts";
 import { CHROMIUM } from "../../infra/browser.ts";
 import { ROOT } from "../../infra/config.ts";
 import { freePort } from "../../infra/ports.ts";
-import { type StartedShop, startServices } from "../../infra/services.ts";
+import { groupAlive, type StartedShop, startServices } from "../../infra/services.ts";
 import { groupHolders } from "../../lab/src/page/readings.ts";
 import { type PageLab, pageLab } from "../../lab/src/page/start.ts";
 import { serveFolder } from "../../test/helpers/static-site.ts";
@@ -436,19 +436,11 @@ describe("Issue 47: nothing the lab started outlives npm start", () => {
     // caixa-2, started from the page earlier, is among what npm start owns.
     expect(shop.processes.all().map((p) => p.name)).toContain("caixa-2");
     await shop.stop();
-    const groupAlive = (pid: number) => {
-      try {
-        process.kill(-pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
     for (const p of shop.processes.all()) {
       expect(p.child.exitCode !== null || p.child.signalCode !== null, p.name).toBe(true);
       expect(() => process.kill(p.child.pid as number, 0), p.name).toThrow();
       // What it started too (the experiment's services): its whole process group is gone.
-      await waitFor(() => !groupAlive(p.child.pid as number), {
+      await waitFor(() => !groupAlive(p.child), {
         timeoutMs: 15_000,
         what: `${p.name}'s process group to be gone`,
       });
