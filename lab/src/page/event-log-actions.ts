@@ -1,8 +1,9 @@
 import type { KafkaNames } from "@shop/contracts";
 import { pedidoKey } from "@shop/contracts";
+import { deadLetterCounts } from "@shop/kafka";
 import { z } from "zod";
 import { placeOrder } from "../../../harness/http.ts";
-import { clientOf, endOffsets, withAdmin } from "../../../harness/kafka.ts";
+import { clientOf, withAdmin } from "../../../harness/kafka.ts";
 import {
   type ClusterSettings,
   clusterNode,
@@ -559,10 +560,12 @@ export function eventLogActions(shop: EventLogShop): AnyLabAction[] {
 }
 
 /** How many letters a dead-letter topic holds (0 when it does not exist yet). */
-async function deadLetters(brokers: string, topic: string): Promise<number> {
-  const exists = await withAdmin(brokers, async (a) => (await a.listTopics()).includes(topic));
-  if (!exists) return 0;
-  return [...(await endOffsets(brokers, topic)).values()].reduce((n, x) => n + x, 0);
+function deadLetters(brokers: string, topic: string): Promise<number> {
+  // The panel's own count (libs/kafka's deadLetterCounts): letters from the topic's start to its end.
+  return withAdmin(
+    brokers,
+    async (admin) => (await deadLetterCounts(admin, { [topic]: topic }))[0]?.cartas ?? 0,
+  );
 }
 
 /** Which broker of a 3-node cluster to stop: the leader of pedidos-criados[0], one that is not, or by id. */
