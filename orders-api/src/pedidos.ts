@@ -78,167 +78,189 @@ export type ApplyOutcome =
   | { outcome: "applied"; status: Pedido["status"]; processadoPor: string }
   | { outcome: "repeated"; reason: string };
 
-export interface PedidoUseCaseDeps {
+/**
+ * What the use cases run on: the ports (a store, an announcer), a log, a clock, and what
+ * this process remembers of Idempotency-Keys between requests. Built once by
+ * `pedidoPorts` (src/server.ts); each use case below takes it as its first argument.
+ */
+export interface PedidoPorts {
+  store: PedidoStore;
+  announcer: PedidoAnnouncer;
+  log: Logger;
+  now: () => Date;
+  keys: KeyMemory;
+}
+
+/** What this process remembers of Idempotency-Keys (the database keeps the rest). */
+export interface KeyMemory {
+  /** Keys whose first request is being answered now, in this process. */
+  inProgress: Set<string>;
+  /** When old keys were last forgotten (ms since the epoch). */
+  forgottenAt: number;
+}
+
+export function pedidoPorts(deps: {
   store: PedidoStore;
   announcer: PedidoAnnouncer;
   log: Logger;
   now?: () => Date;
-}
-
-/** The orders API's use cases: transport-free stories, each a few lines. */
-export function pedidoUseCases({ store, announcer, log, ...deps }: PedidoUseCaseDeps) {
-  const now = deps.now ?? (() => new Date());
-  let keysForgottenAt = 0;
-  /** Idempotency-Keys whose first request is being answered now, in this process. */
-  const inProgress = new Set<string>();
-
-  /** Keys older than KEY_RETENTION_MS are forgotten, at most once an hour, by a request with a key. */
-  async function forgetOldKeys() {
-    const t = now().getTime();
-    if (t - keysForgottenAt < 3600_000) return;
-    keysForgottenAt = t;
-    await store.forgetKeys(new Date(t - KEY_RETENTION_MS).toISOString());
-  }
-
-  /**
-   * A result moves the order only while it is AGUARDANDO_PAGAMENTO (decided under the
-   * order's row, in the store's transaction); both steps go on its timeline.
-   */
-  function resultadoWrite(
-    pedido: Pedido,
-    resultado: Resultado & { processadoEm?: string },
-    source: Details,
-  ): PedidoWrite<Effect> {
-    const effect = resultadoEffect(pedido.status, resultado);
-    const { instancia, status, motivo } = resultado;
-    return {
-      status: effect.apply ? effect : null,
-      steps: [
-        {
-          etapa: "decidido",
-          details: { instancia, status, motivo, ...source },
-          at: resultado.processadoEm,
-        },
-        effect.apply
-          ? { etapa: "resultado-aplicado", details: { status: effect.status } }
-          : { etapa: "resultado-repetido", details: { porque: effect.reason } },
-      ],
-      answer: effect,
-    };
-  }
-
-  /** aplicarResultadoOnResultadoPagamento: idempotent, only while AGUARDANDO_PAGAMENTO. */
-  async function applyResultado(
-    resultado: Resultado & { pedidoId: number; processadoEm?: string },
-    source: Details,
-  ): Promise<ApplyOutcome> {
-    const effect = await store.updatePedido(resultado.pedidoId, (pedido) =>
-      resultadoWrite(pedido, resultado, source),
-    );
-    if (effect === null) return { outcome: "unknown-pedido" };
-    if (!effect.apply) return { outcome: "repeated", reason: effect.reason };
-    return { outcome: "applied", status: effect.status, processadoPor: effect.processadoPor };
-  }
-
-  /**
-   * A new order, AGUARDANDO_PAGAMENTO, saved with its Idempotency-Key (when given) and what
-   * the announcer stages (its event), in one transaction; then announced.
-   */
-  async function createPedido(input: NovoPedido, key?: IdempotencyKey): Promise<CreateOutcome> {
-    if (key) await forgetOldKeys();
-    const pedido = await store.savePedido(newPedido(input, now()), {
-      ...(key ? { key } : {}),
-      outboxOf: announcer.stage,
-    });
-    let decided: Awaited<ReturnType<PedidoAnnouncer["announce"]>>;
-    try {
-      decided = await announcer.announce(pedido);
-    } catch (error) {
-      if (!(error instanceof AnnouncementFailed)) throw error;
-      return { outcome: "not-announced", pedido, error };
-    }
-    if (!decided) return { outcome: "created", pedido };
-    await applyResultado({ ...decided.resultado, pedidoId: pedido.id }, decided.source);
-    return { outcome: "created", pedido: (await store.findPedido(pedido.id)) ?? pedido };
-  }
-
-  /** A keyed request's first creation: its answer (`answerOf`) kept for the repeats. */
-  async function createKeyed(
-    input: NovoPedido,
-    key: IdempotencyKey,
-    answerOf: (o: CreateOutcome) => KeptAnswer,
-  ): Promise<CreateOutcome> {
-    inProgress.add(key.key);
-    try {
-      const o = await createPedido(input, key);
-      const answer = answerOf(o);
-      try {
-        await store.saveAnswer(key.key, answer.status, answer.body);
-      } catch (error) {
-        // The order and its key are saved; a repeat gets the order as it is then. A failure
-        // here (a full disk) must not tell this client that nothing was saved.
-        log.warn("the answer of a keyed request could not be kept", { error: String(error) });
-      }
-      return o;
-    } finally {
-      inProgress.delete(key.key);
-    }
-  }
-
+}): PedidoPorts {
   return {
-    /**
-     * POST /pedidos: a new order, or, with an Idempotency-Key already used, the answer its
-     * first request got (PlaceOutcome). `answerOf` is how the caller answers a creation.
-     */
-    async placePedido(
-      input: NovoPedido,
-      key: string | undefined,
-      answerOf: (o: CreateOutcome) => KeptAnswer,
-    ): Promise<PlaceOutcome> {
-      if (!key) return createPedido(input);
-      const fingerprint = fingerprintOf(input);
-      const kept = await store.findKey(key);
-      if (kept && kept.fingerprint !== fingerprint) return { outcome: "key-reused" };
-      if (inProgress.has(key)) return { outcome: "key-in-progress" };
-      if (!kept) {
-        try {
-          return await createKeyed(input, { key, fingerprint }, answerOf);
-        } catch (error) {
-          // Another instance saved the same key between the look and the save: its order
-          // is the one (the database keeps one key), answered once it is.
-          if (!(error instanceof KeyTaken)) throw error;
-          return { outcome: "key-in-progress" };
-        }
-      }
-      if (kept.status !== null)
-        return { outcome: "replayed", answer: { status: kept.status, body: kept.answer } };
-      // Its first answer died with an earlier process: the order it created, as it is now.
-      const pedido = (await store.findPedido(kept.pedidoId)) as Pedido;
-      return { outcome: "replayed", answer: answerOf({ outcome: "created", pedido }) };
-    },
-
-    applyResultado,
-
-    getPedido: (id: number) => store.findPedido(id),
-    listPedidos: (limit?: number) => store.listPedidos(limit),
-
-    /** The timeline: created, then each step stored since; null for an unknown order. */
-    async getHistorico(id: number): Promise<Historico | null> {
-      const pedido = await store.findPedido(id);
-      if (!pedido) return null;
-      return {
-        pedidoId: id,
-        etapas: [
-          {
-            etapa: "criado",
-            em: pedido.criadoEm,
-            detalhes: { item: pedido.item, valor: fromCents(pedido.valorCentavos) },
-          },
-          ...(await store.steps(id)),
-        ],
-      };
-    },
+    ...deps,
+    now: deps.now ?? (() => new Date()),
+    keys: { inProgress: new Set(), forgottenAt: 0 },
   };
 }
 
-export type PedidoUseCases = ReturnType<typeof pedidoUseCases>;
+/**
+ * POST /pedidos: a new order, or, with an Idempotency-Key already used, the answer its
+ * first request got (PlaceOutcome). `answerOf` is how the caller answers a creation.
+ */
+export async function placePedido(
+  ports: PedidoPorts,
+  input: NovoPedido,
+  key: string | undefined,
+  answerOf: (o: CreateOutcome) => KeptAnswer,
+): Promise<PlaceOutcome> {
+  if (!key) return createPedido(ports, input);
+  const fingerprint = fingerprintOf(input);
+  const kept = await ports.store.findKey(key);
+  if (kept && kept.fingerprint !== fingerprint) return { outcome: "key-reused" };
+  if (ports.keys.inProgress.has(key)) return { outcome: "key-in-progress" };
+  if (!kept) {
+    try {
+      return await createKeyed(ports, input, { key, fingerprint }, answerOf);
+    } catch (error) {
+      // Another instance saved the same key between the look and the save: its order is
+      // the one (the database keeps one key), answered once it is.
+      if (!(error instanceof KeyTaken)) throw error;
+      return { outcome: "key-in-progress" };
+    }
+  }
+  if (kept.status !== null)
+    return { outcome: "replayed", answer: { status: kept.status, body: kept.answer } };
+  // Its first answer died with an earlier process: the order it created, as it is now.
+  const pedido = (await ports.store.findPedido(kept.pedidoId)) as Pedido;
+  return { outcome: "replayed", answer: answerOf({ outcome: "created", pedido }) };
+}
+
+/** A keyed request's first creation: its answer (`answerOf`) kept for the repeats. */
+async function createKeyed(
+  ports: PedidoPorts,
+  input: NovoPedido,
+  key: IdempotencyKey,
+  answerOf: (o: CreateOutcome) => KeptAnswer,
+): Promise<CreateOutcome> {
+  ports.keys.inProgress.add(key.key);
+  try {
+    const o = await createPedido(ports, input, key);
+    const answer = answerOf(o);
+    try {
+      await ports.store.saveAnswer(key.key, answer.status, answer.body);
+    } catch (error) {
+      // The order and its key are saved; a repeat gets the order as it is then. A failure
+      // here (a full disk) must not tell this client that nothing was saved.
+      ports.log.warn("the answer of a keyed request could not be kept", { error: String(error) });
+    }
+    return o;
+  } finally {
+    ports.keys.inProgress.delete(key.key);
+  }
+}
+
+/**
+ * A new order, AGUARDANDO_PAGAMENTO, saved with its Idempotency-Key (when given) and what
+ * the announcer stages (its event, in the outbox), in one transaction; then announced.
+ */
+export async function createPedido(
+  ports: PedidoPorts,
+  input: NovoPedido,
+  key?: IdempotencyKey,
+): Promise<CreateOutcome> {
+  const { store, announcer } = ports;
+  if (key) await forgetOldKeys(ports);
+  const pedido = await store.savePedido(newPedido(input, ports.now()), {
+    ...(key ? { key } : {}),
+    outboxOf: announcer.stage,
+  });
+  let decided: Awaited<ReturnType<PedidoAnnouncer["announce"]>>;
+  try {
+    decided = await announcer.announce(pedido);
+  } catch (error) {
+    if (!(error instanceof AnnouncementFailed)) throw error;
+    return { outcome: "not-announced", pedido, error };
+  }
+  if (!decided) return { outcome: "created", pedido };
+  await applyResultado(ports, { ...decided.resultado, pedidoId: pedido.id }, decided.source);
+  return { outcome: "created", pedido: (await store.findPedido(pedido.id)) ?? pedido };
+}
+
+/** Keys older than KEY_RETENTION_MS are forgotten, at most once an hour, by a request with a key. */
+async function forgetOldKeys(ports: PedidoPorts): Promise<void> {
+  const t = ports.now().getTime();
+  if (t - ports.keys.forgottenAt < 3600_000) return;
+  ports.keys.forgottenAt = t;
+  await ports.store.forgetKeys(new Date(t - KEY_RETENTION_MS).toISOString());
+}
+
+/**
+ * A ResultadoPagamento (or the synchronous decision): applied only while the order is
+ * AGUARDANDO_PAGAMENTO, decided under the order's row in the store's transaction; a
+ * repeated one changes nothing but the timeline (Rule E7).
+ */
+export async function applyResultado(
+  ports: PedidoPorts,
+  resultado: Resultado & { pedidoId: number; processadoEm?: string },
+  source: Details,
+): Promise<ApplyOutcome> {
+  const effect = await ports.store.updatePedido(resultado.pedidoId, (pedido) =>
+    resultadoWrite(pedido, resultado, source),
+  );
+  if (effect === null) return { outcome: "unknown-pedido" };
+  if (!effect.apply) return { outcome: "repeated", reason: effect.reason };
+  return { outcome: "applied", status: effect.status, processadoPor: effect.processadoPor };
+}
+
+/** What a result writes: the domain's effect (resultadoEffect), and both steps on the timeline. */
+function resultadoWrite(
+  pedido: Pedido,
+  resultado: Resultado & { processadoEm?: string },
+  source: Details,
+): PedidoWrite<Effect> {
+  const effect = resultadoEffect(pedido.status, resultado);
+  const { instancia, status, motivo } = resultado;
+  return {
+    status: effect.apply ? effect : null,
+    steps: [
+      {
+        etapa: "decidido",
+        details: { instancia, status, motivo, ...source },
+        at: resultado.processadoEm,
+      },
+      effect.apply
+        ? { etapa: "resultado-aplicado", details: { status: effect.status } }
+        : { etapa: "resultado-repetido", details: { porque: effect.reason } },
+    ],
+    answer: effect,
+  };
+}
+
+export const getPedido = (ports: PedidoPorts, id: number) => ports.store.findPedido(id);
+export const listPedidos = (ports: PedidoPorts, limit?: number) => ports.store.listPedidos(limit);
+
+/** The timeline: created, then each step stored since; null for an unknown order. */
+export async function getHistorico(ports: PedidoPorts, id: number): Promise<Historico | null> {
+  const pedido = await ports.store.findPedido(id);
+  if (!pedido) return null;
+  return {
+    pedidoId: id,
+    etapas: [
+      {
+        etapa: "criado",
+        em: pedido.criadoEm,
+        detalhes: { item: pedido.item, valor: fromCents(pedido.valorCentavos) },
+      },
+      ...(await ports.store.steps(id)),
+    ],
+  };
+}

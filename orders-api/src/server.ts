@@ -1,4 +1,4 @@
-import { kafkaNames, pedidoTopics, REPLICATION_FACTOR } from "@shop/contracts";
+import { type KafkaNames, kafkaNames, pedidoTopics, REPLICATION_FACTOR } from "@shop/contracts";
 import {
   createKafka,
   createPublisher,
@@ -14,10 +14,11 @@ import { paymentsHttpAnnouncer } from "./messaging/payments-http.ts";
 import { directAnnouncer, outboxAnnouncer } from "./messaging/pedido-criado.ts";
 import { platformReader } from "./messaging/platform.ts";
 import { startResultadosConsumer } from "./messaging/resultados-consumer.ts";
-import { type PedidoAnnouncer, pedidoUseCases } from "./pedidos.ts";
-import { openStore } from "./store.ts";
+import { type PedidoAnnouncer, pedidoPorts } from "./pedidos.ts";
+import { openStore } from "./store/open.ts";
+import type { PedidoStore } from "./store.ts";
 
-/** Longer than kafkajs's retries of one send (3 retries, a 30 s request timeout at most). */
+/** Longer than kafkajs's retries of one send (5 retries, a 30 s request timeout at most). */
 const RELAY_TIME_LIMIT_MS = 150_000;
 
 export interface OrdersApi {
@@ -33,94 +34,113 @@ export async function startOrdersApi(
   log: Logger = createLogger("orders-api"),
 ): Promise<OrdersApi> {
   const store = await openStore(config);
-  const names = kafkaNames(config.kafkaPrefix);
-  const kafka =
-    config.modo === "eventos"
-      ? createKafka(config.kafkaBrokers, config.clientId, log, config.kafkaSecurity)
-      : null;
-  let publisher: Publisher | null = null;
-  let relayPublisher: Publisher | null = null;
-  let relay: OutboxRelay | null = null;
-  let closeDirect = async () => {};
-  let announcer: PedidoAnnouncer = paymentsHttpAnnouncer(config.pagamentosUrl);
-  if (kafka) {
-    const created = await ensureTopics(kafka, pedidoTopics(names), REPLICATION_FACTOR);
-    if (created.length > 0) log.info("created topics", { topics: created.join(",") });
-    publisher = createPublisher(kafka, config.confirmMs, log);
-    if (config.outbox) {
-      // The relay waits for kafkajs's own verdict on each send, not for our 5 s: a send
-      // given up on while kafkajs still retried it could be written late, after the relay
-      // had sent the same rows again (two PedidoCriado records, two decisions). Its own
-      // producer, with a time limit longer than kafkajs's retries, learns whether the rows
-      // were written.
-      relayPublisher = createPublisher(kafka, RELAY_TIME_LIMIT_MS, log);
-      relay = startOutboxRelay({
-        store,
-        publisher: relayPublisher,
-        log,
-        pauseBeforeMarkMs: config.pauseBeforeMarkMs,
-      });
-      announcer = outboxAnnouncer({ names, relay, confirmMs: config.confirmMs });
-    } else {
-      // The spec's configuration: a 500 says "not confirmed", but kafkajs would go on trying
-      // the send, for a minute or more while Kafka is down, and might still write it. Here
-      // each kafkajs send gives up within a second or two and is tried again until the
-      // 5 s limit: the 500 comes at the limit, and the record is given up soon after it
-      // (shop_messages_abandoned_total): the order is then the spec's orphan for good.
-      const giveUpSoon = createKafka(
-        config.kafkaBrokers,
-        config.clientId,
-        log,
-        config.kafkaSecurity,
-        {
-          initialRetryTime: 100,
-          maxRetryTime: 1000,
-          retries: 3,
-        },
-      );
-      const directPublisher = createPublisher(giveUpSoon, config.confirmMs, log, {
-        tryUntilLimit: true,
-      });
-      closeDirect = () => directPublisher.close();
-      announcer = directAnnouncer({ store, names: names, publisher: directPublisher, log });
-    }
-  }
-  const pedidos = pedidoUseCases({ store, announcer, log });
-  const consumer =
-    kafka && publisher
-      ? await startResultadosConsumer({ kafka, names: names, publisher, pedidos, log })
-      : null;
-
-  const platform = kafka ? platformReader(kafka, names) : null;
+  const kafka = config.modo === "eventos" ? await startKafkaSide(config, store, log) : null;
+  const announcer = kafka?.announcer ?? paymentsHttpAnnouncer(config.pagamentosUrl);
+  const pedidos = pedidoPorts({ store, announcer, log });
+  const consumer = kafka ? await startResultadosConsumer({ ...kafka, pedidos, log }) : null;
   const app = createApp({
     pedidos,
-    outbox: relay ? () => outboxStatus(store) : null,
+    outbox: kafka?.relay ? () => outboxStatus(store) : null,
     stuckPartitions: consumer ? () => consumer.status().stuck : null,
     modo: config.modo,
-    plataforma: platform?.read ?? null,
-    cartas: platform ? (topic) => platform.letters(topic) : null,
+    plataforma: kafka?.platform.read ?? null,
+    cartas: kafka ? (topic) => kafka.platform.letters(topic) : null,
     frontOrigin: config.frontOrigin,
     log,
   });
   const http = await listen(app, config.port, config.host);
-  const { url } = http;
   log.info(
-    `orders API listening on ${url} (${config.modo === "eventos" ? "events on Kafka" : "synchronous configuration"})`,
+    `orders API listening on ${http.url} (${kafka ? "events on Kafka" : "synchronous configuration"})`,
   );
-
   return {
     port: http.port,
-    url,
+    url: http.url,
     consumer,
     async stop() {
       await http.close();
-      await relay?.stop();
-      await relayPublisher?.close();
+      await kafka?.stopRelay();
       await consumer?.stop();
-      await publisher?.close();
-      await closeDirect();
-      await platform?.close();
+      await kafka?.close();
       await store.close();
     },
   };
+}
+
+/** What the orders API has on Kafka (MODO=eventos): its clients, the announcer, the relay. */
+interface KafkaSide {
+  kafka: ReturnType<typeof createKafka>;
+  names: KafkaNames;
+  /** Results' dead letters and the spec's configuration's sends. */
+  publisher: Publisher;
+  announcer: PedidoAnnouncer;
+  /** null with OUTBOX=desligado. */
+  relay: OutboxRelay | null;
+  platform: ReturnType<typeof platformReader>;
+  stopRelay(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Kafka's topics, publishers and the announcer of the configuration: outbox (the default) or direct. */
+async function startKafkaSide(config: Config, store: PedidoStore, log: Logger): Promise<KafkaSide> {
+  const names = kafkaNames(config.kafkaPrefix);
+  const kafka = createKafka(config.kafkaBrokers, config.clientId, log, config.kafkaSecurity);
+  const created = await ensureTopics(kafka, pedidoTopics(names), REPLICATION_FACTOR);
+  if (created.length > 0) log.info("created topics", { topics: created.join(",") });
+  const publisher = createPublisher(kafka, config.confirmMs, log);
+  const platform = platformReader(kafka, names);
+  const side = { kafka, names, publisher, platform };
+  if (!config.outbox) {
+    const direct = directPublisher(config, log);
+    return {
+      ...side,
+      relay: null,
+      announcer: directAnnouncer({ store, names, publisher: direct, log }),
+      stopRelay: async () => {},
+      close: async () => {
+        await publisher.close();
+        await direct.close();
+        await platform.close();
+      },
+    };
+  }
+  // The relay waits for kafkajs's own verdict on each send, not for our 5 s: a send given up
+  // on while kafkajs still retried it could be written late, after the relay had sent the
+  // same rows again (two PedidoCriado records, two decisions). Its own producer, with a time
+  // limit longer than kafkajs's retries, learns whether the rows were written.
+  const relayPublisher = createPublisher(kafka, RELAY_TIME_LIMIT_MS, log);
+  const relay = startOutboxRelay({
+    store,
+    publisher: relayPublisher,
+    log,
+    pauseBeforeMarkMs: config.pauseBeforeMarkMs,
+  });
+  return {
+    ...side,
+    relay,
+    announcer: outboxAnnouncer({ names, relay, confirmMs: config.confirmMs }),
+    stopRelay: async () => {
+      await relay.stop();
+      await relayPublisher.close();
+    },
+    close: async () => {
+      await publisher.close();
+      await platform.close();
+    },
+  };
+}
+
+/**
+ * The spec's configuration (OUTBOX=desligado): a 500 says "not confirmed", but kafkajs would
+ * go on trying the send, for a minute or more while Kafka is down, and might still write it.
+ * Here each kafkajs send gives up within a second or two and is tried again until the 5 s
+ * limit: the 500 comes at the limit, and the record is given up soon after it
+ * (shop_messages_abandoned_total): the order is then the spec's orphan for good.
+ */
+function directPublisher(config: Config, log: Logger): Publisher {
+  const giveUpSoon = createKafka(config.kafkaBrokers, config.clientId, log, config.kafkaSecurity, {
+    initialRetryTime: 100,
+    maxRetryTime: 1000,
+    retries: 3,
+  });
+  return createPublisher(giveUpSoon, config.confirmMs, log, { tryUntilLimit: true });
 }

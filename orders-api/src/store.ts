@@ -301,13 +301,3 @@ export const MIGRATIONS: readonly Migration[] = [
      CHECK (valor_centavos BETWEEN 1 AND ${MAX_CENTS})`,
   },
 ];
-
-/** The store DATABASE_URL names (postgres://…), else the SQLite file at `dbPath`. */
-export async function openStore(where: { databaseUrl?: string | null; dbPath: string }) {
-  if (where.databaseUrl) {
-    const { openPostgresStore } = await import("./store/postgres.ts");
-    return openPostgresStore(where.databaseUrl);
-  }
-  const { openSqliteStore } = await import("./store/sqlite.ts");
-  return openSqliteStore(where.dbPath);
-}

@@ -5,12 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshOrdersStore, TEST_STORE } from "../../harness/orders-store.ts";
 import type { Pedido } from "../src/domain/pedido.ts";
 import { startOutboxRelay } from "../src/messaging/outbox-relay.ts";
+import { openStore } from "../src/store/open.ts";
 import {
   KeyTaken,
   MIGRATIONS,
   type OutboxClaim,
   type OutboxRow,
-  openStore,
   type PedidoStore,
   StoreUnavailable,
 } from "../src/store.ts";

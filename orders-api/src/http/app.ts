@@ -23,9 +23,16 @@ import {
   notFound,
   validate,
 } from "@shop/service";
-import type { Express } from "express";
+import type { Express, Request, Response } from "express";
 import type { Pedido } from "../domain/pedido.ts";
-import type { CreateOutcome, PedidoUseCases } from "../pedidos.ts";
+import {
+  type CreateOutcome,
+  getHistorico,
+  getPedido,
+  listPedidos,
+  type PedidoPorts,
+  placePedido,
+} from "../pedidos.ts";
 
 /** The contract's fields, in its order: the JSON's keys come out in this order, as before. */
 const WIRE_FIELDS = Object.keys(PedidoSchema.shape) as (keyof PedidoWire)[];
@@ -58,7 +65,8 @@ function answerOf(o: CreateOutcome): { status: number; body: unknown } {
 }
 
 export interface AppDeps {
-  pedidos: PedidoUseCases;
+  /** What the use cases of src/pedidos.ts run on. */
+  pedidos: PedidoPorts;
   /** The outbox's state; null when the outbox is off. */
   outbox: (() => Promise<OutboxState>) | null;
   modo: Modo;
@@ -72,97 +80,101 @@ export interface AppDeps {
   log: Logger;
 }
 
-/** The orders API. Handlers parse, call the use case, map the result. */
-export function createApp({
-  pedidos,
-  outbox,
-  stuckPartitions,
-  modo,
-  plataforma,
-  cartas,
-  frontOrigin,
-  log,
-}: AppDeps): Express {
-  const app = createHttpApp({ corsOrigin: frontOrigin });
-
-  /**
-   * POST /pedidos, with an Idempotency-Key or without: the use case decides (PlaceOutcome);
-   * here each outcome gets its answer.
-   */
-  app.post("/pedidos", async (req, res) => {
-    const input = validate(NovoPedidoSchema, req.body);
-    const key = validate(PedidoHeadersSchema, req.headers)[IDEMPOTENCY_KEY_HEADER];
-    const o = await pedidos.placePedido(input, key, answerOf);
-    switch (o.outcome) {
-      case "created":
-        res.status(201).json(toWire(o.pedido));
-        return;
-      case "not-announced":
-        throw failure(o);
-      case "replayed":
-        res.set("Idempotent-Replayed", "true").status(o.answer.status).json(o.answer.body);
-        return;
-      case "key-reused":
-        throw new AppError(
-          "chave-reutilizada",
-          "this Idempotency-Key was already used with a different body; use a new key for a new order",
-          422,
-        );
-      case "key-in-progress":
-        throw new AppError(
-          "chave-em-curso",
-          "a request with this Idempotency-Key is still being answered; repeat it in a moment",
-          409,
-        );
-    }
-  });
-
-  app.get("/pedidos", async (req, res) => {
-    const { limite } = validate(PedidosQuerySchema, req.query);
-    const list = await pedidos.listPedidos(limite ? Number(limite) : PEDIDOS_LIST_LIMITS.default);
-    res.json(list.map(toWire));
-  });
-
-  app.get("/pedidos/:id", async (req, res) => {
-    const id = Number(req.params.id);
-    const pedido = Number.isSafeInteger(id) && id > 0 ? await pedidos.getPedido(id) : null;
-    if (!pedido) throw notFound(`order ${req.params.id}`);
-    res.json(toWire(pedido));
-  });
-
-  app.get("/pedidos/:id/historico", async (req, res) => {
-    const id = Number(req.params.id);
-    const historico = Number.isSafeInteger(id) && id > 0 ? await pedidos.getHistorico(id) : null;
-    if (!historico) throw notFound(`order ${req.params.id}`);
-    res.json(historico);
-  });
-
-  app.get("/plataforma", async (_req, res) => {
-    if (!plataforma)
-      throw new AppError("sem-kafka", "the synchronous configuration does not use Kafka", 404);
-    res.json({ ...(await plataforma()), outbox: (await outbox?.()) ?? null });
-  });
-
-  app.get("/plataforma/mortas/:topico", async (req, res) => {
-    const letters = cartas?.(req.params.topico) ?? null;
-    if (!letters) {
-      throw notFound(
-        `dead-letter topic ${req.params.topico}`,
-        "Não há tópico de cartas mortas da loja com esse nome.",
-      );
-    }
-    res.json(await letters);
-  });
-
-  app.get("/saude", async (_req, res) => {
-    res.json({
-      status: "ok",
-      modo,
-      outbox: (await outbox?.()) ?? null,
-      particoesPresas: stuckPartitions?.() ?? null,
-    });
-  });
-
-  finishApp(app, API_PEDIDOS, log);
+/** The orders API: each route is one handler below, which parses, calls a use case, maps its outcome. */
+export function createApp(deps: AppDeps): Express {
+  const app = createHttpApp({ corsOrigin: deps.frontOrigin });
+  app.post("/pedidos", (req, res) => postPedido(deps, req, res));
+  app.get("/pedidos", (req, res) => getPedidos(deps, req, res));
+  app.get("/pedidos/:id", (req, res) => getPedidoById(deps, req, res));
+  app.get("/pedidos/:id/historico", (req, res) => getHistoricoById(deps, req, res));
+  app.get("/plataforma", (req, res) => getPlataforma(deps, req, res));
+  app.get("/plataforma/mortas/:topico", (req, res) => getCartasMortas(deps, req, res));
+  app.get("/saude", (req, res) => getSaude(deps, req, res));
+  finishApp(app, API_PEDIDOS, deps.log);
   return app;
+}
+
+/**
+ * POST /pedidos, with an Idempotency-Key or without: the use case decides (PlaceOutcome);
+ * here each outcome gets its answer.
+ */
+async function postPedido({ pedidos }: AppDeps, req: Request, res: Response) {
+  const input = validate(NovoPedidoSchema, req.body);
+  const key = validate(PedidoHeadersSchema, req.headers)[IDEMPOTENCY_KEY_HEADER];
+  const o = await placePedido(pedidos, input, key, answerOf);
+  switch (o.outcome) {
+    case "created":
+      res.status(201).json(toWire(o.pedido));
+      return;
+    case "not-announced":
+      throw failure(o);
+    case "replayed":
+      res.set("Idempotent-Replayed", "true").status(o.answer.status).json(o.answer.body);
+      return;
+    case "key-reused":
+      throw new AppError(
+        "chave-reutilizada",
+        "this Idempotency-Key was already used with a different body; use a new key for a new order",
+        422,
+      );
+    case "key-in-progress":
+      throw new AppError(
+        "chave-em-curso",
+        "a request with this Idempotency-Key is still being answered; repeat it in a moment",
+        409,
+      );
+  }
+}
+
+async function getPedidos({ pedidos }: AppDeps, req: Request, res: Response) {
+  const { limite } = validate(PedidosQuerySchema, req.query);
+  const list = await listPedidos(pedidos, limite ? Number(limite) : PEDIDOS_LIST_LIMITS.default);
+  res.json(list.map(toWire));
+}
+
+/** The route's id, when it is one an order can have (a positive integer). */
+function pedidoIdOf(req: Request): number | null {
+  const id = Number(req.params.id);
+  return Number.isSafeInteger(id) && id > 0 ? id : null;
+}
+
+async function getPedidoById({ pedidos }: AppDeps, req: Request, res: Response) {
+  const id = pedidoIdOf(req);
+  const pedido = id ? await getPedido(pedidos, id) : null;
+  if (!pedido) throw notFound(`order ${req.params.id}`);
+  res.json(toWire(pedido));
+}
+
+async function getHistoricoById({ pedidos }: AppDeps, req: Request, res: Response) {
+  const id = pedidoIdOf(req);
+  const historico = id ? await getHistorico(pedidos, id) : null;
+  if (!historico) throw notFound(`order ${req.params.id}`);
+  res.json(historico);
+}
+
+async function getPlataforma({ plataforma, outbox }: AppDeps, _req: Request, res: Response) {
+  if (!plataforma)
+    throw new AppError("sem-kafka", "the synchronous configuration does not use Kafka", 404);
+  res.json({ ...(await plataforma()), outbox: (await outbox?.()) ?? null });
+}
+
+async function getCartasMortas({ cartas }: AppDeps, req: Request, res: Response) {
+  const topic = req.params.topico as string;
+  const letters = cartas?.(topic) ?? null;
+  if (!letters) {
+    throw notFound(
+      `dead-letter topic ${topic}`,
+      "Não há tópico de cartas mortas da loja com esse nome.",
+    );
+  }
+  res.json(await letters);
+}
+
+async function getSaude({ modo, outbox, stuckPartitions }: AppDeps, _req: Request, res: Response) {
+  res.json({
+    status: "ok",
+    modo,
+    outbox: (await outbox?.()) ?? null,
+    particoesPresas: stuckPartitions?.() ?? null,
+  });
 }

@@ -2,7 +2,7 @@ import { type KafkaNames, pedidoKey, ResultadoPagamento } from "@shop/contracts"
 import { type Publisher, type RunningConsumer, startConsumer } from "@shop/kafka";
 import { currentContext, type Logger } from "@shop/service";
 import type { Kafka } from "kafkajs";
-import type { PedidoUseCases } from "../pedidos.ts";
+import { applyResultado, type PedidoPorts } from "../pedidos.ts";
 
 /**
  * The results consumer (group pedidos-api): each ResultadoPagamento goes to the use case
@@ -14,7 +14,7 @@ export function startResultadosConsumer(deps: {
   kafka: Kafka;
   names: KafkaNames;
   publisher: Publisher;
-  pedidos: PedidoUseCases;
+  pedidos: PedidoPorts;
   log: Logger;
 }): Promise<RunningConsumer> {
   const { kafka, names, publisher, pedidos, log } = deps;
@@ -31,7 +31,7 @@ export function startResultadosConsumer(deps: {
     partitionsAtOnce: 3,
     async handle(resultado, meta) {
       const where = { pedido: resultado.pedidoId, partition: meta.partition, offset: meta.offset };
-      const applied = pedidos.applyResultado(resultado, {
+      const applied = applyResultado(pedidos, resultado, {
         topico: meta.topic,
         particao: meta.partition,
         offset: meta.offset,

@@ -12,7 +12,10 @@ import {
   PEDIDO_COLUMNS,
   PEDIDO_FIELDS,
   type PedidoStore,
+  type PedidoWrite,
+  type SaveOptions,
   SELECT_PEDIDO,
+  type SentRow,
   type SetAsideRow,
   StoreUnavailable,
   stepOf,
@@ -96,11 +99,18 @@ function asStoreError(error: unknown): unknown {
     : error;
 }
 
+/** An open orders database on PostgreSQL: its pool, and the listener of the relays' marks. */
+interface Postgres {
+  pool: pg.Pool;
+  marks: ReturnType<typeof listenForMarks>;
+}
+
 /**
  * The orders database on PostgreSQL (DATABASE_URL): a pool of connections, one transaction
  * per unit of work, the same schema and migration history as SQLite's (store.ts). Several
  * orders API instances share it: a key is unique in the database, an order's result is
- * applied under its row lock, and the outbox's rows are claimed with SKIP LOCKED.
+ * applied under its row lock, and the outbox's rows are claimed with SKIP LOCKED. Each
+ * method of the PedidoStore is one of the functions below.
  */
 export async function openPostgresStore(url: string): Promise<PedidoStore> {
   // Loaded here, not at the top: the build bundles this file into the orders API, where a
@@ -116,208 +126,224 @@ export async function openPostgresStore(url: string): Promise<PedidoStore> {
   // A connection lost while idle (PostgreSQL restarted): the pool drops it; the next
   // query opens another or fails as StoreUnavailable.
   pool.on("error", () => {});
-
-  async function inTransaction<T>(work: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-    let client: pg.PoolClient;
-    try {
-      client = await pool.connect();
-    } catch (error) {
-      throw asStoreError(error);
-    }
-    // The pool stops listening for a client's errors while it is lent out: a server that
-    // goes away under a transaction would emit an error nobody hears, and end the process.
-    // The queries reject with it all the same.
-    const ignore = () => {};
-    client.on("error", ignore);
-    const release = (error?: Error) => {
-      client.removeListener("error", ignore);
-      client.release(error);
-    };
-    try {
-      await client.query("BEGIN");
-      const result = await work(client);
-      await client.query("COMMIT");
-      release();
-      return result;
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => {});
-      release(unavailable(error) ? (error as Error) : undefined);
-      throw asStoreError(error);
-    }
-  }
-
-  async function query<R extends pg.QueryResultRow>(
-    sql: string,
-    values: unknown[] = [],
-  ): Promise<R[]> {
-    try {
-      return (await pool.query<R>(sql, values)).rows;
-    } catch (error) {
-      throw asStoreError(error);
-    }
-  }
-
-  await inTransaction(async (c) => {
-    await c.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
-    await c.query("CREATE TABLE IF NOT EXISTS versao_esquema (versao INTEGER NOT NULL)");
-    const [row] = (await c.query<{ versao: number }>("SELECT versao FROM versao_esquema")).rows;
-    if (!row) await c.query("INSERT INTO versao_esquema (versao) VALUES (0)");
-    for (const m of MIGRATIONS.slice(row?.versao ?? 0)) await c.query(m.postgres);
-    await c.query("UPDATE versao_esquema SET versao = $1", [MIGRATIONS.length]);
-  });
-
-  const marks = listenForMarks(driver, url);
-
-  /** Timeline steps in one statement, in a transaction (`c`) or on their own (the pool). */
-  const insertSteps = async (
-    c: pg.PoolClient | pg.Pool,
-    steps: { pedidoId: number; etapa: string; details: Details; at?: string | undefined }[],
-  ) => {
-    if (steps.length === 0) return;
-    const now = new Date().toISOString();
-    await c.query({
-      name: "insert_steps",
-      text: INSERT_STEPS,
-      values: [
-        steps.map((s) => s.pedidoId),
-        steps.map((s) => s.etapa),
-        steps.map((s) => s.at ?? now),
-        steps.map((s) => JSON.stringify(s.details)),
-      ],
-    });
-  };
-
-  const announce = (c: pg.PoolClient, marked: OutboxMarked) =>
-    c.query("SELECT pg_notify($1, $2)", [MARKED_CHANNEL, JSON.stringify(marked)]);
-
-  const claimOn = (c: pg.PoolClient): OutboxClaim => ({
-    async markSent(rows) {
-      const now = new Date().toISOString();
-      await announce(c, { sent: rows.map((r) => r.pedidoId), setAside: [] });
-      await c.query({ name: "mark_sent", text: MARK_SENT, values: [now, rows.map((r) => r.id)] });
-      await insertSteps(
-        c,
-        rows.map((r) => ({
-          pedidoId: r.pedidoId,
-          etapa: "evento-confirmado",
-          details: { topico: r.topico, particao: r.particao, offset: r.offset },
-          at: now,
-        })),
-      );
-    },
-    async setAside(row, reason) {
-      const now = new Date().toISOString();
-      await announce(c, { sent: [], setAside: [[row.pedidoId, reason]] });
-      await c.query(SET_ASIDE, [now, reason, row.id]);
-      await insertSteps(c, [
-        {
-          pedidoId: row.pedidoId,
-          etapa: "evento-posto-de-lado",
-          details: { motivo: reason },
-          at: now,
-        },
-      ]);
-    },
-  });
-
+  await inTransaction(pool, migrate);
+  const p: Postgres = { pool, marks: listenForMarks(driver, url) };
   return {
-    async savePedido(pedido, { key, outboxOf } = {}) {
-      const [row] = await query<{ id: number }>(NEXT_PEDIDO_ID);
-      const saved = { ...pedido, id: (row as { id: number }).id };
-      const entry = outboxOf?.(saved) ?? null;
-      try {
-        await pool.query({
-          name: "save_pedido",
-          text: SAVE_PEDIDO,
-          values: [
-            saved.id,
-            ...PEDIDO_FIELDS.map((f) => pedido[f]),
-            key?.key ?? null,
-            key?.fingerprint ?? null,
-            entry?.topic ?? null,
-            entry?.key ?? null,
-            entry?.value ?? null,
-            entry?.traceparent ?? null,
-          ],
-        });
-      } catch (error) {
-        if ((error as { code?: string; constraint?: string }).code === "23505" && key)
-          throw new KeyTaken(`Idempotency-Key ${key.key} was saved first by another request`);
-        throw asStoreError(error);
-      }
-      return saved;
-    },
-    updatePedido: (id, decide) =>
-      inTransaction(async (c) => {
-        const [pedido] = (
-          await c.query<Pedido>({
-            name: "pedido_for_update",
-            text: PEDIDO_FOR_UPDATE,
-            values: [id],
-          })
-        ).rows;
-        if (!pedido) return null;
-        const write = decide(pedido);
-        if (write.status) {
-          const { status, motivo, processadoPor } = write.status;
-          await c.query({
-            name: "update_status",
-            text: UPDATE_STATUS,
-            values: [status, motivo, processadoPor, new Date().toISOString(), id],
-          });
-        }
-        await insertSteps(
-          c,
-          write.steps.map((s) => ({ pedidoId: id, ...s })),
-        );
-        return write.answer;
-      }),
-    findPedido: async (id) => (await query<Pedido>(PEDIDO_BY_ID, [id]))[0] ?? null,
-    listPedidos: (limit = 1000) => query<Pedido>(NEWEST_PEDIDOS, [limit]),
-    insertStep: async (pedidoId, etapa, details, at) => {
-      try {
-        await insertSteps(pool, [{ pedidoId, etapa, details, at }]);
-      } catch (error) {
-        throw asStoreError(error);
-      }
-    },
-    steps: async (pedidoId) =>
-      (await query<{ etapa: string; em: string; detalhes: string }>(STEPS, [pedidoId])).map(stepOf),
-
-    claimOutbox: (limit, work) =>
-      inTransaction(async (c) => {
-        const rows = (
-          await c.query<OutboxRow>({ name: "claim_outbox", text: CLAIM_OUTBOX, values: [limit] })
-        ).rows;
-        if (rows.length > 0) await work(rows, claimOn(c));
-      }),
-    onOutboxMarked: (listener) => marks.add(listener),
-    setAsideRows: () => query<SetAsideRow>(SET_ASIDE_ROWS),
+    savePedido: (pedido, options = {}) => savePedido(p, pedido, options),
+    updatePedido: (id, decide) => inTransaction(pool, (c) => updatePedido(c, id, decide)),
+    findPedido: async (id) => (await query<Pedido>(pool, PEDIDO_BY_ID, [id]))[0] ?? null,
+    listPedidos: (limit = 1000) => query<Pedido>(pool, NEWEST_PEDIDOS, [limit]),
+    insertStep: (pedidoId, etapa, details, at) =>
+      asStoreErrors(() => insertSteps(pool, [{ pedidoId, etapa, details, at }])),
+    steps: async (pedidoId) => (await query<StepRow>(pool, STEPS, [pedidoId])).map(stepOf),
+    claimOutbox: (limit, work) => inTransaction(pool, (c) => claimOutbox(c, limit, work)),
+    onOutboxMarked: (listener) => p.marks.add(listener),
+    setAsideRows: () => query<SetAsideRow>(pool, SET_ASIDE_ROWS),
     outboxState: async () => {
-      const [e] = await query<{ pendentes: number; maisAntigoEm: string | null }>(OUTBOX_STATE);
+      const [e] = await query<{ pendentes: number; maisAntigoEm: string | null }>(
+        pool,
+        OUTBOX_STATE,
+      );
       return e ?? { pendentes: 0, maisAntigoEm: null };
     },
-
     findKey: async (key) => {
-      const [row] = await query<KeyRow>(KEY, [key]);
+      const [row] = await query<KeyRow>(pool, KEY, [key]);
       return row ? keyRecord(row) : null;
     },
     saveAnswer: async (key, status, answer) => {
-      await query(SAVE_ANSWER, [status, JSON.stringify(answer), key]);
+      await query(pool, SAVE_ANSWER, [status, JSON.stringify(answer), key]);
     },
-    forgetKeys: async (before) => {
-      try {
-        return (await pool.query(FORGET_KEYS, [before])).rowCount ?? 0;
-      } catch (error) {
-        throw asStoreError(error);
-      }
-    },
+    forgetKeys: (before) =>
+      asStoreErrors(async () => (await pool.query(FORGET_KEYS, [before])).rowCount ?? 0),
     close: async () => {
-      await marks.close();
+      await p.marks.close();
       await pool.end();
     },
   };
 }
+
+type StepRow = { etapa: string; em: string; detalhes: string };
+
+/** The schema's migrations not yet applied, under a lock: two instances starting at once take turns. */
+async function migrate(c: pg.PoolClient): Promise<void> {
+  await c.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+  await c.query("CREATE TABLE IF NOT EXISTS versao_esquema (versao INTEGER NOT NULL)");
+  const [row] = (await c.query<{ versao: number }>("SELECT versao FROM versao_esquema")).rows;
+  if (!row) await c.query("INSERT INTO versao_esquema (versao) VALUES (0)");
+  for (const m of MIGRATIONS.slice(row?.versao ?? 0)) await c.query(m.postgres);
+  await c.query("UPDATE versao_esquema SET versao = $1", [MIGRATIONS.length]);
+}
+
+/** `work` in one transaction on a connection of the pool; a lost server is StoreUnavailable. */
+async function inTransaction<T>(pool: pg.Pool, work: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw asStoreError(error);
+  }
+  // The pool stops listening for a client's errors while it is lent out: a server that
+  // goes away under a transaction would emit an error nobody hears, and end the process.
+  // The queries reject with it all the same.
+  const ignore = () => {};
+  client.on("error", ignore);
+  const release = (error?: Error) => {
+    client.removeListener("error", ignore);
+    client.release(error);
+  };
+  try {
+    await client.query("BEGIN");
+    const result = await work(client);
+    await client.query("COMMIT");
+    release();
+    return result;
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    release(unavailable(error) ? (error as Error) : undefined);
+    throw asStoreError(error);
+  }
+}
+
+/** One statement on its own (the pool's autocommit). */
+async function query<R extends pg.QueryResultRow>(
+  pool: pg.Pool,
+  sql: string,
+  values: unknown[] = [],
+): Promise<R[]> {
+  return asStoreErrors(async () => (await pool.query<R>(sql, values)).rows);
+}
+
+async function asStoreErrors<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw asStoreError(error);
+  }
+}
+
+/** The order, its Idempotency-Key and its outbox row in one statement (SAVE_PEDIDO). */
+async function savePedido(
+  p: Postgres,
+  pedido: Omit<Pedido, "id">,
+  { key, outboxOf }: SaveOptions,
+): Promise<Pedido> {
+  const [row] = await query<{ id: number }>(p.pool, NEXT_PEDIDO_ID);
+  const saved = { ...pedido, id: (row as { id: number }).id };
+  const entry = outboxOf?.(saved) ?? null;
+  try {
+    await p.pool.query({
+      name: "save_pedido",
+      text: SAVE_PEDIDO,
+      values: [
+        saved.id,
+        ...PEDIDO_FIELDS.map((f) => pedido[f]),
+        key?.key ?? null,
+        key?.fingerprint ?? null,
+        entry?.topic ?? null,
+        entry?.key ?? null,
+        entry?.value ?? null,
+        entry?.traceparent ?? null,
+      ],
+    });
+  } catch (error) {
+    if ((error as { code?: string }).code === "23505" && key)
+      throw new KeyTaken(`Idempotency-Key ${key.key} was saved first by another request`);
+    throw asStoreError(error);
+  }
+  return saved;
+}
+
+/** The order held under its row lock until commit; `decide` says what to write. */
+async function updatePedido<T>(
+  c: pg.PoolClient,
+  id: number,
+  decide: (pedido: Pedido) => PedidoWrite<T>,
+): Promise<T | null> {
+  const forUpdate = { name: "pedido_for_update", text: PEDIDO_FOR_UPDATE, values: [id] };
+  const [pedido] = (await c.query<Pedido>(forUpdate)).rows;
+  if (!pedido) return null;
+  const write = decide(pedido);
+  if (write.status) {
+    const { status, motivo, processadoPor } = write.status;
+    await c.query({
+      name: "update_status",
+      text: UPDATE_STATUS,
+      values: [status, motivo, processadoPor, new Date().toISOString(), id],
+    });
+  }
+  await insertSteps(
+    c,
+    write.steps.map((s) => ({ pedidoId: id, ...s })),
+  );
+  return write.answer;
+}
+
+/** Timeline steps in one statement, in a transaction (`c`) or on their own (the pool). */
+async function insertSteps(
+  c: pg.PoolClient | pg.Pool,
+  steps: { pedidoId: number; etapa: string; details: Details; at?: string | undefined }[],
+): Promise<void> {
+  if (steps.length === 0) return;
+  const now = new Date().toISOString();
+  await c.query({
+    name: "insert_steps",
+    text: INSERT_STEPS,
+    values: [
+      steps.map((s) => s.pedidoId),
+      steps.map((s) => s.etapa),
+      steps.map((s) => s.at ?? now),
+      steps.map((s) => JSON.stringify(s.details)),
+    ],
+  });
+}
+
+/** Pending rows no other relay holds, for `work`, in this transaction (SKIP LOCKED). */
+async function claimOutbox(
+  c: pg.PoolClient,
+  limit: number,
+  work: (rows: OutboxRow[], claim: OutboxClaim) => Promise<void>,
+): Promise<void> {
+  const claimQuery = { name: "claim_outbox", text: CLAIM_OUTBOX, values: [limit] };
+  const rows = (await c.query<OutboxRow>(claimQuery)).rows;
+  if (rows.length === 0) return;
+  await work(rows, {
+    markSent: (sent) => markSent(c, sent),
+    setAside: (row, reason) => setAside(c, row, reason),
+  });
+}
+
+/** The relay's rows acknowledged by Kafka: sent, announced to every instance at commit. */
+async function markSent(c: pg.PoolClient, rows: SentRow[]): Promise<void> {
+  const now = new Date().toISOString();
+  await announceMarks(c, { sent: rows.map((r) => r.pedidoId), setAside: [] });
+  await c.query({ name: "mark_sent", text: MARK_SENT, values: [now, rows.map((r) => r.id)] });
+  await insertSteps(
+    c,
+    rows.map((r) => ({
+      pedidoId: r.pedidoId,
+      etapa: "evento-confirmado",
+      details: { topico: r.topico, particao: r.particao, offset: r.offset },
+      at: now,
+    })),
+  );
+}
+
+/** A row Kafka refused for good: set aside with why, announced, on the order's timeline. */
+async function setAside(
+  c: pg.PoolClient,
+  row: { id: number; pedidoId: number },
+  reason: string,
+): Promise<void> {
+  const now = new Date().toISOString();
+  await announceMarks(c, { sent: [], setAside: [[row.pedidoId, reason]] });
+  await c.query(SET_ASIDE, [now, reason, row.id]);
+  const step = { etapa: "evento-posto-de-lado", details: { motivo: reason }, at: now };
+  await insertSteps(c, [{ pedidoId: row.pedidoId, ...step }]);
+}
+
+/** NOTIFY is delivered at commit: no instance learns of a mark that is rolled back. */
+const announceMarks = (c: pg.PoolClient, marked: OutboxMarked) =>
+  c.query("SELECT pg_notify($1, $2)", [MARKED_CHANNEL, JSON.stringify(marked)]);
 
 /**
  * One connection that LISTENs for the relays' marks and hands each to the listeners.

@@ -1,4 +1,5 @@
 import { groupCommit, openDatabase } from "@shop/service";
+import type { Database } from "better-sqlite3";
 import type { Pedido } from "../domain/pedido.ts";
 import {
   MIGRATIONS as BOTH_DIALECTS,
@@ -13,6 +14,7 @@ import {
   type PedidoWrite,
   type SaveOptions,
   SELECT_PEDIDO,
+  type SentRow,
   type SetAsideRow,
   stepOf,
 } from "../store.ts";
@@ -25,15 +27,9 @@ const INSERT_PEDIDO = `INSERT INTO pedidos (${columns.map(([, c]) => c).join(", 
 const PEDIDO_BY_ID = `${SELECT_PEDIDO} WHERE id = ?`;
 const NEWEST_PEDIDOS = `${SELECT_PEDIDO} ORDER BY id DESC LIMIT ?`;
 
-/**
- * The orders database in one SQLite file: WAL, prepared statements, migrations by
- * user_version. Its writes run without awaiting anything; the orders and results of one event-loop turn
- * share a transaction (group commit: one fsync for all of them).
- */
-export function openSqliteStore(path: string): PedidoStore {
-  const db = openDatabase(path, MIGRATIONS);
-
-  const q = {
+/** The prepared statements of the orders database, prepared once when it opens. */
+function prepareStatements(db: Database) {
+  return {
     insertPedido: db.prepare<[Omit<Pedido, "id">], never>(INSERT_PEDIDO),
     pedido: db.prepare<[number], Pedido>(PEDIDO_BY_ID),
     newestFirst: db.prepare<[number], Pedido>(NEWEST_PEDIDOS),
@@ -74,109 +70,131 @@ export function openSqliteStore(path: string): PedidoStore {
     ),
     forgetKeys: db.prepare<[string], never>("DELETE FROM idempotencia WHERE criada_em < ?"),
   };
+}
 
-  const insertStep = (pedidoId: number, etapa: string, details: Details, at?: string) =>
-    q.insertStep.run(pedidoId, etapa, at ?? new Date().toISOString(), JSON.stringify(details));
+/** An open orders database: its connection, statements and the two ways to write. */
+interface Sqlite {
+  db: Database;
+  q: ReturnType<typeof prepareStatements>;
+  /** One transaction of its own (BEGIN IMMEDIATE … COMMIT). */
+  inTransaction: <T>(work: () => T) => T;
+  /** The work joins this turn's transaction (group commit: one fsync for the turn). */
+  commit: <T>(work: () => T) => Promise<T>;
+}
 
+/**
+ * The orders database in one SQLite file: WAL, prepared statements, migrations by
+ * user_version. Its writes run without awaiting anything; the orders and results of one
+ * event-loop turn share a transaction (group commit: one fsync for all of them). Each
+ * method of the PedidoStore is one of the functions below.
+ */
+export function openSqliteStore(path: string): PedidoStore {
+  const db = openDatabase(path, MIGRATIONS);
   // One transaction wrapper for every unit of work: db.transaction() builds a new function
   // (and its BEGIN/COMMIT statements) on each call, a measurable share of a request's CPU.
-  const inTransaction = db.transaction((work: () => unknown) => work());
-  // Group commit: the orders and results of one turn share a transaction (one fsync).
-  const commit = groupCommit(<T>(work: () => T): T => inTransaction.immediate(work) as T);
-
-  function save(pedido: Omit<Pedido, "id">, { key, outboxOf }: SaveOptions): Pedido {
-    const info = q.insertPedido.run(pedido);
-    const saved = { ...pedido, id: Number(info.lastInsertRowid) };
-    if (key) {
-      try {
-        q.insertKey.run(key.key, key.fingerprint, saved.id, saved.criadoEm);
-      } catch (error) {
-        if ((error as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY")
-          throw new KeyTaken(`Idempotency-Key ${key.key} was saved first by another request`);
-        throw error;
-      }
-    }
-    const entry = outboxOf?.(saved);
-    if (entry)
-      q.insertOutbox.run(
-        saved.id,
-        entry.topic,
-        entry.key,
-        entry.value,
-        saved.criadoEm,
-        entry.traceparent,
-      );
-    return saved;
-  }
-
-  function update<T>(id: number, decide: (pedido: Pedido) => PedidoWrite<T>): T | null {
-    const pedido = q.pedido.get(id);
-    if (!pedido) return null;
-    const write = decide(pedido);
-    if (write.status) {
-      const { status, motivo, processadoPor } = write.status;
-      q.updateStatus.run(status, motivo, processadoPor, new Date().toISOString(), id);
-    }
-    for (const s of write.steps) insertStep(id, s.etapa, s.details, s.at);
-    return write.answer;
-  }
-
-  const claim: OutboxClaim = {
-    async markSent(rows) {
-      inTransaction.immediate(() => {
-        const now = new Date().toISOString();
-        for (const r of rows) {
-          q.markSent.run(now, r.id);
-          insertStep(
-            r.pedidoId,
-            "evento-confirmado",
-            { topico: r.topico, particao: r.particao, offset: r.offset },
-            now,
-          );
-        }
-      });
-    },
-    async setAside(row, reason) {
-      inTransaction.immediate(() => {
-        const now = new Date().toISOString();
-        q.setAside.run(now, reason, row.id);
-        insertStep(row.pedidoId, "evento-posto-de-lado", { motivo: reason }, now);
-      });
-    },
+  const transaction = db.transaction((work: () => unknown) => work());
+  const inTransaction = <T>(work: () => T): T => transaction.immediate(work) as T;
+  const s: Sqlite = {
+    db,
+    q: prepareStatements(db),
+    inTransaction,
+    commit: groupCommit(inTransaction),
   };
-
+  const claim: OutboxClaim = {
+    markSent: async (rows) => markSent(s, rows),
+    setAside: async (row, reason) => setAside(s, row, reason),
+  };
   return {
-    savePedido: (pedido, options = {}) => commit(() => save(pedido, options)),
-    updatePedido: (id, decide) => commit(() => update(id, decide)),
-    findPedido: async (id) => q.pedido.get(id) ?? null,
-    listPedidos: async (limit = 1000) => q.newestFirst.all(limit),
-    insertStep: async (pedidoId, etapa, details, at) => {
-      insertStep(pedidoId, etapa, details, at);
-    },
-    steps: async (pedidoId) => q.steps.all(pedidoId).map(stepOf),
-
+    savePedido: (pedido, options = {}) => s.commit(() => savePedido(s, pedido, options)),
+    updatePedido: (id, decide) => s.commit(() => updatePedido(s, id, decide)),
+    findPedido: async (id) => s.q.pedido.get(id) ?? null,
+    listPedidos: async (limit = 1000) => s.q.newestFirst.all(limit),
+    insertStep: async (pedidoId, etapa, details, at) => insertStep(s, pedidoId, etapa, details, at),
+    steps: async (pedidoId) => s.q.steps.all(pedidoId).map(stepOf),
     // One process, one relay: the rows are its own while it works on them.
     claimOutbox: async (limit, work) => {
-      const rows = q.pendingOutbox.all(limit);
+      const rows = s.q.pendingOutbox.all(limit);
       if (rows.length > 0) await work(rows, claim);
     },
     onOutboxMarked: () => {},
-    setAsideRows: async () => q.setAsideRows.all(),
-    outboxState: async () => {
-      const e = q.outboxState.get() as { pendentes: number; maisAntigo: string | null };
-      return { pendentes: e.pendentes, maisAntigoEm: e.maisAntigo };
-    },
-
-    findKey: async (key) => {
-      const row = q.key.get(key);
-      return row ? keyRecord(row) : null;
-    },
+    setAsideRows: async () => s.q.setAsideRows.all(),
+    outboxState: async () => outboxState(s),
+    findKey: async (key) => findKey(s, key),
     saveAnswer: async (key, status, answer) => {
-      q.saveAnswer.run(status, JSON.stringify(answer), key);
+      s.q.saveAnswer.run(status, JSON.stringify(answer), key);
     },
-    forgetKeys: async (before) => q.forgetKeys.run(before).changes,
+    forgetKeys: async (before) => s.q.forgetKeys.run(before).changes,
     close: async () => {
       db.close();
     },
   };
+}
+
+/** The order, its Idempotency-Key and its outbox row, in the caller's transaction. */
+function savePedido(s: Sqlite, pedido: Omit<Pedido, "id">, { key, outboxOf }: SaveOptions): Pedido {
+  const info = s.q.insertPedido.run(pedido);
+  const saved = { ...pedido, id: Number(info.lastInsertRowid) };
+  if (key) {
+    try {
+      s.q.insertKey.run(key.key, key.fingerprint, saved.id, saved.criadoEm);
+    } catch (error) {
+      if ((error as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY")
+        throw new KeyTaken(`Idempotency-Key ${key.key} was saved first by another request`);
+      throw error;
+    }
+  }
+  const entry = outboxOf?.(saved);
+  if (entry) {
+    const { topic, key: recordKey, value, traceparent } = entry;
+    s.q.insertOutbox.run(saved.id, topic, recordKey, value, saved.criadoEm, traceparent);
+  }
+  return saved;
+}
+
+/** `decide` reads the order and says what to write; in the caller's transaction. */
+function updatePedido<T>(s: Sqlite, id: number, decide: (pedido: Pedido) => PedidoWrite<T>) {
+  const pedido = s.q.pedido.get(id);
+  if (!pedido) return null;
+  const write = decide(pedido);
+  if (write.status) {
+    const { status, motivo, processadoPor } = write.status;
+    s.q.updateStatus.run(status, motivo, processadoPor, new Date().toISOString(), id);
+  }
+  for (const step of write.steps) insertStep(s, id, step.etapa, step.details, step.at);
+  return write.answer;
+}
+
+function insertStep(s: Sqlite, pedidoId: number, etapa: string, details: Details, at?: string) {
+  s.q.insertStep.run(pedidoId, etapa, at ?? new Date().toISOString(), JSON.stringify(details));
+}
+
+/** The relay's rows acknowledged by Kafka: sent, and "evento-confirmado" on each timeline. */
+function markSent(s: Sqlite, rows: SentRow[]): void {
+  s.inTransaction(() => {
+    const now = new Date().toISOString();
+    for (const r of rows) {
+      s.q.markSent.run(now, r.id);
+      const details = { topico: r.topico, particao: r.particao, offset: r.offset };
+      insertStep(s, r.pedidoId, "evento-confirmado", details, now);
+    }
+  });
+}
+
+/** A row Kafka refused for good: set aside with why, and on the order's timeline. */
+function setAside(s: Sqlite, row: { id: number; pedidoId: number }, reason: string): void {
+  s.inTransaction(() => {
+    const now = new Date().toISOString();
+    s.q.setAside.run(now, reason, row.id);
+    insertStep(s, row.pedidoId, "evento-posto-de-lado", { motivo: reason }, now);
+  });
+}
+
+function outboxState(s: Sqlite) {
+  const e = s.q.outboxState.get() as { pendentes: number; maisAntigo: string | null };
+  return { pendentes: e.pendentes, maisAntigoEm: e.maisAntigo };
+}
+
+function findKey(s: Sqlite, key: string) {
+  const row = s.q.key.get(key);
+  return row ? keyRecord(row) : null;
 }
