@@ -1,7 +1,7 @@
 import { isMainThread } from "node:worker_threads";
 import { kafkaProblem } from "@shop/kafka";
 import { createLogger, readArguments } from "@shop/service";
-import { ReplayRecusado, runAnalytics } from "./analytics.ts";
+import { ReplayRefused, runAnalytics } from "./analytics.ts";
 import { readConfig } from "./config.ts";
 import { AnalyticsOutput } from "./output.ts";
 
@@ -55,7 +55,7 @@ async function main(): Promise<number> {
     });
     return 0;
   } catch (error) {
-    if (error instanceof ReplayRecusado) {
+    if (error instanceof ReplayRefused) {
       console.error(`analytics: ${error.message}`);
       return 3;
     }

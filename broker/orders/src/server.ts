@@ -5,7 +5,7 @@ import { createApp } from "./http/app.ts";
 import { platformReader } from "./messaging/platform.ts";
 import { startResultadosConsumer } from "./messaging/resultados-consumer.ts";
 import { solicitacaoPublisher } from "./messaging/solicitacao-publisher.ts";
-import { pedidoUseCases } from "./pedidos.ts";
+import type { PedidoPorts } from "./pedidos.ts";
 import { openStore } from "./store.ts";
 
 export type OrdersService = AmqpService;
@@ -22,7 +22,7 @@ export function startOrders(
     openStore,
     async wire({ store, amqp, inTransaction }) {
       const publisher = solicitacaoPublisher(amqp, config.confirmMs, log);
-      const pedidos = pedidoUseCases({ store, inTransaction, publisher });
+      const pedidos: PedidoPorts = { store, inTransaction, publisher };
       const consumer = await startResultadosConsumer({
         amqp,
         pedidos,

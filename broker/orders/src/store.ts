@@ -1,4 +1,5 @@
 import { moneyRangeTrigger, openDatabase } from "@shop/service";
+import type { Database } from "better-sqlite3";
 import type { Pedido, PedidoItem, Solicitacao } from "./domain/pedido.ts";
 
 const MIGRATIONS = [
@@ -77,14 +78,9 @@ const toSolicitacao = (r: SolicitacaoRow): Solicitacao => ({
 
 export type PedidoStore = ReturnType<typeof openStore>;
 
-/**
- * The orders service's own database. SQL only: the use cases (src/pedidos.ts) decide what
- * to write and wrap each state change in one transaction.
- */
-export function openStore(path: string) {
-  const db = openDatabase(path, MIGRATIONS);
-
-  const q = {
+/** The prepared statements of the orders service's database, prepared once when it opens. */
+function prepareStatements(db: Database) {
+  return {
     insertPedido: db.prepare(
       "INSERT INTO pedidos (id, cliente_id, status, criado_em) VALUES (?, ?, 'ABERTO', ?)",
     ),
@@ -121,81 +117,74 @@ export function openStore(path: string) {
       "SELECT solicitacao_id, cenario, valor_centavos, aprovado, motivo, criada_em, confirmada_em, decidida_em, concluida_em FROM solicitacoes WHERE pedido_id = ? ORDER BY rowid",
     ),
   };
+}
 
-  function findPedido(id: string): Pedido | null {
-    const p = q.pedido.get(id);
-    if (!p) return null;
-    const itens: PedidoItem[] = q.itens
-      .all(id)
-      .map((i) => ({ sku: i.sku, quantidade: i.quantidade, precoCentavos: i.preco_centavos }));
-    return { id: p.id, clienteId: p.cliente_id, status: p.status, itens };
-  }
+type Statements = ReturnType<typeof prepareStatements>;
 
+/**
+ * The orders service's own database. SQL only: the use cases (src/pedidos.ts) decide what
+ * to write and wrap each state change in one transaction.
+ */
+export function openStore(path: string) {
+  const db = openDatabase(path, MIGRATIONS);
+  const q = prepareStatements(db);
   // One transaction wrapper for every unit of work: db.transaction() builds a new function
   // (and its BEGIN/COMMIT statements) on each call, a measurable share of a request's CPU.
   const inTransaction = db.transaction((work: () => unknown) => work());
-
+  const now = () => new Date().toISOString();
   return {
     /** Runs work in one IMMEDIATE transaction (a writer lock from the start). */
-    transaction<T>(work: () => T): T {
-      return inTransaction.immediate(work) as T;
-    },
+    transaction: <T>(work: () => T): T => inTransaction.immediate(work) as T,
     insertPedido(id: string, clienteId: string, itens: PedidoItem[]): void {
-      q.insertPedido.run(id, clienteId, new Date().toISOString());
+      q.insertPedido.run(id, clienteId, now());
       for (const i of itens) q.insertItem.run(id, id, i.sku, i.quantidade, i.precoCentavos);
     },
-    findPedido,
+    findPedido: (id: string) => findPedido(q, id),
     /** Up to `limit` orders, newest first, each with its items. */
-    listPedidos(limit: number): Pedido[] {
-      return q.recent.all(limit).map((r) => findPedido(r.id) as Pedido);
+    listPedidos: (limit: number): Pedido[] =>
+      q.recent.all(limit).map((r) => findPedido(q, r.id) as Pedido),
+    insertItem: (id: string, i: PedidoItem): void => {
+      q.insertItem.run(id, id, i.sku, i.quantidade, i.precoCentavos);
     },
-    insertItem(id: string, item: PedidoItem): void {
-      q.insertItem.run(id, id, item.sku, item.quantidade, item.precoCentavos);
-    },
-    updateStatus(id: string, status: Pedido["status"]): void {
+    updateStatus: (id: string, status: Pedido["status"]): void => {
       q.status.run(status, id);
     },
     findSolicitacao(id: string): Solicitacao | null {
       const row = q.solicitacao.get(id);
       return row ? toSolicitacao(row) : null;
     },
-    insertSolicitacao(
-      s: Pick<Solicitacao, "solicitacaoId" | "pedidoId" | "cenario" | "valorCentavos">,
-    ): void {
-      q.insertSolicitacao.run(
-        s.solicitacaoId,
-        s.pedidoId,
-        s.cenario,
-        s.valorCentavos,
-        new Date().toISOString(),
-      );
+    insertSolicitacao: (s: NewSolicitacao): void => {
+      q.insertSolicitacao.run(s.solicitacaoId, s.pedidoId, s.cenario, s.valorCentavos, now());
     },
-    concludeSolicitacao(
-      id: string,
-      result: { aprovado: boolean; motivo: string; decididaEm: string | null },
-    ): void {
-      q.conclude.run(
-        result.aprovado ? 1 : 0,
-        result.motivo,
-        new Date().toISOString(),
-        result.decididaEm,
-        id,
-      );
+    concludeSolicitacao: (id: string, result: Conclusion): void => {
+      const { aprovado, motivo, decididaEm } = result;
+      q.conclude.run(aprovado ? 1 : 0, motivo, now(), decididaEm, id);
     },
     /** Counts a result received for the request: applied, or recognised as a repeat. */
     countResultado(id: string, outcome: "applied" | "repeated"): void {
       q.countResultado.run(outcome === "applied" ? 1 : 0, outcome === "repeated" ? 1 : 0, id);
     },
     /** The first confirm of a request's publication (a repeat publishes again). */
-    markConfirmed(solicitacaoId: string): void {
-      q.confirm.run(new Date().toISOString(), solicitacaoId);
+    markConfirmed: (solicitacaoId: string): void => {
+      q.confirm.run(now(), solicitacaoId);
     },
     /** Each request of an order with the times of its steps, oldest first. */
-    historicoRows(pedidoId: string): HistoricoRow[] {
-      return q.historicoRows.all(pedidoId);
-    },
-    close() {
+    historicoRows: (pedidoId: string): HistoricoRow[] => q.historicoRows.all(pedidoId),
+    close: () => {
       db.close();
     },
   };
+}
+
+type NewSolicitacao = Pick<Solicitacao, "solicitacaoId" | "pedidoId" | "cenario" | "valorCentavos">;
+type Conclusion = { aprovado: boolean; motivo: string; decididaEm: string | null };
+
+/** An order with its items, in the order they were added; null for an unknown id. */
+function findPedido(q: Statements, id: string): Pedido | null {
+  const p = q.pedido.get(id);
+  if (!p) return null;
+  const itens: PedidoItem[] = q.itens
+    .all(id)
+    .map((i) => ({ sku: i.sku, quantidade: i.quantidade, precoCentavos: i.preco_centavos }));
+  return { id: p.id, clienteId: p.cliente_id, status: p.status, itens };
 }

@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { LabSession } from "./session.ts";
+import type { LabSession, Refusal } from "./session.ts";
 
 /**
  * The page's lab control API: what lets the web page stop and kill the processes `npm start`
@@ -17,13 +17,6 @@ import type { LabSession } from "./session.ts";
  *  4. then the session decides: one action at a time, and only on what this npm start
  *     started (session.ts).
  */
-
-/** A refusal: its HTTP status, a code for programs, a sentence for people. */
-export interface Refusal {
-  status: number;
-  erro: string;
-  mensagem: string;
-}
 
 export interface ControlOptions {
   /** The page's origins (http://localhost:5173 and http://127.0.0.1:5173 under npm start). */

@@ -1,6 +1,12 @@
 import type { LabField, LabState, Relato } from "@shop/contracts";
 import type { z } from "zod";
-import type { Refusal } from "./control-server.ts";
+
+/** A refusal: its HTTP status, a code for programs, a sentence for people. */
+export interface Refusal {
+  status: number;
+  erro: string;
+  mensagem: string;
+}
 
 /**
  * The page's lab: its actions, the one running (one at a time) and the history of what the

@@ -62,13 +62,6 @@ export interface RunningConsumer {
   stop(): Promise<void>;
 }
 
-export interface RunningConsumer {
-  status(): ConsumerStatus;
-  /** received, handled, retried, dead-lettered, acked (offset resolved), committed. */
-  events: ConsumerEvents;
-  stop(): Promise<void>;
-}
-
 /** kafkajs's settings of the shop's consumers (group timings and retries). */
 function consumerConfig(groupId: string, overrides: Partial<ConsumerConfig> = {}): ConsumerConfig {
   return {

@@ -11,6 +11,7 @@ import type { IHeaders, Kafka, Producer } from "kafkajs";
 import { Partitioners } from "kafkajs";
 import { sendToEveryPartition } from "./publisher/every-partition.ts";
 import { partitionCounts, placeRecords } from "./publisher/placement.ts";
+import type { OutgoingRecord } from "./publisher/record.ts";
 import { counted, countPerTopic, type TimeLimit, withinTimeLimit } from "./publisher/time-limit.ts";
 
 export { PublishNotConfirmed } from "./publisher/time-limit.ts";
@@ -21,22 +22,7 @@ export interface PublishAck {
   offset: string;
 }
 
-export interface OutgoingRecord {
-  topic: string;
-  /** Text, or bytes kept as they are (a dead letter's key; null when the record had none). */
-  key: string | Buffer | null;
-  value: string | Buffer;
-  /**
-   * Sent as they are. A record whose headers carry no traceparent gets its producer span's;
-   * one whose headers carry one keeps it (a dead letter is the record as it was).
-   */
-  headers?: IHeaders;
-  /**
-   * The traceparent of the work the record belongs to (the outbox row's, the caller's):
-   * its producer span's parent. Without it, the work running when it is sent.
-   */
-  parent?: string;
-}
+export type { OutgoingRecord } from "./publisher/record.ts";
 
 export interface Publisher {
   /**

@@ -24,25 +24,7 @@ export function platformReader(kafka: Kafka, names: KafkaNames) {
   const lettersOf = new Map(
     Object.values(dlq).map((topic) => [
       topic,
-      cachedFor(2000, async (): Promise<CartaMorta[]> => {
-        const records = await readToEnd(kafka, [topic], `${names.prefix}painel-mortas`);
-        return records
-          .sort(
-            (a, b) =>
-              a.partition - b.partition || Number(a.message.offset) - Number(b.message.offset),
-          )
-          .map(({ partition, message }) => {
-            const h = message.headers;
-            return {
-              onde: `${topic}[${partition}]@${message.offset}`,
-              origem: `${headerText(h, "dlq-topico-original")}[${headerText(h, "dlq-particao-original")}]@${headerText(h, "dlq-offset-original")}`,
-              motivo: headerText(h, "dlq-motivo"),
-              em: headerText(h, "dlq-em") || null,
-              chave: message.key?.toString() ?? null,
-              corpo: (message.value?.toString() ?? "").slice(0, 500),
-            };
-          });
-      }),
+      cachedFor(2000, () => readLetters(kafka, topic, `${names.prefix}painel-mortas`)),
     ]),
   );
   return {
@@ -67,4 +49,24 @@ export function platformReader(kafka: Kafka, names: KafkaNames) {
       if (connected) await admin.disconnect();
     },
   };
+}
+
+/** A dead-letter topic's letters, oldest first, each with where it came from and why. */
+async function readLetters(kafka: Kafka, topic: string, groupId: string): Promise<CartaMorta[]> {
+  const records = await readToEnd(kafka, [topic], groupId);
+  return records
+    .sort(
+      (a, b) => a.partition - b.partition || Number(a.message.offset) - Number(b.message.offset),
+    )
+    .map(({ partition, message }) => {
+      const h = message.headers;
+      return {
+        onde: `${topic}[${partition}]@${message.offset}`,
+        origem: `${headerText(h, "dlq-topico-original")}[${headerText(h, "dlq-particao-original")}]@${headerText(h, "dlq-offset-original")}`,
+        motivo: headerText(h, "dlq-motivo"),
+        em: headerText(h, "dlq-em") || null,
+        chave: message.key?.toString() ?? null,
+        corpo: (message.value?.toString() ?? "").slice(0, 500),
+      };
+    });
 }

@@ -1,5 +1,5 @@
 import { type KafkaNames, PedidoCriado, pedidoKey, ResultadoPagamento } from "@shop/contracts";
-import { type Publisher, type RunningConsumer, startConsumer } from "@shop/kafka";
+import { type Publisher, type RecordMeta, type RunningConsumer, startConsumer } from "@shop/kafka";
 import { currentContext, type Logger } from "@shop/service";
 import type { Kafka } from "kafkajs";
 import type { PagamentoUseCases } from "../pagamentos.ts";
@@ -12,20 +12,8 @@ import type { PagamentoUseCases } from "../pagamentos.ts";
  * decided while the previous produce request is in flight go out together in the next
  * one (publishInTurn): one at once when idle, few large requests under load.
  */
-export function startPedidosCriadosConsumer(deps: {
-  kafka: Kafka;
-  names: KafkaNames;
-  publisher: Publisher;
-  pagamentos: PagamentoUseCases;
-  log: Logger;
-  /** COMMIT_INTERVAL_MS: offsets are committed at this interval. */
-  autoCommitInterval: number;
-  /** PARTICOES_EM_PARALELO: partitions decided side by side (1: the spec's one thread). */
-  partitionsAtOnce: number;
-  /** ENTREGA=exatamente-uma-vez: each result and its record's offset in one transaction. */
-  exactlyOnce?: boolean;
-}): Promise<RunningConsumer> {
-  const { kafka, names, publisher, pagamentos, log } = deps;
+export function startPedidosCriadosConsumer(deps: ConsumerDeps): Promise<RunningConsumer> {
+  const { kafka, names, publisher, log } = deps;
   return startConsumer({
     kafka,
     groupId: names.groups.pagamentos,
@@ -39,37 +27,57 @@ export function startPedidosCriadosConsumer(deps: {
     // One transactional id for the group, not the instance: the next owner of a partition
     // fences the previous one.
     ...(deps.exactlyOnce ? { transactional: { transactionalId: names.groups.pagamentos } } : {}),
-    async handle(evento, meta) {
-      const decisao = await pagamentos.decidePagamento(evento.valor);
-      const processadoEm = new Date().toISOString();
-      const topic = names.topics.pagamentosResultados;
-      const key = pedidoKey(evento.pedidoId);
-      const value = ResultadoPagamento.encode({
-        versao: 1,
-        pedidoId: evento.pedidoId,
-        ...decisao,
-        processadoEm,
-      });
-      // Exactly-once: written in the partition's transaction, visible when it commits.
-      const published = meta.send
-        ? meta.send([{ topic, key, value }])
-        : publisher.publishInTurn(topic, key, value);
-      return {
-        pending: published.then(() =>
-          pagamentos.recordDecision(
-            {
-              pedidoId: evento.pedidoId,
-              valor: evento.valor,
-              ...decisao,
-              processadoEm,
-              origem: "kafka",
-              particao: meta.partition,
-              offset: meta.offset,
-            },
-            currentContext()?.traceId ?? null,
-          ),
-        ),
-      };
-    },
+    handle: (evento, meta) => handlePedidoCriado(deps, evento, meta),
   });
+}
+
+interface ConsumerDeps {
+  kafka: Kafka;
+  names: KafkaNames;
+  publisher: Publisher;
+  pagamentos: PagamentoUseCases;
+  log: Logger;
+  /** COMMIT_INTERVAL_MS: offsets are committed at this interval. */
+  autoCommitInterval: number;
+  /** PARTICOES_EM_PARALELO: partitions decided side by side (1: the spec's one thread). */
+  partitionsAtOnce: number;
+  /** ENTREGA=exatamente-uma-vez: each result and its record's offset in one transaction. */
+  exactlyOnce?: boolean;
+}
+
+/**
+ * One PedidoCriado: the decision after the wait (decidePagamento), the ResultadoPagamento
+ * published with the same key, and, once acknowledged, the decision recorded and its line
+ * printed (recordDecision).
+ */
+async function handlePedidoCriado(
+  { names, publisher, pagamentos }: ConsumerDeps,
+  evento: PedidoCriado,
+  meta: RecordMeta,
+) {
+  const decisao = await pagamentos.decidePagamento(evento.valor);
+  const processadoEm = new Date().toISOString();
+  const topic = names.topics.pagamentosResultados;
+  const key = pedidoKey(evento.pedidoId);
+  const value = ResultadoPagamento.encode({
+    versao: 1,
+    pedidoId: evento.pedidoId,
+    ...decisao,
+    processadoEm,
+  });
+  // Exactly-once: written in the partition's transaction, visible when it commits.
+  const published = meta.send
+    ? meta.send([{ topic, key, value }])
+    : publisher.publishInTurn(topic, key, value);
+  const decided = {
+    pedidoId: evento.pedidoId,
+    valor: evento.valor,
+    ...decisao,
+    processadoEm,
+    origem: "kafka" as const,
+    particao: meta.partition,
+    offset: meta.offset,
+  };
+  const traceId = currentContext()?.traceId ?? null;
+  return { pending: published.then(() => pagamentos.recordDecision(decided, traceId)) };
 }

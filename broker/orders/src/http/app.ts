@@ -10,9 +10,18 @@ import {
   type PlataformaBroker,
 } from "@shop/contracts";
 import { AppError, createHttpApp, finishApp, type Logger, notFound, validate } from "@shop/service";
-import type { Express } from "express";
+import type { Express, Request, Response } from "express";
 import { type Pedido, type Solicitacao, totalOf } from "../domain/pedido.ts";
-import type { PaymentOutcome, PedidoUseCases } from "../pedidos.ts";
+import {
+  addItem,
+  createPedido,
+  getHistorico,
+  getPedido,
+  listPedidos,
+  type PaymentOutcome,
+  type PedidoPorts,
+  requestPagamento,
+} from "../pedidos.ts";
 
 export function toWire(p: Pedido) {
   return {
@@ -80,71 +89,73 @@ function paymentAnswer(id: string, o: PaymentOutcome): { status: number; body: u
   }
 }
 
-/** The broker edition's orders API. The old endpoint that took an approval from the client does not exist. */
-export function createApp({
-  pedidos,
-  log,
-  plataforma,
-  frontOrigin,
-}: {
-  pedidos: PedidoUseCases;
+export interface AppDeps {
+  /** What the use cases of src/pedidos.ts run on. */
+  pedidos: PedidoPorts;
   log: Logger;
   /** The RabbitMQ side of the platform panel (messaging/platform.ts). */
   plataforma: () => Promise<PlataformaBroker>;
   /** The web page's origin, allowed by CORS (its RabbitMQ panel reads /plataforma). */
   frontOrigin?: string;
-}): Express {
-  const app = createHttpApp(frontOrigin ? { corsOrigin: frontOrigin } : {});
+}
 
+/**
+ * The broker edition's orders API: each route is one handler below, which parses, calls a
+ * use case, maps its outcome. The old endpoint that took an approval from the client does
+ * not exist.
+ */
+export function createApp(deps: AppDeps): Express {
+  const app = createHttpApp(deps.frontOrigin ? { corsOrigin: deps.frontOrigin } : {});
   app.get("/plataforma", async (_req, res) => {
-    res.json(await plataforma());
+    res.json(await deps.plataforma());
   });
-  const found = <T>(id: string, value: T | null): T => {
-    if (value === null) throw unknownPedido(id);
-    return value;
-  };
-
-  app.post("/pedidos", async (req, res) => {
-    const pedido = await pedidos.createPedido(validate(NovoPedidoBrokerSchema, req.body));
-    res.status(201).json(toWire(pedido));
-  });
-
-  app.get("/pedidos", (req, res) => {
-    const { limite } = validate(PedidosQuerySchema, req.query);
-    res.json(
-      pedidos.listPedidos(limite ? Number(limite) : PEDIDOS_LIST_LIMITS.default).map(toWire),
-    );
-  });
-
+  app.post("/pedidos", (req, res) => postPedido(deps, req, res));
+  app.get("/pedidos", (req, res) => getPedidos(deps, req, res));
   app.get("/pedidos/:id", (req, res) => {
-    res.json(toWire(found(req.params.id, pedidos.getPedido(req.params.id))));
+    res.json(toWire(found(req.params.id, getPedido(deps.pedidos, req.params.id))));
   });
-
   app.get("/pedidos/:id/historico", (req, res) => {
-    res.json(found(req.params.id, pedidos.getHistorico(req.params.id)));
+    res.json(found(req.params.id, getHistorico(deps.pedidos, req.params.id)));
   });
-
-  app.post("/pedidos/:id/itens", async (req, res) => {
-    const o = await pedidos.addItem(req.params.id, validate(ItemSchema, req.body));
-    if (o.outcome === "unknown-pedido") throw unknownPedido(req.params.id);
-    if (o.outcome === "conflict") throw conflict(o);
-    if (o.outcome === "over-limit") {
-      throw new AppError("entrada-invalida", "invalid input", 400, {
-        precoUnitario: `with this item, the order's total ${OUT_OF_RANGE}`,
-      });
-    }
-    res.json(toWire(o.pedido));
-  });
-
-  app.post("/pedidos/:id/pagamentos", async (req, res) => {
-    const body = validate(PagamentoRequestSchema, req.body);
-    const answer = paymentAnswer(
-      req.params.id,
-      await pedidos.requestPagamento(req.params.id, body),
-    );
-    res.status(answer.status).json(answer.body);
-  });
-
-  finishApp(app, API_PEDIDOS_BROKER, log);
+  app.post("/pedidos/:id/itens", (req, res) => postItem(deps, req, res));
+  app.post("/pedidos/:id/pagamentos", (req, res) => postPagamento(deps, req, res));
+  finishApp(app, API_PEDIDOS_BROKER, deps.log);
   return app;
+}
+
+function found<T>(id: string, value: T | null): T {
+  if (value === null) throw unknownPedido(id);
+  return value;
+}
+
+async function postPedido({ pedidos }: AppDeps, req: Request, res: Response) {
+  const pedido = await createPedido(pedidos, validate(NovoPedidoBrokerSchema, req.body));
+  res.status(201).json(toWire(pedido));
+}
+
+function getPedidos({ pedidos }: AppDeps, req: Request, res: Response) {
+  const { limite } = validate(PedidosQuerySchema, req.query);
+  const limit = limite ? Number(limite) : PEDIDOS_LIST_LIMITS.default;
+  res.json(listPedidos(pedidos, limit).map(toWire));
+}
+
+async function postItem({ pedidos }: AppDeps, req: Request, res: Response) {
+  const id = req.params.id as string;
+  const o = await addItem(pedidos, id, validate(ItemSchema, req.body));
+  if (o.outcome === "unknown-pedido") throw unknownPedido(id);
+  if (o.outcome === "conflict") throw conflict(o);
+  if (o.outcome === "over-limit") {
+    throw new AppError("entrada-invalida", "invalid input", 400, {
+      precoUnitario: `with this item, the order's total ${OUT_OF_RANGE}`,
+    });
+  }
+  res.json(toWire(o.pedido));
+}
+
+/** POST /pedidos/{pedidoId}/pagamentos: the use case (requestPagamento), its outcome answered by paymentAnswer. */
+async function postPagamento({ pedidos }: AppDeps, req: Request, res: Response) {
+  const id = req.params.id as string;
+  const body = validate(PagamentoRequestSchema, req.body);
+  const answer = paymentAnswer(id, await requestPagamento(pedidos, id, body));
+  res.status(answer.status).json(answer.body);
 }

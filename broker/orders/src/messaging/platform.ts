@@ -25,42 +25,6 @@ export function platformReader(
   panel: { urls: string[]; monitor: { user: string; password: string } | null },
   vhost: string,
 ) {
-  async function readFrom(base: string, auth: string): Promise<PlataformaBroker> {
-    const get = async <T>(path: string): Promise<T> => {
-      const res = await fetch(`${base}/api${path}`, {
-        headers: { authorization: auth },
-        signal: AbortSignal.timeout(3000),
-      });
-      if (!res.ok) throw new Error(`${base}/api${path} answered ${res.status}`);
-      return (await res.json()) as T;
-    };
-    const [nodes, queues] = await Promise.all([
-      get<{ name: string; running: boolean }[]>("/nodes?columns=name,running"),
-      get<ManagementQueue[]>(
-        `/queues/${encodeURIComponent(vhost)}?columns=name,type,node,leader,members,online,messages,consumers`,
-      ),
-    ]);
-    return {
-      nos: nodes
-        .map((n) => ({ nome: n.name, ativo: n.running }))
-        .sort((a, b) => a.nome.localeCompare(b.nome)),
-      filas: queues
-        .filter((q) => SHOP_QUEUES.has(q.name))
-        .map((q) => ({
-          nome: q.name,
-          tipo: q.type ?? "classic",
-          lider: q.leader ?? q.node ?? null,
-          membros: [...(q.members ?? (q.node ? [q.node] : []))].sort(),
-          emLinha: [...(q.online ?? (q.node ? [q.node] : []))].sort(),
-          mensagens: q.messages ?? null,
-          consumidores: q.consumers ?? null,
-        }))
-        .sort((a, b) => a.nome.localeCompare(b.nome)),
-      lidoDe: base,
-      lidoEm: new Date().toISOString(),
-    };
-  }
-
   async function readAny(): Promise<PlataformaBroker> {
     if (!panel.monitor)
       throw new AppError(
@@ -72,7 +36,7 @@ export function platformReader(
     const failures: string[] = [];
     for (const base of panel.urls) {
       try {
-        return await readFrom(base, auth);
+        return await readFrom(base, auth, vhost);
       } catch (error) {
         failures.push(error instanceof Error ? error.message : String(error));
       }
@@ -85,4 +49,41 @@ export function platformReader(
   }
 
   return { read: cachedFor(1000, readAny) };
+}
+
+/** The nodes and the shop's queues, as one management API (`base`) shows them. */
+async function readFrom(base: string, auth: string, vhost: string): Promise<PlataformaBroker> {
+  const get = async <T>(path: string): Promise<T> => {
+    const res = await fetch(`${base}/api${path}`, {
+      headers: { authorization: auth },
+      signal: AbortSignal.timeout(3000),
+    });
+    if (!res.ok) throw new Error(`${base}/api${path} answered ${res.status}`);
+    return (await res.json()) as T;
+  };
+  const [nodes, queues] = await Promise.all([
+    get<{ name: string; running: boolean }[]>("/nodes?columns=name,running"),
+    get<ManagementQueue[]>(
+      `/queues/${encodeURIComponent(vhost)}?columns=name,type,node,leader,members,online,messages,consumers`,
+    ),
+  ]);
+  return {
+    nos: nodes
+      .map((n) => ({ nome: n.name, ativo: n.running }))
+      .sort((a, b) => a.nome.localeCompare(b.nome)),
+    filas: queues
+      .filter((q) => SHOP_QUEUES.has(q.name))
+      .map((q) => ({
+        nome: q.name,
+        tipo: q.type ?? "classic",
+        lider: q.leader ?? q.node ?? null,
+        membros: [...(q.members ?? (q.node ? [q.node] : []))].sort(),
+        emLinha: [...(q.online ?? (q.node ? [q.node] : []))].sort(),
+        mensagens: q.messages ?? null,
+        consumidores: q.consumers ?? null,
+      }))
+      .sort((a, b) => a.nome.localeCompare(b.nome)),
+    lidoDe: base,
+    lidoEm: new Date().toISOString(),
+  };
 }

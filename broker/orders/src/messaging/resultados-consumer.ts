@@ -1,7 +1,7 @@
 import { type AmqpClient, type RunningConsumer, startConsumer } from "@shop/amqp";
 import { PagamentoProcessado, QUEUES, toCents } from "@shop/contracts";
 import type { Logger } from "@shop/service";
-import type { PedidoUseCases } from "../pedidos.ts";
+import { applyResultado, type PedidoPorts } from "../pedidos.ts";
 
 /**
  * The results queue's consumer: each PagamentoProcessado goes to the use case with when
@@ -10,7 +10,7 @@ import type { PedidoUseCases } from "../pedidos.ts";
  */
 export function startResultadosConsumer(deps: {
   amqp: AmqpClient;
-  pedidos: PedidoUseCases;
+  pedidos: PedidoPorts;
   log: Logger;
   consumers: number;
   pauseBeforeAckMs: number;
@@ -25,7 +25,7 @@ export function startResultadosConsumer(deps: {
     pauseBeforeAckMs: deps.pauseBeforeAckMs,
     async handle(resultado, delivery) {
       const decidedAt = delivery.headers["x-decidida-em"];
-      const o = await pedidos.applyResultado({
+      const o = await applyResultado(pedidos, {
         ...resultado,
         valorCentavos: toCents(resultado.valor),
         decididaEm: typeof decidedAt === "string" ? decidedAt : null,

@@ -1,6 +1,6 @@
 import type { Kafka, PartitionMetadata } from "kafkajs";
 import { Partitioners } from "kafkajs";
-import type { OutgoingRecord } from "../publisher.ts";
+import type { OutgoingRecord } from "./record.ts";
 
 /**
  * Where each record of a batch goes. publishBatch picks each record's partition itself,

@@ -1,6 +1,6 @@
 import { type Logger, metrics, withTimeLimit } from "@shop/service";
 import { refusedForGood } from "../client.ts";
-import type { OutgoingRecord } from "../publisher.ts";
+import type { OutgoingRecord } from "./record.ts";
 
 /** The broker did not acknowledge the record in time, or could not be reached. */
 export class PublishNotConfirmed extends Error {
