@@ -1,6 +1,6 @@
 import { fromCents, type Processado, toCents } from "@shop/contracts";
 import { processOutput } from "@shop/service";
-import { type Decisao, decidir } from "./domain/decisao.ts";
+import { type Decisao, decide } from "./domain/decisao.ts";
 
 export interface PagamentoUseCaseDeps {
   instancia: string;
@@ -30,10 +30,10 @@ export function pagamentoUseCases(deps: PagamentoUseCaseDeps) {
       : Promise.resolve();
 
   return {
-    /** decidirPagamentoOnPedidoCriado: wait (a timer, so HTTP keeps answering), then decide. */
+    /** The AsyncAPI operation decidirPagamento: wait (a timer, so HTTP keeps answering), then decide. */
     async decidePagamento(valor: number): Promise<Decisao & { instancia: string }> {
       await work();
-      return { ...decidir(toCents(valor)), instancia: deps.instancia };
+      return { ...decide(toCents(valor)), instancia: deps.instancia };
     },
 
     /**

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../../infra/config.ts";
 import { BROKER_STEPS, EVENT_LOG_STEPS } from "../../web/src/codeOfStep.ts";
+import { defines } from "../helpers/source.ts";
 
 /**
  * Issue 47: each step of an order's timeline on the page names the code that did it. The
@@ -10,13 +11,6 @@ import { BROKER_STEPS, EVENT_LOG_STEPS } from "../../web/src/codeOfStep.ts";
  * fails here until the page says so), and every step the services write has its code.
  */
 const read = (file: string) => readFileSync(join(ROOT, file), "utf8");
-
-/** A definition of `fn` in TypeScript source: a function, a method, or a const bound to one. */
-const defines = (source: string, fn: string) =>
-  new RegExp(
-    `(function\\s+${fn}\\b|^\\s*(async\\s+)?${fn}\\s*(<[^>]*>)?\\(|(const|let)\\s+${fn}\\s*=)`,
-    "m",
-  ).test(source);
 
 /** The steps a service's source writes: `etapa: "x"`, insertStep(…, "x", …) and step("x", …). */
 function stepsWritten(files: string[]): Set<string> {

@@ -24,7 +24,7 @@ export const EVENT_LOG_STEPS: Record<string, CodeRef[]> = {
   ],
   decidido: [
     { file: "payments/src/pagamentos.ts", fn: "decidePagamento" },
-    { file: "payments/src/domain/decisao.ts", fn: "decidir" },
+    { file: "payments/src/domain/decisao.ts", fn: "decide" },
   ],
   "resultado-aplicado": [
     { file: "orders-api/src/pedidos.ts", fn: "applyResultado" },
@@ -44,7 +44,7 @@ export const BROKER_STEPS: Record<string, CodeRef[]> = {
   ],
   "decisao-guardada": [
     { file: "broker/payments/src/pagamentos.ts", fn: "decidePagamento" },
-    { file: "broker/payments/src/domain/decisao.ts", fn: "decidir" },
+    { file: "broker/payments/src/domain/decisao.ts", fn: "decide" },
   ],
   "resultado-aplicado": [
     { file: "broker/orders/src/pedidos.ts", fn: "applyResultado" },

@@ -1,5 +1,5 @@
 import { type SolicitacaoPagamento, toCents } from "@shop/contracts";
-import { type Decisao, decidir, differenceFrom } from "./domain/decisao.ts";
+import { type Decisao, decide, differenceFrom } from "./domain/decisao.ts";
 import type { DecisaoStore } from "./store.ts";
 
 export interface PagamentoUseCaseDeps {
@@ -20,7 +20,7 @@ export function pagamentoUseCases({ store, inTransaction }: PagamentoUseCaseDeps
 
   return {
     /**
-     * decidirOnSolicitacaoPagamento: one decision per key, stored before the result is
+     * Rules B13-B16: one decision per key, stored before the result is
      * published; a repeated request gets the stored decision again; the same key with
      * other content fails and leaves the stored decision as it was.
      */
@@ -35,7 +35,7 @@ export function pagamentoUseCases({ store, inTransaction }: PagamentoUseCaseDeps
         return { decisao: existing, repeated: true };
       }
       const decisao = await inTransaction(() =>
-        store.insertDecisao({ solicitacaoId: s.solicitacaoId, ...request, ...decidir(s.cenario) }),
+        store.insertDecisao({ solicitacaoId: s.solicitacaoId, ...request, ...decide(s.cenario) }),
       );
       sameContent(decisao, request); // a concurrent insert won the UNIQUE race
       return { decisao, repeated: false };

@@ -1,21 +1,21 @@
 import { toCents } from "@shop/contracts";
 import { describe, expect, it } from "vitest";
-import { decidir } from "./decisao.ts";
+import { decide } from "./decisao.ts";
 
 describe("Rule E6: approve when valor is at most 100.00, otherwise refuse", () => {
   it("When valor is 100.00, then it is approved (the limit is inclusive)", () => {
-    expect(decidir(toCents(100))).toEqual({ status: "APROVADO", motivo: null });
+    expect(decide(toCents(100))).toEqual({ status: "APROVADO", motivo: null });
   });
   it("When valor is 100.01, then it is refused with the motivo 'limite do cartão de teste'", () => {
-    expect(decidir(toCents(100.01))).toEqual({
+    expect(decide(toCents(100.01))).toEqual({
       status: "RECUSADO",
       motivo: "limite do cartão de teste",
     });
   });
   it("When valor is small, then it is approved", () => {
-    expect(decidir(toCents(0.01)).status).toBe("APROVADO");
+    expect(decide(toCents(0.01)).status).toBe("APROVADO");
   });
   it("When the same valor is decided twice, then the decision is the same", () => {
-    expect(decidir(12345)).toEqual(decidir(12345));
+    expect(decide(12345)).toEqual(decide(12345));
   });
 });

@@ -9,7 +9,7 @@ export interface Decisao {
 }
 
 /** Deterministic: the same valor always gets the same decision. */
-export function decidir(valorCentavos: Cents): Decisao {
+export function decide(valorCentavos: Cents): Decisao {
   return valorCentavos <= LIMIT_CENTS
     ? { status: "APROVADO", motivo: null }
     : { status: "RECUSADO", motivo: MOTIVO_OVER_LIMIT };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   type Decisao,
-  decidir,
+  decide,
   differenceFrom,
   MOTIVO_APROVADO,
   MOTIVO_RECUSADO,
@@ -9,9 +9,9 @@ import {
 
 describe("Rule B13: a deterministic decision", () => {
   it("When the cenario is APROVAR, then it approves; RECUSAR refuses; always the same", () => {
-    expect(decidir("APROVAR")).toEqual({ aprovado: true, motivo: MOTIVO_APROVADO });
-    expect(decidir("RECUSAR")).toEqual({ aprovado: false, motivo: MOTIVO_RECUSADO });
-    expect(decidir("APROVAR")).toEqual(decidir("APROVAR"));
+    expect(decide("APROVAR")).toEqual({ aprovado: true, motivo: MOTIVO_APROVADO });
+    expect(decide("RECUSAR")).toEqual({ aprovado: false, motivo: MOTIVO_RECUSADO });
+    expect(decide("APROVAR")).toEqual(decide("APROVAR"));
   });
 });
 

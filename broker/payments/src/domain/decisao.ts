@@ -13,7 +13,7 @@ export interface Decisao {
 }
 
 /** Deterministic, no randomness: APROVAR approves, RECUSAR refuses. */
-export function decidir(cenario: Cenario): Pick<Decisao, "aprovado" | "motivo"> {
+export function decide(cenario: Cenario): Pick<Decisao, "aprovado" | "motivo"> {
   return cenario === "APROVAR"
     ? { aprovado: true, motivo: MOTIVO_APROVADO }
     : { aprovado: false, motivo: MOTIVO_RECUSADO };
