@@ -1,9 +1,13 @@
 import { join } from "node:path";
 import { amqpUrl } from "@shop/amqp";
 import { kafkaNames } from "@shop/contracts";
+import { readConfig as readBrokerOrdersConfig } from "../../../broker/orders/src/config.ts";
+import { readConfig as readBrokerPaymentsConfig } from "../../../broker/payments/src/config.ts";
 import { type InfraConfig, ROOT } from "../../../infra/config.ts";
 import { userCluster } from "../../../infra/rabbitmq/node.ts";
 import type { Companion, ShopProcesses } from "../../../infra/services.ts";
+import { readConfig as readOrdersApiConfig } from "../../../orders-api/src/config.ts";
+import { readConfig as readPaymentsConfig } from "../../../payments/src/config.ts";
 import { brokerActions } from "./broker-actions.ts";
 import { type RunningControl, startControlServer } from "./control-server.ts";
 import { eventLogActions } from "./event-log-actions.ts";
@@ -19,8 +23,14 @@ import { LabSession } from "./session.ts";
  */
 export const PAGE_ORIGINS = ["http://localhost:5173", "http://127.0.0.1:5173"];
 
-/** The settings the services get from npm start's environment, as their configs default them. */
-const env = (name: string, fallback: string) => process.env[name] || fallback;
+/**
+ * The services' settings as they read them from npm start's environment, by their own
+ * readers: the lab finds the orders API, its database and the decision time where the
+ * services do, with the same defaults.
+ */
+const ordersApiSettings = () => readOrdersApiConfig(process.env);
+const paymentsSettings = () => readPaymentsConfig(process.env);
+const brokerOrdersSettings = () => readBrokerOrdersConfig(process.env);
 
 export interface PageLabOptions {
   edition: "eventos" | "broker";
@@ -86,12 +96,10 @@ export function pageLab(o: PageLabOptions) {
 
 function eventLogLab(processes: ShopProcesses, o: PageLabOptions) {
   const t = o.shop ?? {};
-  const prefix = t.prefix ?? env("KAFKA_PREFIXO", "");
+  const orders = ordersApiSettings();
+  const prefix = t.prefix ?? orders.kafkaPrefix;
   const brokers = o.config.kafka.brokers.join(",");
-  const db =
-    process.env.DATABASE_URL ??
-    t.ordersDb ??
-    join(ROOT, "orders-api", env("DB_PATH", ".data/pedidos.db"));
+  const db = orders.databaseUrl ?? t.ordersDb ?? join(ROOT, "orders-api", orders.dbPath);
   return [
     ...eventLogActions({
       processes,
@@ -105,7 +113,7 @@ function eventLogLab(processes: ShopProcesses, o: PageLabOptions) {
           PORTA: String(t.paymentsPort?.(instancia) ?? 5000 + Number(instancia.split("-")[1])),
         },
       }),
-      ordersUrl: t.ordersUrl ?? `http://127.0.0.1:${env("PORTA", "8080")}`,
+      ordersUrl: t.ordersUrl ?? `http://127.0.0.1:${orders.port}`,
       db: ordersDb(db),
       brokers,
       names: kafkaNames(prefix),
@@ -118,8 +126,8 @@ function eventLogLab(processes: ShopProcesses, o: PageLabOptions) {
           : null,
       },
       sessionMs: 10_000,
-      decisionMs: t.decisionMs ?? Number(env("TEMPO_DECISAO_MS", "3000")),
-      confirmMs: t.confirmMs ?? Number(env("CONFIRMACAO_MS", "5000")),
+      decisionMs: t.decisionMs ?? paymentsSettings().decisionWaitMs,
+      confirmMs: t.confirmMs ?? orders.confirmMs,
     }),
     replayAction(processes, { brokers, prefix }),
     experimentAction(processes),
@@ -135,9 +143,10 @@ function brokerLab(processes: ShopProcesses, o: PageLabOptions) {
     ...brokerActions({
       processes,
       payments: { name: "payments", dir: "broker/payments", env: t.env },
-      ordersUrl: t.ordersUrl ?? `http://127.0.0.1:${env("PORTA", "8080")}`,
-      ordersDb: t.ordersDb ?? join(ROOT, "broker/orders", ".data/orders.db"),
-      paymentsDb: t.paymentsDb ?? join(ROOT, "broker/payments", ".data/payments.db"),
+      ordersUrl: t.ordersUrl ?? `http://127.0.0.1:${brokerOrdersSettings().port}`,
+      ordersDb: t.ordersDb ?? join(ROOT, "broker/orders", brokerOrdersSettings().dbPath),
+      paymentsDb:
+        t.paymentsDb ?? join(ROOT, "broker/payments", readBrokerPaymentsConfig(process.env).dbPath),
       amqpAdminUrl: amqpUrl({ host: "127.0.0.1", port, ...r.admin, vhost: r.vhost }),
       nodes,
       machineRabbit: `${r.host}:${r.port}`,
