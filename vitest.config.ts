@@ -2,10 +2,13 @@ import { defineConfig } from "vitest/config";
 import { LongestFirst } from "./test/sequencer.ts";
 
 /**
- * Two projects:
- *  - unit: pure code (contracts, domain). No broker needed: `npm run test:unit`.
+ * Five projects (docs/testing.md):
+ *  - unit: pure code (contracts, domain, the docs' checks). No broker needed: `npm run test:unit`.
+ *  - web: the page's components, in jsdom.
  *  - integration: everything else, against the real Kafka and RabbitMQ that the global
  *    setup brings up through infra/ (never a fake).
+ *  - postgres: the orders API's store and HTTP tests again, on PostgreSQL.
+ *  - faults: brokers and services killed and restarted, after everything else.
  */
 const unitFiles = [
   "contracts/test/**/*.test.ts",

@@ -99,7 +99,7 @@ async function groupsStable(api: ServiceProcess, paymentsUrls: string[]) {
 }
 
 /**
- * An open-loop load at an even pace: one POST every 1000/porSegundo ms, each on schedule
+ * An open-loop load at an even pace: one POST every 1000/perSecond ms, each on schedule
  * whatever the earlier ones are doing. autocannon's overallRate is not that: each
  * connection sends its quota for the second back to back and then waits for the next
  * second, so "200/s" arrived as a burst of 200 at full speed and then nothing.

@@ -92,7 +92,7 @@ export function totalInCents(
 
 /**
  * A body's check that the total of its lines stays in the money range, for zod's
- * superRefine: a total above it is an issue on `caminho`, saying `oQue`'s limit.
+ * superRefine: a total above it is an issue on `path`, saying `what`'s limit.
  */
 export function totalInRange<T>(
   lines: (valor: T) => readonly { quantidade: unknown; precoUnitario: unknown }[] | null,

@@ -8,7 +8,7 @@ import type { HttpError } from "./http.ts";
  * of the code is in it and every route in it answers.
  */
 
-/** The JSON body of every 4xx/5xx answer (ErroHttp in http.ts), as the documents show it. */
+/** The JSON body of every 4xx/5xx answer (HttpError in http.ts), as the documents show it. */
 export const ErrorSchema: z.ZodType<HttpError> = z.object({
   erro: z.string().describe("what went wrong, for a developer (English)"),
   mensagem: z.string().describe("the same for a person, in Portuguese"),

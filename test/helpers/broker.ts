@@ -37,7 +37,7 @@ export async function publishRaw(
   }
 }
 
-/** What a test gets from emVhostProprio: its vhost, both services' environments, a starter. */
+/** What a test gets from inOwnVhost: its vhost, both services' environments, a starter. */
 export interface BrokerTestEnv {
   vhost: ShopVhost;
   ordersEnv: NodeJS.ProcessEnv;

@@ -235,7 +235,7 @@ export class AmqpClient {
 
   /**
    * Stops a queue's consumers: RabbitMQ delivers them nothing more (basic.cancel), and no
-   * reconnection starts them again. Then, once `emMaos` resolves (the messages they hold
+   * reconnection starts them again. Then, once `inHand` resolves (the messages they hold
    * are settled), their channel is closed: its close comes after their acks on the same
    * channel, so every ack reaches RabbitMQ before the service closes its connection (a
    * connection's close could overtake acks still queued on another channel).

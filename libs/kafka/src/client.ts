@@ -213,7 +213,7 @@ async function createMissing(
 
 /**
  * True when Kafka refused a request for good: somewhere in the error's chain (our
- * PublicacaoNaoConfirmada, kafkajs's retry wrapper) is a broker error kafkajs marks not
+ * PublishNotConfirmed, kafkajs's retry wrapper) is a broker error kafkajs marks not
  * retriable, such as MESSAGE_TOO_LARGE or TOPIC_AUTHORIZATION_FAILED. Sending the same
  * bytes again would fail the same way. A broker that is down or slow is not this.
  */
