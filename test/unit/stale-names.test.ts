@@ -135,6 +135,7 @@ describe("Issue 48: no stale names in comments and docs", () => {
   it("When a name is gone from the code, then the check finds it (it can fail)", () => {
     const names = new Set<string>();
     namesUsed(
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the probe is source with a template.
       'const aliveName = 1; // deadName\nfetch(`/x/${aliveName}/tailName`); "quotedName";',
       names,
     );
