@@ -30,7 +30,7 @@ const apps: [ApiInfo, () => Express][] = [
         stuckPartitions: null,
         modo: "eventos",
         plataforma: null,
-        cartas: null,
+        deadLetters: null,
         frontOrigin: "http://localhost:5173",
         log,
       }),

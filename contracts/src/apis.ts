@@ -11,7 +11,7 @@ import {
   SaudeBrokerSchema,
 } from "./broker.ts";
 import {
-  CartaMortaSchema,
+  DeadLetterSchema,
   DecisaoSincronaSchema,
   IDEMPOTENCY_KEY_HEADER,
   NovoPedidoSchema,
@@ -161,7 +161,7 @@ export const API_PEDIDOS: ApiInfo = {
       path: "/plataforma/mortas/{topico}",
       summary: "A dead-letter topic's letters, read-only: where each failed, why and when",
       responses: {
-        200: { description: "the letters, oldest first", schema: z.array(CartaMortaSchema) },
+        200: { description: "the letters, oldest first", schema: z.array(DeadLetterSchema) },
         404: noneSuch("a dead-letter topic of the shop by that name"),
       },
     },

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { positiveValor, totalInRange } from "./money.ts";
-import { freeText, TEXT_LIMITS } from "./texto.ts";
+import { freeText, TEXT_LIMITS } from "./text.ts";
 import { defineMessage } from "./versao.ts";
 
 /** Contracts of the broker (RabbitMQ) edition. */

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { isPositiveAmount, positiveValor, totalInRange } from "./money.ts";
-import { freeText, isPlainText, TEXT_LIMITS } from "./texto.ts";
+import { freeText, isPlainText, TEXT_LIMITS } from "./text.ts";
 import { defineMessage, type FastPath } from "./versao.ts";
 
 /** Contracts of the event-log (Kafka) edition. */
@@ -265,7 +265,7 @@ export const PlataformaSchema = z.object({
 export type Plataforma = z.output<typeof PlataformaSchema>;
 
 /** One dead letter as the platform panel shows it, read-only (the dlq CLI redrives). */
-export const CartaMortaSchema = z.object({
+export const DeadLetterSchema = z.object({
   /** Where it is: `<dlq topic>[partition]@offset`. */
   onde: z.string(),
   /** Where it failed: `<topic>[partition]@offset`. */
@@ -277,7 +277,7 @@ export const CartaMortaSchema = z.object({
   /** Its value as text, its first 500 characters. */
   corpo: z.string(),
 });
-export type CartaMorta = z.output<typeof CartaMortaSchema>;
+export type DeadLetter = z.output<typeof DeadLetterSchema>;
 
 /** The event-log edition's configurations (MODO): events on Kafka, or the earlier HTTP call. */
 export const MODOS = ["eventos", "sincrono"] as const;

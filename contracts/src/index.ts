@@ -7,5 +7,5 @@ export * from "./lab.ts";
 export * from "./money.ts";
 export * from "./names.ts";
 export * from "./openapi.ts";
-export * from "./texto.ts";
+export * from "./text.ts";
 export * from "./versao.ts";

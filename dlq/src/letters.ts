@@ -1,18 +1,17 @@
+import type { DeadLetter as PanelDeadLetter } from "@shop/contracts";
 import { escapeControls } from "@shop/service";
 
-/** One dead letter, whichever edition it comes from. */
-export interface DeadLetter {
+/**
+ * One dead letter, whichever edition it comes from: what the platform panel shows of it
+ * (the contract's DeadLetter) and what the CLI needs to redrive it.
+ */
+export interface DeadLetter extends Omit<PanelDeadLetter, "em"> {
   /** kafka:<dlq topic>:<partition>:<offset> or rabbitmq:<queue>:<position> */
   id: string;
   edicao: "kafka" | "rabbitmq";
-  onde: string;
-  origem: string;
-  motivo: string;
   tentativas: number;
   estado: "pendente" | "reenviada";
-  chave: string | null;
   cabecalhos: Record<string, string>;
-  corpo: string;
 }
 
 /**

@@ -44,7 +44,7 @@ export async function startOrdersApi(
     stuckPartitions: consumer ? () => consumer.status().stuck : null,
     modo: config.modo,
     plataforma: kafka?.platform.read ?? null,
-    cartas: kafka ? (topic) => kafka.platform.letters(topic) : null,
+    deadLetters: kafka ? (topic) => kafka.platform.letters(topic) : null,
     frontOrigin: config.frontOrigin,
     log,
   });

@@ -1,4 +1,4 @@
-import { type CartaMorta, kafkaNames, type Pedido, type Plataforma } from "@shop/contracts";
+import { type DeadLetter, kafkaNames, type Pedido, type Plataforma } from "@shop/contracts";
 import type { Consumer, EachMessagePayload } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readConfig as ordersConfig } from "../../orders-api/src/config.ts";
@@ -256,7 +256,7 @@ describe("The platform panel sees every reader and the dead letters (issue 19)",
       },
     ]);
     // The letters themselves, read-only: where each failed, why and when.
-    const cartas = await http<CartaMorta[]>(
+    const cartas = await http<DeadLetter[]>(
       "GET",
       `${api.url}/plataforma/mortas/${nomes.dlq.pedidosCriados}`,
     );

@@ -2,7 +2,7 @@ import type { Pedido, Plataforma, PlataformaBroker } from "@shop/contracts";
 import { useCallback, useState } from "react";
 import { fetchJson } from "./api.ts";
 import { BrokerPanel } from "./components/BrokerPanel.tsx";
-import { CartasMortas } from "./components/CartasMortas.tsx";
+import { DeadLetters } from "./components/DeadLetters.tsx";
 import { Laboratorio } from "./components/Laboratorio.tsx";
 import { PedidoForm } from "./components/PedidoForm.tsx";
 import { PedidoHistorico } from "./components/PedidoHistorico.tsx";
@@ -67,7 +67,7 @@ export function App({ apiUrl, brokerUrl = null }: { apiUrl: string; brokerUrl?: 
             onLetters={setLettersOf}
           />
           {lettersOf && (
-            <CartasMortas apiUrl={apiUrl} topico={lettersOf} onClose={() => setLettersOf(null)} />
+            <DeadLetters apiUrl={apiUrl} topico={lettersOf} onClose={() => setLettersOf(null)} />
           )}
           {brokerUrl && <BrokerPanel plataforma={broker.data} error={broker.error} />}
         </div>

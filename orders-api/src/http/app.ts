@@ -1,6 +1,6 @@
 import {
   API_PEDIDOS,
-  type CartaMorta,
+  type DeadLetter,
   fromCents,
   IDEMPOTENCY_KEY_HEADER,
   type Modo,
@@ -75,7 +75,7 @@ export interface AppDeps {
   /** The platform panel's data; null in the synchronous configuration (no Kafka). */
   plataforma: (() => Promise<Plataforma>) | null;
   /** A dead-letter topic's letters; null when the topic is not one of the shop's. */
-  cartas: ((topic: string) => Promise<CartaMorta[]> | null) | null;
+  deadLetters: ((topic: string) => Promise<DeadLetter[]> | null) | null;
   frontOrigin: string;
   log: Logger;
 }
@@ -88,7 +88,7 @@ export function createApp(deps: AppDeps): Express {
   app.get("/pedidos/:id", (req, res) => getPedidoById(deps, req, res));
   app.get("/pedidos/:id/historico", (req, res) => getHistoricoById(deps, req, res));
   app.get("/plataforma", (req, res) => getPlataforma(deps, req, res));
-  app.get("/plataforma/mortas/:topico", (req, res) => getCartasMortas(deps, req, res));
+  app.get("/plataforma/mortas/:topico", (req, res) => getDeadLetters(deps, req, res));
   app.get("/saude", (req, res) => getSaude(deps, req, res));
   finishApp(app, API_PEDIDOS, deps.log);
   return app;
@@ -158,9 +158,9 @@ async function getPlataforma({ plataforma, outbox }: AppDeps, _req: Request, res
   res.json({ ...(await plataforma()), outbox: (await outbox?.()) ?? null });
 }
 
-async function getCartasMortas({ cartas }: AppDeps, req: Request, res: Response) {
+async function getDeadLetters({ deadLetters }: AppDeps, req: Request, res: Response) {
   const topic = req.params.topico as string;
-  const letters = cartas?.(topic) ?? null;
+  const letters = deadLetters?.(topic) ?? null;
   if (!letters) {
     throw notFound(
       `dead-letter topic ${topic}`,

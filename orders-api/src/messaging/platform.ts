@@ -1,4 +1,4 @@
-import type { CartaMorta, KafkaNames, Plataforma } from "@shop/contracts";
+import type { DeadLetter, KafkaNames, Plataforma } from "@shop/contracts";
 import { deadLetterCounts, describePlatform, headerText, readersOf, readToEnd } from "@shop/kafka";
 import { cachedFor } from "@shop/service";
 import type { Kafka } from "kafkajs";
@@ -41,7 +41,7 @@ export function platformReader(kafka: Kafka, names: KafkaNames) {
      * A dead-letter topic's letters, oldest first, read to its end (at most once every 2 s
      * per topic); null when it is not one of the shop's dead-letter topics.
      */
-    letters(topic: string): Promise<CartaMorta[]> | null {
+    letters(topic: string): Promise<DeadLetter[]> | null {
       const read = lettersOf.get(topic);
       return read ? read() : null;
     },
@@ -52,7 +52,7 @@ export function platformReader(kafka: Kafka, names: KafkaNames) {
 }
 
 /** A dead-letter topic's letters, oldest first, each with where it came from and why. */
-async function readLetters(kafka: Kafka, topic: string, groupId: string): Promise<CartaMorta[]> {
+async function readLetters(kafka: Kafka, topic: string, groupId: string): Promise<DeadLetter[]> {
   const records = await readToEnd(kafka, [topic], groupId);
   return records
     .sort(

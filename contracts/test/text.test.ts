@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { inMoneyRange, MAX_CENTS, totalInCents } from "../src/money.ts";
-import { freeText, TEXT_LIMITS } from "../src/texto.ts";
+import { freeText, TEXT_LIMITS } from "../src/text.ts";
 
 const cliente = freeText(TEXT_LIMITS.cliente);
 

@@ -1,4 +1,4 @@
-import type { CartaMorta } from "@shop/contracts";
+import type { DeadLetter } from "@shop/contracts";
 import { useCallback } from "react";
 import { fetchJson } from "../api.ts";
 import { formatTime } from "../format.ts";
@@ -9,7 +9,7 @@ import { ScrollArea } from "./ScrollArea.tsx";
  * A dead-letter topic's letters, read-only (GET /plataforma/mortas/{topico}): where each
  * failed, why and when. Redriving is the dead-letter CLI's (npm run dlq).
  */
-export function CartasMortas({
+export function DeadLetters({
   apiUrl,
   topico,
   onClose,
@@ -19,7 +19,7 @@ export function CartasMortas({
   onClose: () => void;
 }) {
   const load = useCallback(
-    () => fetchJson<CartaMorta[]>(`${apiUrl}/plataforma/mortas/${encodeURIComponent(topico)}`),
+    () => fetchJson<DeadLetter[]>(`${apiUrl}/plataforma/mortas/${encodeURIComponent(topico)}`),
     [apiUrl, topico],
   );
   const { data, error } = usePolling(load, 5000);
