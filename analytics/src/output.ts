@@ -122,17 +122,16 @@ function lagText(r: Summary): string {
   ].join("\n");
 }
 
+/** What --json prints: the dashboard's figures as the view computes them (a new one comes along), and the run's. */
 export function dashboardJson(r: Summary) {
   return {
     grupo: r.grupo,
-    pedidosVistos: r.dashboard.pedidosVistos,
-    pedidosPagos: r.dashboard.pedidosPagos,
+    ...r.dashboard,
     receita: r.dashboard.receitaCentavos / 100,
-    receitaCentavos: r.dashboard.receitaCentavos,
-    maisVendido: r.dashboard.maisVendido,
-    resultadosSemPedido: r.dashboard.resultadosSemPedido,
     registrosLidos: r.read,
     registrosInvalidos: r.invalid,
     lag: r.lag,
   };
 }
+
+export type DashboardJson = ReturnType<typeof dashboardJson>;

@@ -5,11 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { shopConfig } from "../../harness/env.ts";
 import { freePort } from "../../infra/ports.ts";
 import { runTool, STACK_FRAME } from "../../test/helpers/cli.ts";
+import { aPedidoCriado, aResultado } from "../../test/helpers/fixtures.ts";
 import { testKafka } from "../../test/helpers/kafka.ts";
 import { capturingLogger, uniquePrefix } from "../../test/helpers/shop.ts";
 import { waitFor } from "../../test/helpers/wait.ts";
 import { runAnalytics } from "../src/analytics.ts";
 import type { Dashboard } from "../src/domain/orders-view.ts";
+import type { DashboardJson } from "../src/output.ts";
 import { AnalyticsOutput } from "../src/output.ts";
 
 const prefix = uniquePrefix("analytics");
@@ -43,23 +45,7 @@ async function cliWith(env: Record<string, string>, ...args: string[]): Promise<
 async function painelJson(grupo: string, ...args: string[]) {
   const run = await cli(grupo, "--until-caught-up", "--json", ...args);
   expect(run.code, run.stderr).toBe(0);
-  return JSON.parse(run.stdout) as {
-    pedidosVistos: number;
-    pedidosPagos: number;
-    receitaCentavos: number;
-    receita: number;
-    maisVendido: { item: string; quantidade: number } | null;
-    registrosLidos: number;
-    registrosInvalidos: number;
-    resultadosSemPedido: number;
-    lag: {
-      topic: string;
-      partition: number;
-      endOffset: number;
-      committedOffset: number | null;
-      lag: number;
-    }[];
-  };
+  return JSON.parse(run.stdout) as DashboardJson;
 }
 
 async function criado(item: string, quantidade: number, valor: number): Promise<number> {
@@ -70,15 +56,7 @@ async function criado(item: string, quantidade: number, valor: number): Promise<
     messages: [
       {
         key: String(pedidoId),
-        value: JSON.stringify({
-          versao: 1,
-          pedidoId,
-          cliente: "c",
-          item,
-          quantidade,
-          valor,
-          criadoEm: new Date().toISOString(),
-        }),
+        value: JSON.stringify(aPedidoCriado({ pedidoId, cliente: "c", item, quantidade, valor })),
       },
     ],
   });
@@ -92,14 +70,13 @@ async function resultado(pedidoId: number, status: "APROVADO" | "RECUSADO") {
     messages: [
       {
         key: String(pedidoId),
-        value: JSON.stringify({
-          versao: 1,
-          pedidoId,
-          status,
-          motivo: status === "RECUSADO" ? "limite do cartão de teste" : null,
-          instancia: "caixa-1",
-          processadoEm: new Date().toISOString(),
-        }),
+        value: JSON.stringify(
+          aResultado({
+            pedidoId,
+            status,
+            motivo: status === "RECUSADO" ? "limite do cartão de teste" : null,
+          }),
+        ),
       },
     ],
   });
@@ -214,15 +191,9 @@ describe("The analytics CLI", () => {
       messages: [
         {
           key: String(id),
-          value: JSON.stringify({
-            versao: 1,
-            pedidoId: id,
-            cliente: "c",
-            item: "zz",
-            quantidade: 1,
-            valor: 1,
-            criadoEm: new Date().toISOString(),
-          }),
+          value: JSON.stringify(
+            aPedidoCriado({ pedidoId: id, cliente: "c", item: "zz", quantidade: 1, valor: 1 }),
+          ),
         },
       ],
     });

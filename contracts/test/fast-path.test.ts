@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import {
   PedidoCriado,
   PedidoCriadoV1,
@@ -8,6 +9,7 @@ import {
   ResultadoPagamentoV1,
   resultadoPagamentoV1Fast,
 } from "../src/event-log.ts";
+import { quickYesOf } from "../src/versao.ts";
 
 /**
  * The quick yes of each message (versao.ts, FastPath) against its schema: it may leave any
@@ -212,5 +214,47 @@ describe("Decoding a message: the quick yes never differs from its schema (issue
       }),
     );
     expect(refused).toMatchObject({ ok: false, error: { kind: "schema" } });
+  });
+});
+
+describe("Issue 48: a quick yes is made from its schema (quickYesOf)", () => {
+  const Probe = z.object({
+    versao: z.literal(1),
+    nome: z.string(),
+    canal: z.string().optional(),
+    total: z.number(),
+  });
+  const probeFast = quickYesOf(Probe, {
+    versao: (v) => v === 1,
+    nome: (v) => typeof v === "string",
+    canal: (v) => v === undefined || typeof v === "string",
+    total: (v) => typeof v === "number",
+  });
+
+  it("When an optional field is present or absent, then the quick yes gives the schema's value, key for key and in its order", () => {
+    for (const m of [
+      { versao: 1, nome: "a", canal: "web", total: 2, extra: true },
+      { versao: 1, nome: "a", total: 2 },
+    ]) {
+      const quick = probeFast(m);
+      expect(quick).toEqual(Probe.parse(m));
+      expect(Object.keys(quick ?? {})).toEqual(Object.keys(Probe.parse(m)));
+    }
+    expect(probeFast({ versao: 1, nome: "a", canal: 3, total: 2 })).toBeUndefined();
+  });
+
+  it("When a field of the schema has no check, then it does not compile, and a check for a field the schema lacks is refused", () => {
+    // @ts-expect-error canal, a field of the schema, has no check: the compiler says so.
+    quickYesOf(Probe, { versao: () => true, nome: () => true, total: () => true });
+    expect(() =>
+      quickYesOf(Probe, {
+        versao: () => true,
+        nome: () => true,
+        canal: () => true,
+        total: () => true,
+        // @ts-expect-error not a field of the schema
+        sobra: () => true,
+      }),
+    ).toThrow(/sobra/);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
+import { aPedidoCriado, aResultado } from "../../test/helpers/fixtures.ts";
 import {
   type MessageContract,
   NovoPedidoBrokerSchema,
@@ -45,15 +46,7 @@ function expectFieldError(schema: z.ZodType, value: unknown, field: string) {
 }
 
 describe("Event-log contract: PedidoCriado", () => {
-  const valid = {
-    versao: 1,
-    pedidoId: 42,
-    cliente: "Ana",
-    item: "caneca",
-    quantidade: 2,
-    valor: 37.8,
-    criadoEm: "2026-11-21T10:00:00.000Z",
-  };
+  const valid = aPedidoCriado({ pedidoId: 42 });
 
   it("When the event is valid, then it decodes to the same values", () => {
     expect(PedidoCriado.decode(JSON.stringify(valid))).toEqual({ ok: true, value: valid });
@@ -95,14 +88,12 @@ describe("Event-log contract: PedidoCriado", () => {
 });
 
 describe("Event-log contract: ResultadoPagamento", () => {
-  const valid = {
-    versao: 1,
+  const valid = aResultado({
     pedidoId: 42,
     status: "RECUSADO",
     motivo: "limite do cartão de teste",
-    instancia: "caixa-1",
     processadoEm: "2026-11-21T10:00:03.000Z",
-  };
+  });
   it("When the event is valid, then it decodes, with motivo allowed to be null", () => {
     expect(ResultadoPagamento.decode(JSON.stringify(valid)).ok).toBe(true);
     expect(

@@ -2,6 +2,7 @@ import { kafkaNames, type Pedido } from "@shop/contracts";
 import type { Admin, Producer } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FreshStore, freshOrdersStore } from "../../harness/orders-store.ts";
+import { aResultado } from "../../test/helpers/fixtures.ts";
 import { testKafka } from "../../test/helpers/kafka.ts";
 import { capturingLogger, http, serviceEnv, uniquePrefix } from "../../test/helpers/shop.ts";
 import { waitFor } from "../../test/helpers/wait.ts";
@@ -109,14 +110,7 @@ describe("Two orders API instances on one PostgreSQL", () => {
 
     const orders = await Promise.all(Array.from({ length: 6 }, (_, i) => post(i % 2 ? a() : b())));
     for (const { body: p } of orders) {
-      const value = JSON.stringify({
-        versao: 1,
-        pedidoId: p.id,
-        status: "APROVADO",
-        motivo: null,
-        instancia: "caixa-t",
-        processadoEm: new Date().toISOString(),
-      });
+      const value = JSON.stringify(aResultado({ pedidoId: p.id, instancia: "caixa-t" }));
       // Twice: a repeated result changes nothing, whichever instance reads it.
       await producer.send({
         topic: names.topics.pagamentosResultados,

@@ -2,6 +2,7 @@ import { type Historico, kafkaNames, type Pedido } from "@shop/contracts";
 import type { Consumer, EachMessagePayload, Producer } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FreshStore, freshOrdersStore } from "../../harness/orders-store.ts";
+import { aResultado } from "../../test/helpers/fixtures.ts";
 import { testKafka } from "../../test/helpers/kafka.ts";
 import { capturingLogger, http, serviceEnv, uniquePrefix } from "../../test/helpers/shop.ts";
 import { collect, waitFor } from "../../test/helpers/wait.ts";
@@ -57,14 +58,14 @@ async function novoPedido(): Promise<Pedido> {
 }
 
 function resultado(pedidoId: number, status: "APROVADO" | "RECUSADO", instancia: string) {
-  return JSON.stringify({
-    versao: 1,
-    pedidoId,
-    status,
-    motivo: status === "APROVADO" ? null : "limite do cartão de teste",
-    instancia,
-    processadoEm: new Date().toISOString(),
-  });
+  return JSON.stringify(
+    aResultado({
+      pedidoId,
+      status,
+      motivo: status === "APROVADO" ? null : "limite do cartão de teste",
+      instancia,
+    }),
+  );
 }
 
 async function publicar(key: string, value: string) {

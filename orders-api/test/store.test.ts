@@ -3,6 +3,7 @@ import type { Publisher } from "@shop/kafka";
 import { createLogger } from "@shop/service";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshOrdersStore, TEST_STORE } from "../../harness/orders-store.ts";
+import { aStoredPedido } from "../../test/helpers/fixtures.ts";
 import type { Pedido } from "../src/domain/pedido.ts";
 import { startOutboxRelay } from "../src/messaging/outbox-relay.ts";
 import { openStore } from "../src/store/open.ts";
@@ -20,17 +21,7 @@ import {
  * project against SQLite and in the `postgres` project against PostgreSQL (a database of
  * its own on the machine's server): the same assertions hold for both.
  */
-const novo = (over: Partial<Pedido> = {}): Omit<Pedido, "id"> => ({
-  cliente: "Ana",
-  item: "caneca",
-  quantidade: 2,
-  valorCentavos: 3780,
-  status: "AGUARDANDO_PAGAMENTO",
-  motivo: null,
-  processadoPor: null,
-  criadoEm: new Date().toISOString(),
-  ...over,
-});
+const novo = aStoredPedido;
 
 /** Marks every claimed row sent, at one partition and offset. */
 const markAll = (claim: OutboxClaim, rows: OutboxRow[], particao: number, offset: string) =>

@@ -4,6 +4,7 @@ import { send } from "../../harness/http.ts";
 import { readConfig } from "../../orders-api/src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../../orders-api/src/server.ts";
 import { CallCounter, expectTour, tourFiles } from "../helpers/code-tour.ts";
+import { aResultado } from "../helpers/fixtures.ts";
 import { testKafka } from "../helpers/kafka.ts";
 import { capturingLogger, queryRows, serviceEnv, tempDb, uniquePrefix } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -59,14 +60,9 @@ describe("The code tour (docs/code-tour.md), run", () => {
           messages: [
             {
               key: String(created.body.id),
-              value: ResultadoPagamento.encode({
-                versao: 1,
-                pedidoId: created.body.id,
-                status: "APROVADO",
-                motivo: null,
-                instancia: "tour",
-                processadoEm: new Date().toISOString(),
-              }),
+              value: ResultadoPagamento.encode(
+                aResultado({ pedidoId: created.body.id, instancia: "tour" }),
+              ),
             },
           ],
         });

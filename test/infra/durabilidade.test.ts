@@ -6,6 +6,7 @@ import { Database, openDatabase } from "@shop/service";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../../infra/config.ts";
 import { openSqliteStore as ordersStore } from "../../orders-api/src/store/sqlite.ts";
+import { aStoredPedido } from "../helpers/fixtures.ts";
 import { tempDb } from "../helpers/shop.ts";
 
 /**
@@ -62,16 +63,7 @@ describe("Durability of what was acknowledged", () => {
   it("When the newest order is deleted (a restore, say), then the next order gets a new id, never the old one", async () => {
     const path = tempDb("ids");
     const store = ordersStore(path);
-    const novo = {
-      cliente: "Ana",
-      item: "caneca",
-      quantidade: 1,
-      valorCentavos: 100,
-      status: "AGUARDANDO_PAGAMENTO" as const,
-      motivo: null,
-      processadoPor: null,
-      criadoEm: new Date().toISOString(),
-    };
+    const novo = aStoredPedido({ quantidade: 1, valorCentavos: 100 });
     const primeiro = await store.savePedido(novo);
     await store.close();
     const db = new Database(path);

@@ -1,31 +1,15 @@
 import { PedidoCriado, ResultadoPagamento } from "@shop/contracts";
 import { afterAll, describe, expect, it } from "vitest";
+import { aPedidoCriado, aResultado } from "../../../test/helpers/fixtures.ts";
 import { BatchDecoder, type DecodedRecord } from "../../src/decoder.ts";
 
 const at = "2026-11-24T10:00:00.000Z";
 const criado = (pedidoId: number, item: string, valor: number) =>
   Buffer.from(
-    PedidoCriado.encode({
-      versao: 1,
-      pedidoId,
-      cliente: "c",
-      item,
-      quantidade: 2,
-      valor,
-      criadoEm: at,
-    }),
+    PedidoCriado.encode(aPedidoCriado({ pedidoId, cliente: "c", item, valor, criadoEm: at })),
   );
 const resultado = (pedidoId: number, status: "APROVADO" | "RECUSADO") =>
-  Buffer.from(
-    ResultadoPagamento.encode({
-      versao: 1,
-      pedidoId,
-      status,
-      motivo: null,
-      instancia: "caixa-1",
-      processadoEm: at,
-    }),
-  );
+  Buffer.from(ResultadoPagamento.encode(aResultado({ pedidoId, status, processadoEm: at })));
 const records = (b: { length: number; record(i: number): DecodedRecord }) =>
   Array.from({ length: b.length }, (_, i) => b.record(i));
 

@@ -1,5 +1,6 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
+import { aDashboard } from "../../../test/helpers/fixtures.ts";
 import { AnalyticsOutput, dashboardText } from "../../src/output.ts";
 
 function stream(tty: boolean) {
@@ -16,13 +17,12 @@ function stream(tty: boolean) {
 
 const resumo = {
   grupo: "analytics",
-  dashboard: {
+  dashboard: aDashboard({
     pedidosVistos: 2,
     pedidosPagos: 1,
     receitaCentavos: 3780,
     maisVendido: { item: "caneca", quantidade: 2 },
-    resultadosSemPedido: 0,
-  },
+  }),
   read: 4,
   invalid: 0,
   lag: [{ topic: "pedidos-criados", partition: 0, endOffset: 2, committedOffset: 2, lag: 0 }],

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { z } from "zod";
+import type { DashboardJson } from "../../../analytics/src/output.ts";
 import { ROOT } from "../../../infra/config.ts";
 import type { ShopProcesses } from "../../../infra/services.ts";
 import { type AnyLabAction, anyAction } from "./session.ts";
@@ -28,16 +29,6 @@ const tsxArgs = (file: string, ...flags: string[]) => [
   join(ROOT, file),
   ...flags,
 ];
-
-/** The analytics dashboard as `--json` prints it (analytics/src/output.ts). */
-interface DashboardJson {
-  pedidosVistos: number;
-  pedidosPagos: number;
-  receita: number;
-  maisVendido: { item: string; quantidade: number } | null;
-  registrosLidos: number;
-  registrosInvalidos: number;
-}
 
 export function replayAction(
   processes: ShopProcesses,

@@ -1,6 +1,7 @@
 import { PedidoCriado } from "@shop/contracts";
 import { afterAll, describe, expect, it } from "vitest";
 import { uniqueName } from "../../../harness/env.ts";
+import { aPedidoCriado } from "../../../test/helpers/fixtures.ts";
 import { createTopic, testKafka } from "../../../test/helpers/kafka.ts";
 import { capturingLogger } from "../../../test/helpers/shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
@@ -20,15 +21,7 @@ describe("startConsumer", () => {
   it("When the handler throws (even an error kafkajs would not restart from), then the record is tried again after a pause, its partition reported stuck meanwhile, and no record is skipped", async () => {
     const topic = uniqueName("crash");
     await createTopic(kafka, topic, 1);
-    const evento = {
-      versao: 1,
-      pedidoId: 7,
-      cliente: "ana",
-      item: "cafe",
-      quantidade: 1,
-      valor: 10,
-      criadoEm: new Date().toISOString(),
-    };
+    const evento = aPedidoCriado({ pedidoId: 7 });
     await publicador.publish(topic, "7", JSON.stringify(evento));
 
     let chamadas = 0;

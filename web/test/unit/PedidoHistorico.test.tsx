@@ -1,6 +1,7 @@
 import type { Historico, Pedido } from "@shop/contracts";
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { aPedido } from "../../../test/helpers/fixtures.ts";
 import { PedidoHistorico } from "../../src/components/PedidoHistorico.tsx";
 import { PedidosList } from "../../src/components/PedidosList.tsx";
 
@@ -38,17 +39,7 @@ describe("An order's timeline", () => {
     const fetchMock = vi.fn(async () => new Response(JSON.stringify(historico), { status: 200 }));
     vi.stubGlobal("fetch", fetchMock);
     const abertos: number[] = [];
-    const pedido: Pedido = {
-      id: 7,
-      cliente: "Ana",
-      item: "caneca",
-      quantidade: 2,
-      valor: 37.8,
-      status: "PAGO",
-      motivo: null,
-      processadoPor: "caixa-1",
-      criadoEm: "2026-11-21T10:00:00.000Z",
-    };
+    const pedido: Pedido = aPedido({ id: 7, status: "PAGO", processadoPor: "caixa-1" });
     render(
       <PedidosList
         pedidos={[pedido]}

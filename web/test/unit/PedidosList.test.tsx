@@ -1,22 +1,13 @@
 import type { Pedido } from "@shop/contracts";
 import { cleanup, render, screen, within } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
+import { aPedido } from "../../../test/helpers/fixtures.ts";
 import { PedidosList } from "../../src/components/PedidosList.tsx";
 
 afterEach(cleanup);
 
-const pedido = (id: number, status: Pedido["status"], extra: Partial<Pedido> = {}): Pedido => ({
-  id,
-  cliente: `cliente ${id}`,
-  item: `item ${id}`,
-  quantidade: 2,
-  valor: 37.8,
-  status,
-  motivo: null,
-  processadoPor: null,
-  criadoEm: "2026-11-21T10:00:00.000Z",
-  ...extra,
-});
+const pedido = (id: number, status: Pedido["status"], extra: Partial<Pedido> = {}): Pedido =>
+  aPedido({ id, cliente: `cliente ${id}`, item: `item ${id}`, status, ...extra });
 
 describe("The order list", () => {
   it("When orders arrive, then each row shows every column, money formatted and status as a badge, in the order given (newest first)", () => {
