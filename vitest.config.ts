@@ -10,26 +10,25 @@ import { LongestFirst } from "./test/sequencer.ts";
  *  - postgres: the orders API's store and HTTP tests again, on PostgreSQL.
  *  - faults: brokers and services killed and restarted, after everything else.
  */
-const unitFiles = [
-  "contracts/test/**/*.test.ts",
-  "**/src/domain/**/*.test.ts",
-  "**/test/unit/**/*.test.ts",
-];
+const unitFiles = ["**/test/unit/**/*.test.ts"];
 
 /** The files that run once per store: SQLite (integration) and PostgreSQL (postgres). */
 const POSTGRES_FILES = [
-  "orders-api/test/store.test.ts",
-  "orders-api/test/pedidos.test.ts",
-  "orders-api/test/idempotencia.test.ts",
-  "orders-api/test/resultados.test.ts",
-  "orders-api/test/outbox-recusa.test.ts",
-  "orders-api/test/trace.test.ts",
+  "orders-api/test/integration/store.test.ts",
+  "orders-api/test/integration/pedidos.test.ts",
+  "orders-api/test/integration/idempotency.test.ts",
+  "orders-api/test/integration/resultados.test.ts",
+  "orders-api/test/integration/outbox-refusal.test.ts",
+  "orders-api/test/integration/trace.test.ts",
 ];
 /**
  * Several instances on one database: PostgreSQL only. Its fault scenarios run in this
  * project (they need its store), which shares the fault project's two workers.
  */
-const POSTGRES_ONLY = ["orders-api/test/instancias.test.ts", "test/faults/escala.test.ts"];
+const POSTGRES_ONLY = [
+  "orders-api/test/integration/instances.test.ts",
+  "test/faults/scale-out.test.ts",
+];
 
 export default defineConfig({
   test: {
@@ -58,8 +57,8 @@ export default defineConfig({
         test: {
           name: "integration",
           sequence: { groupOrder: 1 },
-          include: ["**/test/**/*.test.ts"],
-          exclude: ["**/node_modules/**", "test/faults/**", ...unitFiles, ...POSTGRES_ONLY],
+          include: ["**/test/integration/**/*.test.ts"],
+          exclude: ["**/node_modules/**", ...POSTGRES_ONLY],
           globalSetup: ["./test/global-setup.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,

@@ -67,7 +67,7 @@ export function entryOf(serviceDir: string): EntryPoint {
  * brings Express, helmet and cors into every bundle, and the CLIs loaded them at each
  * start for nothing (analytics: 0.1 s of its start-up, on the main thread and again on
  * its decoding thread). No source file imports a package for its side effects alone
- * (test/infra/build.test.ts checks that).
+ * (test/integration/infra/build.test.ts checks that).
  */
 const externalDependencies: Plugin = {
   name: "external-dependencies",

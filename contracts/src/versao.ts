@@ -28,7 +28,7 @@ export interface MessageContract<T, In = T> {
  * give, when the message is plainly valid (plain Latin-1 text, safe whole numbers, amounts,
  * the shop's own UTC instants); undefined for anything else, which the schema then decides
  * and words. It never says yes to what the schema refuses and gives the schema's own value:
- * contracts/test/fast-path.test.ts holds each one to its schema on generated messages.
+ * contracts/test/unit/fast-path.test.ts holds each one to its schema on generated messages.
  * Every record of a replay is decoded, and the schema's checks were most of that cost.
  */
 export type FastPath<T> = (parsed: Record<string, unknown>) => T | undefined;

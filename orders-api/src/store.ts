@@ -4,7 +4,7 @@ import type { Pedido } from "./domain/pedido.ts";
 
 /**
  * The orders API's store: one interface, two implementations sharing one test suite
- * (orders-api/test/store.test.ts, run against each):
+ * (orders-api/test/integration/store.test.ts, run against each):
  *  - SQLite (store/sqlite.ts), the embedded default: one file, one process;
  *  - PostgreSQL (store/postgres.ts), when DATABASE_URL is set: several orders API
  *    instances share it (issue 37).

@@ -47,7 +47,7 @@ function sameSecret(given: string, token: string): boolean {
 
 /**
  * Why this request may not reach the lab, or null when it may. Pure over the request's
- * headers, so that each refusal is tested on its own (test/lab-page/control.test.ts).
+ * headers, so that each refusal is tested on its own (test/unit/lab-page-scope.test.ts).
  */
 export function gateRefusal(
   headers: IncomingMessage["headers"],

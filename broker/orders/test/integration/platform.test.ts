@@ -1,0 +1,78 @@
+import { ERROR_QUEUES, type PlataformaBroker, QUEUES } from "@shop/contracts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createVhost, type ShopVhost } from "../../../../harness/vhost.ts";
+import { brokerEnv } from "../../../../test/helpers/broker.ts";
+import { capturingLogger, http } from "../../../../test/helpers/shop.ts";
+import { readConfig } from "../../src/config.ts";
+import { type OrdersService, startOrders } from "../../src/server.ts";
+
+/**
+ * GET /plataforma of the broker edition: the RabbitMQ side of the platform panel, read from
+ * the management API as the monitoring user (issue 17). On a cluster the fault suite checks
+ * it shows a new leader and a node down (test/faults/broker.test.ts); here, on one node.
+ */
+let vhost: ShopVhost;
+const started: OrdersService[] = [];
+const start = async (extra: Record<string, string> = {}) => {
+  const s = await startOrders(
+    readConfig(brokerEnv(vhost, "orders", extra)),
+    capturingLogger("broker-orders"),
+  );
+  started.push(s);
+  return s;
+};
+
+beforeAll(async () => {
+  vhost = await createVhost("plataforma");
+});
+afterAll(async () => {
+  await Promise.all(started.map((s) => s.stop()));
+  await vhost?.dispose();
+});
+
+describe("The broker panel (GET /plataforma)", () => {
+  it("When read, then it shows the node running and each of the shop's queues with its type, leader and members, for a user who may touch no message", async () => {
+    const orders = await start();
+    const res = await http<PlataformaBroker>("GET", `${orders.url}/plataforma`);
+    expect(res.status).toBe(200);
+    const { nos, filas } = res.body;
+    expect(nos.length).toBeGreaterThanOrEqual(1);
+    const running = nos.filter((n) => n.ativo).map((n) => n.nome);
+    expect(running.length).toBeGreaterThanOrEqual(1);
+    expect(filas.map((f) => f.nome).sort()).toEqual(
+      [...Object.values(QUEUES), ...Object.values(ERROR_QUEUES)].sort(),
+    );
+    for (const q of Object.values(QUEUES)) {
+      const f = filas.find((x) => x.nome === q);
+      expect(f?.tipo, q).toBe("quorum");
+      expect(running, q).toContain(f?.lider);
+      expect(f?.membros, q).toContain(f?.lider);
+      expect(f?.emLinha, q).toEqual(f?.membros);
+    }
+  });
+
+  it("When the web page (FRONT_ORIGIN) asks, then CORS lets it read the panel; a FRONT_ORIGIN of * is refused at start", async () => {
+    const orders = await start({ FRONT_ORIGIN: "http://localhost:5173" });
+    const res = await http("GET", `${orders.url}/plataforma`, undefined, {
+      origin: "http://localhost:5173",
+    });
+    expect(res.headers.get("access-control-allow-origin")).toBe("http://localhost:5173");
+    expect(() => readConfig(brokerEnv(vhost, "orders", { FRONT_ORIGIN: "*" }))).toThrow(
+      /FRONT_ORIGIN/,
+    );
+  });
+
+  it("When no monitoring user is set, then it answers 503 naming BROKER_MONITOR_USER", async () => {
+    const orders = await start({ BROKER_MONITOR_USER: "", BROKER_MONITOR_PASSWORD: "" });
+    const res = await http<{ erro: string }>("GET", `${orders.url}/plataforma`);
+    expect(res.status).toBe(503);
+    expect(res.body.erro).toMatch(/BROKER_MONITOR_USER/);
+  });
+
+  it("When no management API answers, then it answers 503 naming BROKER_PANEL_URL", async () => {
+    const orders = await start({ BROKER_PANEL_URL: "http://127.0.0.1:9" });
+    const res = await http<{ erro: string }>("GET", `${orders.url}/plataforma`);
+    expect(res.status).toBe(503);
+    expect(res.body.erro).toMatch(/BROKER_PANEL_URL/);
+  });
+});

@@ -1,0 +1,98 @@
+import { kafkaNames, pedidoTopics, REPLICATION_FACTOR } from "@shop/contracts";
+import { createKafka, createPublisher, ensureTopics } from "@shop/kafka";
+import { afterAll, describe, expect, it } from "vitest";
+import { shopConfig } from "../../../harness/env.ts";
+import { committedOffsets, pedidoCriadoRecords, readTopic } from "../../../test/helpers/kafka.ts";
+import {
+  capturingLogger,
+  ServiceProcess,
+  serviceEnv,
+  uniquePrefix,
+} from "../../../test/helpers/shop.ts";
+import { waitFor } from "../../../test/helpers/wait.ts";
+import { readConfig } from "../../src/config.ts";
+
+/**
+ * ENTREGA=exatamente-uma-vez: each result and its record's offset are committed in one Kafka
+ * transaction. At-least-once (Rule E8) stays the default. The crash side by side
+ * with at-least-once is in test/faults/event-log.test.ts.
+ */
+const processes: ServiceProcess[] = [];
+afterAll(async () => {
+  await Promise.all(processes.map((p) => p.stop()));
+}, 60_000);
+
+const brokers = shopConfig().kafka.brokers;
+
+describe("Payments' delivery setting (ENTREGA)", () => {
+  it("When ENTREGA is not set, then payments is at-least-once, as the spec says", () => {
+    expect(readConfig({}).exactlyOnce).toBe(false);
+    expect(readConfig({ ENTREGA: "exatamente-uma-vez" }).exactlyOnce).toBe(true);
+    expect(() => readConfig({ ENTREGA: "talvez" })).toThrow(/ENTREGA/);
+  });
+
+  it("When ENTREGA=exatamente-uma-vez, then every result is written in a committed transaction with its record's offset, one per order", async () => {
+    const prefix = uniquePrefix("eos");
+    const names = kafkaNames(prefix);
+    const log = capturingLogger("test");
+    const kafka = createKafka(brokers, "eos-test", log);
+    await ensureTopics(kafka, pedidoTopics(names), REPLICATION_FACTOR);
+    const publisher = createPublisher(kafka, 5000, log);
+    const total = 12;
+    try {
+      await publisher.publishBatch(
+        pedidoCriadoRecords(names.topics.pedidosCriados, total, (i) => (i % 2 === 0 ? 2 : 200)),
+      );
+      const payments = await ServiceProcess.start(
+        "payments",
+        "payments",
+        serviceEnv(prefix, {
+          INSTANCIA: "caixa-1",
+          TEMPO_DECISAO_MS: "50",
+          ENTREGA: "exatamente-uma-vez",
+        }),
+      );
+      processes.push(payments);
+      const all = brokers.join(",");
+      const ends = async (topic: string) => {
+        const admin = kafka.admin();
+        await admin.connect();
+        try {
+          return new Map(
+            (await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, Number(p.high)]),
+          );
+        } finally {
+          await admin.disconnect();
+        }
+      };
+      const input = await ends(names.topics.pedidosCriados);
+      // The group's offsets reach the end of the input: committed by the transactions, since
+      // kafkajs's own commits are off.
+      await waitFor(
+        async () => {
+          const committed = await committedOffsets(
+            all,
+            names.groups.pagamentos,
+            names.topics.pedidosCriados,
+          );
+          return [...input].every(([p, high]) => (committed.get(p) ?? -1) >= high);
+        },
+        { timeoutMs: 30_000, intervalMs: 200, what: "the input committed to its end" },
+      );
+      const results = await readTopic(all, names.topics.pagamentosResultados);
+      const perOrder = new Map<number, number>();
+      for (const r of results)
+        perOrder.set(Number(r.value.pedidoId), (perOrder.get(Number(r.value.pedidoId)) ?? 0) + 1);
+      expect(perOrder.size).toBe(total);
+      expect([...perOrder.values()].every((n) => n === 1)).toBe(true);
+      // A transaction's commit marker takes an offset of its own in each partition it wrote:
+      // the results' partitions end past their records.
+      const output = await ends(names.topics.pagamentosResultados);
+      const endsPast = [...output.values()].reduce((a, b) => a + b, 0);
+      expect(endsPast).toBeGreaterThan(results.length);
+      await payments.stop();
+    } finally {
+      await publisher.close();
+    }
+  }, 90_000);
+});

@@ -1,0 +1,312 @@
+import { randomUUID } from "node:crypto";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type FourServices, startAllFour } from "../../helpers/quatro.ts";
+import { countRows, http } from "../../helpers/shop.ts";
+
+/**
+ * Hostile input on every HTTP body of both editions: property-based (fast-check), at
+ * least 10,000 generated bodies per endpoint. Never a 5xx; nothing stored for an invalid body.
+ */
+const RUNS = 10_000;
+const PARALLEL = 16;
+let quatro: FourServices;
+let api: FourServices["api"];
+let apiDb: string;
+let syncPayments: FourServices["syncPayments"];
+let brokerOrders: FourServices["brokerOrders"];
+let brokerDb: string;
+
+beforeAll(async () => {
+  // No broker payments service: a payment request stays PENDENTE, so one key opens it.
+  quatro = await startAllFour("hostil", { pagamentosBroker: false });
+  ({ api, apiDb, syncPayments, brokerOrders, brokerOrdersDb: brokerDb } = quatro);
+}, 60_000);
+
+afterAll(async () => {
+  await quatro?.stop();
+});
+
+/**
+ * Generated values that are sometimes right, mostly wrong in one or many ways: control
+ * characters, lone surrogates, bidirectional overrides, strings over 10 kB, look-alikes.
+ */
+const hostil = fc.constantFrom(
+  "\u001b[2J\u001b[31mvermelho",
+  "a\u009b2J",
+  "Ana\u202Egpj.exe",
+  "Ana\ud800",
+  "\udc00",
+  "linha\nnova",
+  "\u0000",
+  "Аna", // a Cyrillic А: a look-alike, accepted as typed
+  "Jose\u0301",
+  "x".repeat(10_241),
+  "☕".repeat(101),
+);
+const texto = fc.oneof(
+  fc.string(),
+  fc.constant(""),
+  fc.constant("   "),
+  fc.string({ unit: "grapheme", maxLength: 30 }),
+  fc.string({ unit: "binary", maxLength: 30 }),
+  hostil,
+);
+const numero = fc.oneof(
+  fc.integer({ min: -5, max: 60 }),
+  fc.double({ noNaN: false }),
+  fc.constantFrom(0, 0.1, 18.9, 1.999, 1e308, -0, 100.01, 20000001, 999999999.99, 1e8, 1e6),
+);
+const qualquer = fc.oneof(
+  texto,
+  numero,
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.anything(), { maxLength: 3 }),
+  fc.object(),
+);
+const talvez = <T>(arb: fc.Arbitrary<T>) =>
+  fc.oneof({ weight: 3, arbitrary: arb }, { weight: 1, arbitrary: qualquer });
+
+/** JSON text no JSON.stringify writes: numbers spelled oddly, duplicate keys, __proto__. */
+const numeroEscrito = fc.constantFrom(
+  "-0",
+  "1e308",
+  "1E2",
+  "18.899999999999999999",
+  "18.90000000000000000001",
+  "0.1e1",
+  "1e-7",
+  "100000000000000000000000",
+  "NaN",
+  "Infinity",
+);
+const textoCru = (campos: Record<string, fc.Arbitrary<unknown>>) =>
+  fc
+    .tuple(
+      fc.dictionary(
+        fc.constantFrom(...Object.keys(campos)),
+        fc.oneof(
+          numeroEscrito,
+          fc.jsonValue().map((v) => JSON.stringify(v)),
+        ),
+      ),
+      fc.constantFrom(...Object.keys(campos)),
+      fc.oneof(numeroEscrito, fc.constant('"x"')),
+      fc.boolean(),
+    )
+    .map(([valores, repetida, valor, proto]) => {
+      const pares = Object.entries(valores).map(([k, v]) => `${JSON.stringify(k)}:${v}`);
+      pares.push(`${JSON.stringify(repetida)}:${valor}`); // a duplicate key, last one wins
+      if (proto) pares.push('"__proto__":{"precoUnitario":1,"admin":true}');
+      return { __raw: `{${pares.join(",")}}` };
+    });
+
+const corpo = (campos: Record<string, fc.Arbitrary<unknown>>) =>
+  fc.oneof(
+    {
+      weight: 6,
+      arbitrary: fc.record(
+        Object.fromEntries(Object.entries(campos).map(([k, v]) => [k, talvez(v)])),
+        { requiredKeys: [] },
+      ),
+    },
+    { weight: 1, arbitrary: fc.anything() },
+    { weight: 1, arbitrary: fc.string().map((s) => ({ __raw: s })) },
+    { weight: 2, arbitrary: textoCru(campos) },
+  );
+
+interface Tally {
+  byStatus: Map<number, number>;
+}
+
+const textoDoCorpo = (b: unknown) =>
+  typeof b === "object" && b !== null && "__raw" in b
+    ? String((b as { __raw: string }).__raw)
+    : (JSON.stringify(b) ?? "null");
+
+/**
+ * Sends RUNS generated bodies, PARALLEL at a time (each fast-check run is one batch).
+ * A 5xx fails the property, and fast-check shrinks the batch to its smallest failing body.
+ * `antesDe`/`depoisDe` count what a body stored, so that the property also checks that a
+ * body is stored exactly when the answer says so.
+ */
+async function bombardear(
+  url: string,
+  arb: fc.Arbitrary<unknown>,
+  guardou?: { contar: () => number; sucesso: number },
+): Promise<Tally> {
+  const byStatus = new Map<number, number>();
+  await fc.assert(
+    fc.asyncProperty(fc.array(arb, { minLength: 1, maxLength: PARALLEL }), async (bodies) => {
+      const antes = guardou?.contar() ?? 0;
+      const statuses = await Promise.all(
+        bodies.map(async (b) => {
+          const res = await fetch(url, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: textoDoCorpo(b),
+          });
+          await res.arrayBuffer();
+          return res.status;
+        }),
+      );
+      for (const status of statuses) byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
+      const quinhentos = statuses.filter((s) => s >= 500).length;
+      if (quinhentos > 0) throw new Error(`${quinhentos} answer(s) 5xx: ${statuses.join(",")}`);
+      if (guardou) {
+        const sucessos = statuses.filter((s) => s === guardou.sucesso).length;
+        expect(guardou.contar() - antes, "stored exactly when the answer is a success").toBe(
+          sucessos,
+        );
+      }
+    }),
+    { numRuns: Math.ceil(RUNS / PARALLEL) * 2, seed: 20261123, endOnFailure: false },
+  );
+  return { byStatus };
+}
+
+const contar = (t: Tally, status: number) => t.byStatus.get(status) ?? 0;
+
+describe("Hostile HTTP bodies (fast-check, 10,000 cases per endpoint)", () => {
+  it("Event-log POST /pedidos: never a 5xx, and exactly the 201s are stored", async () => {
+    const pedidos = () => countRows(apiDb, "SELECT COUNT(*) AS n FROM pedidos");
+    const t = await bombardear(
+      `${api.url}/pedidos`,
+      corpo({ cliente: texto, item: texto, quantidade: numero, precoUnitario: numero }),
+      { contar: pedidos, sucesso: 201 },
+    );
+    expect(contar(t, 400)).toBeGreaterThan(RUNS / 2);
+    expect(contar(t, 201)).toBeGreaterThan(0);
+    expect(pedidos()).toBe(contar(t, 201));
+  }, 240_000);
+
+  it("Payments POST /pagamentos (synchronous configuration): never a 5xx, and only valid bodies are decided", async () => {
+    const t = await bombardear(
+      `${syncPayments.url}/pagamentos`,
+      corpo({ pedidoId: numero, valor: numero }),
+    );
+    const decided = (await http<unknown[]>("GET", `${syncPayments.url}/pagamentos`)).body.length;
+    expect(decided).toBe(Math.min(1000, contar(t, 200)));
+    expect(contar(t, 400)).toBeGreaterThan(RUNS / 2);
+  }, 240_000);
+
+  it("Broker POST /pedidos: never a 5xx, and exactly the 201s are stored", async () => {
+    const item = fc.record(
+      { sku: texto, quantidade: numero, precoUnitario: numero },
+      { requiredKeys: [] },
+    );
+    const pedidos = () => countRows(brokerDb, "SELECT COUNT(*) AS n FROM pedidos");
+    const antes = pedidos();
+    const t = await bombardear(
+      `${brokerOrders.url}/pedidos`,
+      corpo({ clienteId: texto, itens: fc.array(talvez(item), { maxLength: 3 }) }),
+      { contar: pedidos, sucesso: 201 },
+    );
+    expect(pedidos() - antes).toBe(contar(t, 201));
+  }, 240_000);
+
+  it("Broker POST /pedidos/{id}/itens: never a 5xx, and exactly the 200s add an item", async () => {
+    const { body } = await http<{ id: string }>("POST", `${brokerOrders.url}/pedidos`, {
+      clienteId: "c",
+      itens: [{ sku: "A", quantidade: 1, precoUnitario: 1 }],
+    });
+    const itensGuardados = () =>
+      countRows(brokerDb, "SELECT COUNT(*) AS n FROM itens WHERE pedido_id = ?", body.id);
+    const t = await bombardear(
+      `${brokerOrders.url}/pedidos/${body.id}/itens`,
+      corpo({ sku: texto, quantidade: numero, precoUnitario: numero }),
+      { contar: itensGuardados, sucesso: 200 },
+    );
+    const itens = (
+      await http<{ itens: unknown[] }>("GET", `${brokerOrders.url}/pedidos/${body.id}`)
+    ).body.itens.length;
+    expect(itens).toBe(1 + contar(t, 200));
+  }, 240_000);
+
+  it("Broker POST /pedidos/{id}/pagamentos: never a 5xx, and only a valid body creates a payment request", async () => {
+    const { body } = await http<{ id: string }>("POST", `${brokerOrders.url}/pedidos`, {
+      clienteId: "c",
+      itens: [{ sku: "A", quantidade: 1, precoUnitario: 1 }],
+    });
+    const uuid = fc.oneof(fc.uuid(), fc.constant(randomUUID()), texto);
+    const t = await bombardear(
+      `${brokerOrders.url}/pedidos/${body.id}/pagamentos`,
+      corpo({
+        solicitacaoId: uuid,
+        cenario: fc.oneof(fc.constantFrom("APROVAR", "RECUSAR"), texto),
+      }),
+    );
+    const requests = countRows(
+      brokerDb,
+      "SELECT COUNT(*) AS n FROM solicitacoes WHERE pedido_id = ?",
+      body.id,
+    );
+    // The first valid body opens the request (202); later new keys are 409; repeats of it 202.
+    expect(requests).toBe(contar(t, 202) > 0 ? 1 : 0);
+    expect(contar(t, 400)).toBeGreaterThan(RUNS / 2);
+  }, 240_000);
+});
+
+describe("Oversized, mistyped and deeply nested bodies", () => {
+  const endpoints = () => [
+    `${api.url}/pedidos`,
+    `${syncPayments.url}/pagamentos`,
+    `${brokerOrders.url}/pedidos`,
+  ];
+
+  it("When a body is over 1 MB, then 413", async () => {
+    const big = JSON.stringify({ cliente: "x".repeat(1_100_000) });
+    for (const url of endpoints()) {
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: big,
+      });
+      expect(res.status, url).toBe(413);
+    }
+  });
+
+  it("When the content type is not JSON, then 415", async () => {
+    for (const url of endpoints()) {
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "text/plain" },
+        body: "cliente=Ana",
+      });
+      expect(res.status, url).toBe(415);
+    }
+  });
+
+  it("When the JSON is nested 100,000 levels deep, then 400 or 413, never a crash", async () => {
+    const deep = `${"[".repeat(100_000)}${"]".repeat(100_000)}`;
+    const deepObject = `${'{"a":'.repeat(50_000)}1${"}".repeat(50_000)}`;
+    for (const url of endpoints()) {
+      for (const body of [deep, deepObject]) {
+        const res = await fetch(url, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body,
+        });
+        expect([400, 413], url).toContain(res.status);
+      }
+    }
+    expect((await fetch(`${api.url}/pedidos`)).status).toBe(200);
+  });
+});
+
+describe("Security headers", () => {
+  it("When any API answers, then it sets the security headers and hides its framework", async () => {
+    for (const url of [
+      `${api.url}/pedidos`,
+      `${syncPayments.url}/saude`,
+      `${brokerOrders.url}/pedidos/x`,
+    ]) {
+      const res = await fetch(url);
+      expect(res.headers.get("x-content-type-options"), url).toBe("nosniff");
+      expect(res.headers.get("x-frame-options"), url).toBe("SAMEORIGIN");
+      expect(res.headers.get("content-security-policy"), url).toBeTruthy();
+      expect(res.headers.get("x-powered-by"), url).toBeNull();
+    }
+  });
+});
