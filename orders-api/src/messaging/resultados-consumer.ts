@@ -1,5 +1,5 @@
 import { type KafkaNames, pedidoKey, ResultadoPagamento } from "@shop/contracts";
-import { type Publisher, type RunningConsumer, startConsumer } from "@shop/kafka";
+import { type Publisher, type RecordMeta, type RunningConsumer, startConsumer } from "@shop/kafka";
 import { currentContext, type Logger } from "@shop/service";
 import type { Kafka } from "kafkajs";
 import { applyResultado, type PedidoPorts } from "../pedidos.ts";
@@ -10,14 +10,8 @@ import { applyResultado, type PedidoPorts } from "../pedidos.ts";
  * Pipelined: the results handed over in one turn share a transaction (group commit), and
  * each record's offset is resolved only once that transaction committed.
  */
-export function startResultadosConsumer(deps: {
-  kafka: Kafka;
-  names: KafkaNames;
-  publisher: Publisher;
-  pedidos: PedidoPorts;
-  log: Logger;
-}): Promise<RunningConsumer> {
-  const { kafka, names, publisher, pedidos, log } = deps;
+export function startResultadosConsumer(deps: ConsumerDeps): Promise<RunningConsumer> {
+  const { kafka, names, publisher, log } = deps;
   return startConsumer({
     kafka,
     groupId: names.groups.pedidosApi,
@@ -29,23 +23,40 @@ export function startResultadosConsumer(deps: {
     // Applying a result is a short database write: the three partitions' results are
     // applied side by side, and their writes share group commits.
     partitionsAtOnce: 3,
-    async handle(resultado, meta) {
-      const where = { pedido: resultado.pedidoId, partition: meta.partition, offset: meta.offset };
-      const applied = applyResultado(pedidos, resultado, {
-        topico: meta.topic,
-        particao: meta.partition,
-        offset: meta.offset,
-        trace: currentContext()?.traceId ?? null,
-      });
-      return {
-        pending: applied.then((o) => {
-          if (o.outcome === "unknown-pedido")
-            log.warn("result for an unknown order ignored", where);
-          else if (o.outcome === "applied")
-            log.info(`order ${o.status}`, { ...where, por: o.processadoPor });
-          else log.info(o.reason, where);
-        }),
-      };
-    },
+    handle: (resultado, meta) => handleResultado(deps, resultado, meta),
   });
+}
+
+interface ConsumerDeps {
+  kafka: Kafka;
+  names: KafkaNames;
+  publisher: Publisher;
+  pedidos: PedidoPorts;
+  log: Logger;
+}
+
+/**
+ * One ResultadoPagamento: applied by the use case (applyResultado, Rule E7) with where it
+ * came from, for the order's timeline; its offset is resolved once the write committed.
+ */
+async function handleResultado(
+  { pedidos, log }: ConsumerDeps,
+  resultado: ResultadoPagamento,
+  meta: RecordMeta,
+) {
+  const where = { pedido: resultado.pedidoId, partition: meta.partition, offset: meta.offset };
+  const applied = applyResultado(pedidos, resultado, {
+    topico: meta.topic,
+    particao: meta.partition,
+    offset: meta.offset,
+    trace: currentContext()?.traceId ?? null,
+  });
+  return {
+    pending: applied.then((o) => {
+      if (o.outcome === "unknown-pedido") log.warn("result for an unknown order ignored", where);
+      else if (o.outcome === "applied")
+        log.info(`order ${o.status}`, { ...where, por: o.processadoPor });
+      else log.info(o.reason, where);
+    }),
+  };
 }

@@ -1,29 +1,23 @@
 import { randomUUID } from "node:crypto";
 import type { Pedido } from "@shop/contracts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FreshStore, freshOrdersStore } from "../../../harness/orders-store.ts";
-import { capturingLogger, http, serviceEnv, uniquePrefix } from "../../../test/helpers/shop.ts";
-import { readConfig } from "../../src/config.ts";
-import { type OrdersApi, startOrdersApi } from "../../src/server.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { FreshStore } from "../../../harness/orders-store.ts";
+import { http } from "../../../test/helpers/shop.ts";
+import { testShop } from "../../../test/helpers/test-shop.ts";
+import type { OrdersApi } from "../../src/server.ts";
 
 /**
  * Issue 14: Idempotency-Key on POST /pedidos (IETF httpapi draft, as Stripe uses it).
  * The Kafka-down retry (a 500, then the same key again) is in outbox.test.ts, which has
  * a broker of its own to stop.
  */
-const prefix = uniquePrefix("idempotencia");
+const shop = testShop("idempotency");
 let db: FreshStore;
 let api: OrdersApi;
 
 beforeAll(async () => {
-  db = await freshOrdersStore("idempotencia");
-  api = await startOrdersApi(readConfig(serviceEnv(prefix, db.env)), capturingLogger("orders-api"));
+  ({ api, db } = await shop.ordersApi());
 }, 60_000);
-
-afterAll(async () => {
-  await api?.stop();
-  await db?.drop();
-});
 
 const pedido = { cliente: "Ana", item: "caneca", quantidade: 2, precoUnitario: 18.9 };
 const pedidos = () => db.count("SELECT COUNT(*) AS n FROM pedidos");

@@ -1,11 +1,10 @@
-import { kafkaNames, type OutboxState, type Pedido } from "@shop/contracts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FreshStore, freshOrdersStore } from "../../../harness/orders-store.ts";
+import type { OutboxState, Pedido } from "@shop/contracts";
+import { beforeAll, describe, expect, it } from "vitest";
 import { testKafka } from "../../../test/helpers/kafka.ts";
-import { capturingLogger, http, serviceEnv, uniquePrefix } from "../../../test/helpers/shop.ts";
+import { http } from "../../../test/helpers/shop.ts";
+import { testShop } from "../../../test/helpers/test-shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
-import { readConfig } from "../../src/config.ts";
-import { type OrdersApi, startOrdersApi } from "../../src/server.ts";
+import type { OrdersApi } from "../../src/server.ts";
 
 /**
  * Issue 14: the outbox relay sent its oldest rows in one produce request and retried the
@@ -13,13 +12,11 @@ import { type OrdersApi, startOrdersApi } from "../../src/server.ts";
  * pedidos-criados refuses record batches over 400 bytes: an order with long names is
  * refused, a short one fits.
  */
-const prefix = uniquePrefix("outbox-recusa");
-const nomes = kafkaNames(prefix);
+const shop = testShop("outbox-refusal");
+const nomes = shop.names;
 let api: OrdersApi;
-let db: FreshStore;
 
 beforeAll(async () => {
-  db = await freshOrdersStore("outbox-recusa");
   const admin = testKafka().admin();
   await admin.connect();
   await admin.createTopics({
@@ -34,13 +31,8 @@ beforeAll(async () => {
     ],
   });
   await admin.disconnect();
-  api = await startOrdersApi(readConfig(serviceEnv(prefix, db.env)), capturingLogger("orders-api"));
+  ({ api } = await shop.ordersApi());
 }, 60_000);
-
-afterAll(async () => {
-  await api?.stop();
-  await db?.drop();
-});
 
 const curto = { cliente: "Ana", item: "bola", quantidade: 1, precoUnitario: 1 };
 const longo = { cliente: "A".repeat(100), item: "B".repeat(100), quantidade: 1, precoUnitario: 1 };

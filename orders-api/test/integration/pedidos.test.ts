@@ -1,7 +1,6 @@
-import { kafkaNames, type Pedido } from "@shop/contracts";
+import type { Pedido } from "@shop/contracts";
 import type { Consumer, EachMessagePayload } from "kafkajs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FreshStore, freshOrdersStore } from "../../../harness/orders-store.ts";
+import { beforeAll, describe, expect, it } from "vitest";
 import { aPedido, aPedidoCriado } from "../../../test/helpers/fixtures.ts";
 import { testKafka } from "../../../test/helpers/kafka.ts";
 import {
@@ -10,40 +9,30 @@ import {
   logRecords,
   serviceEnv,
   tempDb,
-  uniquePrefix,
 } from "../../../test/helpers/shop.ts";
+import { testShop } from "../../../test/helpers/test-shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
 import { readConfig } from "../../src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../../src/server.ts";
 
-const prefix = uniquePrefix("pedidos");
-const nomes = kafkaNames(prefix);
+const shop = testShop("pedidos");
+const { prefix, names: nomes } = shop;
 const FRONT = "http://localhost:5173";
 let api: OrdersApi;
-let db: FreshStore;
 let consumer: Consumer;
 const eventos: EachMessagePayload[] = [];
 
 beforeAll(async () => {
-  db = await freshOrdersStore("pedidos");
-  api = await startOrdersApi(
-    readConfig(serviceEnv(prefix, { ...db.env, FRONT_ORIGIN: FRONT })),
-    capturingLogger("orders-api"),
-  );
+  ({ api } = await shop.ordersApi({ FRONT_ORIGIN: FRONT }));
   consumer = testKafka().consumer({ groupId: `${prefix}observer` });
   await consumer.connect();
+  shop.own({ stop: () => consumer.disconnect() });
   await consumer.subscribe({ topic: nomes.topics.pedidosCriados, fromBeginning: true });
   await consumer.run({
     eachMessage: async (payload) => {
       eventos.push(payload);
     },
   });
-});
-
-afterAll(async () => {
-  await consumer?.disconnect();
-  await api?.stop();
-  await db?.drop();
 });
 
 const valido = { cliente: "Ana", item: "caneca", quantidade: 3, precoUnitario: 18.9 };

@@ -1,27 +1,24 @@
-import { type Historico, kafkaNames, type Pedido } from "@shop/contracts";
+import type { Historico, Pedido } from "@shop/contracts";
 import type { Consumer, EachMessagePayload, Producer } from "kafkajs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FreshStore, freshOrdersStore } from "../../../harness/orders-store.ts";
+import { beforeAll, describe, expect, it } from "vitest";
 import { aResultado } from "../../../test/helpers/fixtures.ts";
 import { testKafka } from "../../../test/helpers/kafka.ts";
-import { capturingLogger, http, serviceEnv, uniquePrefix } from "../../../test/helpers/shop.ts";
+import { capturingLogger, http } from "../../../test/helpers/shop.ts";
+import { testShop } from "../../../test/helpers/test-shop.ts";
 import { collect, waitFor } from "../../../test/helpers/wait.ts";
-import { readConfig } from "../../src/config.ts";
-import { type OrdersApi, startOrdersApi } from "../../src/server.ts";
+import type { OrdersApi } from "../../src/server.ts";
 
-const prefix = uniquePrefix("resultados");
-const nomes = kafkaNames(prefix);
+const shop = testShop("resultados");
+const nomes = shop.names;
 const log = capturingLogger("orders-api");
 let api: OrdersApi;
-let db: FreshStore;
 let producer: Producer;
 let dlqConsumer: Consumer;
 const dlq: EachMessagePayload[] = [];
 let deadLettered: { where: string; reason: string; key: string | null }[] = [];
 
 beforeAll(async () => {
-  db = await freshOrdersStore("resultados");
-  api = await startOrdersApi(readConfig(serviceEnv(prefix, db.env)), log);
+  ({ api } = await shop.ordersApi({}, log));
   deadLettered = collect(
     (api.consumer as NonNullable<OrdersApi["consumer"]>).events,
     "dead-lettered",
@@ -29,21 +26,16 @@ beforeAll(async () => {
   const kafka = testKafka();
   producer = kafka.producer();
   await producer.connect();
-  dlqConsumer = kafka.consumer({ groupId: `${prefix}dlq-observer` });
+  shop.own({ stop: () => producer.disconnect() });
+  dlqConsumer = kafka.consumer({ groupId: `${shop.prefix}dlq-observer` });
   await dlqConsumer.connect();
+  shop.own({ stop: () => dlqConsumer.disconnect() });
   await dlqConsumer.subscribe({ topic: nomes.dlq.pagamentosResultados, fromBeginning: true });
   await dlqConsumer.run({
     eachMessage: async (p) => {
       dlq.push(p);
     },
   });
-});
-
-afterAll(async () => {
-  await dlqConsumer?.disconnect();
-  await producer?.disconnect();
-  await api?.stop();
-  await db?.drop();
 });
 
 async function novoPedido(): Promise<Pedido> {
@@ -212,7 +204,7 @@ describe("Timeline: GET /pedidos/{id}/historico", () => {
     const h = (await http<Historico>("GET", `${api.url}/pedidos/${p.id}/historico`)).body;
     const confirmado = h.etapas.find((e) => e.etapa === "evento-confirmado");
     const kafka = testKafka();
-    const consumer = kafka.consumer({ groupId: `${prefix}historico-${p.id}` });
+    const consumer = kafka.consumer({ groupId: `${shop.prefix}historico-${p.id}` });
     await consumer.connect();
     try {
       const partition = Number(confirmado?.detalhes.particao);

@@ -1,46 +1,23 @@
 import type { Pedido } from "@shop/contracts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readConfig as paymentsConfig } from "../../../payments/src/config.ts";
-import { type PaymentsInstance, startPayments } from "../../../payments/src/server.ts";
-import {
-  capturingLogger,
-  http,
-  serviceEnv,
-  tempDb,
-  uniquePrefix,
-} from "../../../test/helpers/shop.ts";
-import { readConfig } from "../../src/config.ts";
-import { type OrdersApi, startOrdersApi } from "../../src/server.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { PaymentsInstance } from "../../../payments/src/server.ts";
+import { capturingLogger, http } from "../../../test/helpers/shop.ts";
+import { testShop } from "../../../test/helpers/test-shop.ts";
+import type { OrdersApi } from "../../src/server.ts";
 
 /** The earlier configuration: no Kafka at all, so both point at a port where nothing listens. */
 const semKafka = { KAFKA_BROKERS: "127.0.0.1:1", MODO: "sincrono" };
-const prefix = uniquePrefix("sincrono");
+const shop = testShop("synchronous");
 let payments: PaymentsInstance;
 let api: OrdersApi;
 
 beforeAll(async () => {
-  payments = await startPayments(
-    paymentsConfig(
-      serviceEnv(prefix, { ...semKafka, TEMPO_DECISAO_MS: "300", INSTANCIA: "caixa-sync" }),
-    ),
+  payments = await shop.payments(
+    { ...semKafka, TEMPO_DECISAO_MS: "300", INSTANCIA: "caixa-sync" },
     capturingLogger("payments"),
     () => {},
   );
-  api = await startOrdersApi(
-    readConfig(
-      serviceEnv(prefix, {
-        ...semKafka,
-        DB_PATH: tempDb("sincrono"),
-        PAGAMENTOS_URL: payments.url,
-      }),
-    ),
-    capturingLogger("orders-api"),
-  );
-});
-
-afterAll(async () => {
-  await api?.stop();
-  await payments?.stop();
+  ({ api } = await shop.ordersApi({ ...semKafka, PAGAMENTOS_URL: payments.url }));
 });
 
 describe("The synchronous configuration (MODO=sincrono)", () => {

@@ -1,49 +1,29 @@
-import { type Historico, kafkaNames, type Pedido } from "@shop/contracts";
+import type { Historico, Pedido } from "@shop/contracts";
 import type { IHeaders } from "kafkajs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FreshStore, freshOrdersStore } from "../../../harness/orders-store.ts";
-import { readConfig as paymentsConfig } from "../../../payments/src/config.ts";
-import { type PaymentsInstance, startPayments } from "../../../payments/src/server.ts";
+import { beforeAll, describe, expect, it } from "vitest";
 import { testKafka } from "../../../test/helpers/kafka.ts";
-import {
-  capturingLogger,
-  http,
-  logRecords,
-  serviceEnv,
-  uniquePrefix,
-} from "../../../test/helpers/shop.ts";
+import { capturingLogger, http, logRecords } from "../../../test/helpers/shop.ts";
+import { testShop } from "../../../test/helpers/test-shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
-import { readConfig } from "../../src/config.ts";
-import { type OrdersApi, startOrdersApi } from "../../src/server.ts";
+import type { OrdersApi } from "../../src/server.ts";
 
-const prefix = uniquePrefix("trace");
-const nomes = kafkaNames(prefix);
+const shop = testShop("trace");
+const nomes = shop.names;
 const ordersLog = capturingLogger("orders-api");
 const paymentsLog = capturingLogger("payments");
 const impressas: string[] = [];
 let api: OrdersApi;
-let db: FreshStore;
-let payments: PaymentsInstance;
 
 beforeAll(async () => {
-  db = await freshOrdersStore("trace");
-  api = await startOrdersApi(readConfig(serviceEnv(prefix, db.env)), ordersLog);
-  payments = await startPayments(
-    paymentsConfig(serviceEnv(prefix, { TEMPO_DECISAO_MS: "0", INSTANCIA: "caixa-t" })),
-    paymentsLog,
-    (line) => impressas.push(line),
+  ({ api } = await shop.ordersApi({}, ordersLog));
+  await shop.payments({ TEMPO_DECISAO_MS: "0", INSTANCIA: "caixa-t" }, paymentsLog, (line) =>
+    impressas.push(line),
   );
-});
-
-afterAll(async () => {
-  await payments?.stop();
-  await api?.stop();
-  await db?.drop();
 });
 
 /** The record of this order on a topic, with its headers. */
 async function headersDoRegistro(topic: string, pedidoId: number): Promise<IHeaders> {
-  const consumer = testKafka().consumer({ groupId: `${prefix}observer-${topic}` });
+  const consumer = testKafka().consumer({ groupId: `${shop.prefix}observer-${topic}` });
   await consumer.connect();
   try {
     let found: IHeaders | null = null;

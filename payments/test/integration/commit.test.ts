@@ -1,6 +1,6 @@
 import { kafkaNames, pedidoTopics, REPLICATION_FACTOR } from "@shop/contracts";
 import { createKafka, createPublisher, ensureTopics } from "@shop/kafka";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { shopConfig } from "../../../harness/env.ts";
 import { pedidoCriadoRecords } from "../../../test/helpers/kafka.ts";
 import {
@@ -9,6 +9,7 @@ import {
   serviceEnv,
   uniquePrefix,
 } from "../../../test/helpers/shop.ts";
+import { testShop } from "../../../test/helpers/test-shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
 
 /**
@@ -16,10 +17,7 @@ import { waitFor } from "../../../test/helpers/wait.ts";
  * eachBatch consumer's offsets only when the batch ends; a batch of records that each wait
  * 3 s would otherwise go uncommitted for as long as it lasts.
  */
-const processes: ServiceProcess[] = [];
-afterAll(async () => {
-  await Promise.all(processes.map((p) => p.stop()));
-}, 60_000);
+const shop = testShop("commit");
 
 describe("Rule E8: payments commits its offsets at an interval, also inside a long batch", () => {
   // With ENTREGA=exatamente-uma-vez the offsets are committed by the transaction, at the same interval.
@@ -53,7 +51,7 @@ describe("Rule E8: payments commits its offsets at an interval, also inside a lo
             ENTREGA: entrega,
           }),
         );
-        processes.push(payments);
+        shop.own(payments);
         // A partition whose committed offset is past 0 and short of its end: committed while
         // its batch was still being decided (at a batch's end it would jump straight to high).
         const meio = await waitFor(

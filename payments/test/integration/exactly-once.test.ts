@@ -1,6 +1,6 @@
 import { kafkaNames, pedidoTopics, REPLICATION_FACTOR } from "@shop/contracts";
 import { createKafka, createPublisher, ensureTopics } from "@shop/kafka";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { shopConfig } from "../../../harness/env.ts";
 import { committedOffsets, pedidoCriadoRecords, readTopic } from "../../../test/helpers/kafka.ts";
 import {
@@ -9,6 +9,7 @@ import {
   serviceEnv,
   uniquePrefix,
 } from "../../../test/helpers/shop.ts";
+import { testShop } from "../../../test/helpers/test-shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
 import { readConfig } from "../../src/config.ts";
 
@@ -17,10 +18,7 @@ import { readConfig } from "../../src/config.ts";
  * transaction. At-least-once (Rule E8) stays the default. The crash side by side
  * with at-least-once is in test/faults/event-log.test.ts.
  */
-const processes: ServiceProcess[] = [];
-afterAll(async () => {
-  await Promise.all(processes.map((p) => p.stop()));
-}, 60_000);
+const shop = testShop("exactly-once");
 
 const brokers = shopConfig().kafka.brokers;
 
@@ -52,7 +50,7 @@ describe("Payments' delivery setting (ENTREGA)", () => {
           ENTREGA: "exatamente-uma-vez",
         }),
       );
-      processes.push(payments);
+      shop.own(payments);
       const all = brokers.join(",");
       const ends = async (topic: string) => {
         const admin = kafka.admin();

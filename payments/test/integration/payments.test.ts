@@ -1,22 +1,15 @@
-import { type DeadLetter, kafkaNames, type Pedido, type Plataforma } from "@shop/contracts";
+import type { DeadLetter, Pedido, Plataforma } from "@shop/contracts";
 import type { Consumer, EachMessagePayload } from "kafkajs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readConfig as ordersConfig } from "../../../orders-api/src/config.ts";
-import { type OrdersApi, startOrdersApi } from "../../../orders-api/src/server.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { OrdersApi } from "../../../orders-api/src/server.ts";
 import { testKafka } from "../../../test/helpers/kafka.ts";
-import {
-  capturingLogger,
-  http,
-  serviceEnv,
-  tempDb,
-  uniquePrefix,
-} from "../../../test/helpers/shop.ts";
+import { capturingLogger, http } from "../../../test/helpers/shop.ts";
+import { testShop } from "../../../test/helpers/test-shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
-import { readConfig } from "../../src/config.ts";
-import { type PaymentsInstance, startPayments } from "../../src/server.ts";
+import type { PaymentsInstance } from "../../src/server.ts";
 
-const prefix = uniquePrefix("pagamentos");
-const nomes = kafkaNames(prefix);
+const shop = testShop("payments");
+const { prefix, names: nomes } = shop;
 const printed: string[] = [];
 let api: OrdersApi;
 let payments: PaymentsInstance;
@@ -24,30 +17,22 @@ let dlqConsumer: Consumer;
 const dlq: EachMessagePayload[] = [];
 
 beforeAll(async () => {
-  api = await startOrdersApi(
-    ordersConfig(serviceEnv(prefix, { DB_PATH: tempDb("e2e") })),
-    capturingLogger("orders-api"),
-  );
-  payments = await startPayments(
-    readConfig(serviceEnv(prefix, { TEMPO_DECISAO_MS: "100", INSTANCIA: "caixa-1" })),
+  ({ api } = await shop.ordersApi());
+  payments = await shop.payments(
+    { TEMPO_DECISAO_MS: "100", INSTANCIA: "caixa-1" },
     capturingLogger("payments"),
     (line) => printed.push(line),
   );
   const kafka = testKafka();
   dlqConsumer = kafka.consumer({ groupId: `${prefix}dlq-observer` });
   await dlqConsumer.connect();
+  shop.own({ stop: () => dlqConsumer.disconnect() });
   await dlqConsumer.subscribe({ topic: nomes.dlq.pedidosCriados, fromBeginning: true });
   await dlqConsumer.run({
     eachMessage: async (p) => {
       dlq.push(p);
     },
   });
-});
-
-afterAll(async () => {
-  await dlqConsumer?.disconnect();
-  await payments?.stop();
-  await api?.stop();
 });
 
 async function pedir(quantidade: number, precoUnitario: number) {

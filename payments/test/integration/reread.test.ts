@@ -1,49 +1,29 @@
 import type { Pedido } from "@shop/contracts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readConfig as ordersConfig } from "../../../orders-api/src/config.ts";
-import { type OrdersApi, startOrdersApi } from "../../../orders-api/src/server.ts";
-import {
-  capturingLogger,
-  http,
-  ServiceProcess,
-  serviceEnv,
-  tempDb,
-  uniquePrefix,
-} from "../../../test/helpers/shop.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { OrdersApi } from "../../../orders-api/src/server.ts";
+import { capturingLogger, http } from "../../../test/helpers/shop.ts";
+import { testShop } from "../../../test/helpers/test-shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
 
 /**
  * Rule E8: payments commits automatically every few seconds, so a crash may make it read a
  * record again. The idempotent orders API tolerates it.
  */
-const prefix = uniquePrefix("releitura");
+const shop = testShop("reread");
 const ordersLog = capturingLogger("orders-api");
 let api: OrdersApi;
-const processes: ServiceProcess[] = [];
 
 beforeAll(async () => {
-  api = await startOrdersApi(
-    ordersConfig(serviceEnv(prefix, { DB_PATH: tempDb("releitura") })),
-    ordersLog,
-  );
+  ({ api } = await shop.ordersApi({}, ordersLog));
 }, 60_000);
 
-afterAll(async () => {
-  await Promise.all(processes.map((p) => p.stop()));
-  await api?.stop();
-}, 60_000);
-
-async function startPayments() {
-  // A long commit interval, so that the crash surely comes before the commit.
-  const env = serviceEnv(prefix, {
+/** Payments as a process, with a long commit interval: the crash surely comes before the commit. */
+const startPayments = () =>
+  shop.start("payments", "payments", {
     INSTANCIA: "caixa-1",
     TEMPO_DECISAO_MS: "700",
     COMMIT_INTERVAL_MS: "60000",
   });
-  const p = await ServiceProcess.start("payments", "payments", env);
-  processes.push(p);
-  return p;
-}
 
 describe("Rule E8: a crash before the offset commit makes payments read a record again", () => {
   it("When payments is killed -9 after a decision but before its commit, then after a restart it decides that order again and the orders API ignores the repeat", async () => {

@@ -1,18 +1,17 @@
-import { kafkaNames } from "@shop/contracts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { testKafka } from "../../../test/helpers/kafka.ts";
-import { capturingLogger, http, serviceEnv, uniquePrefix } from "../../../test/helpers/shop.ts";
+import { capturingLogger, http } from "../../../test/helpers/shop.ts";
+import { testShop } from "../../../test/helpers/test-shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
-import { readConfig } from "../../src/config.ts";
-import { type PaymentsInstance, startPayments } from "../../src/server.ts";
+import type { PaymentsInstance } from "../../src/server.ts";
 
 /**
  * Issue 14: a record whose handling fails every time (here a dead letter that cannot be
  * published: its .dlq topic was deleted) blocked its partition forever without saying so.
  * It is tried again with backoff, and /saude and the metrics name the stuck partition.
  */
-const prefix = uniquePrefix("presa");
-const nomes = kafkaNames(prefix);
+const shop = testShop("stuck");
+const { prefix, names: nomes } = shop;
 let payments: PaymentsInstance;
 
 interface Saude {
@@ -28,22 +27,12 @@ interface Saude {
 }
 
 beforeAll(async () => {
-  payments = await startPayments(
-    readConfig(
-      serviceEnv(prefix, {
-        TEMPO_DECISAO_MS: "0",
-        INSTANCIA: "caixa-presa",
-        CONFIRMACAO_MS: "1000",
-      }),
-    ),
+  payments = await shop.payments(
+    { TEMPO_DECISAO_MS: "0", INSTANCIA: "caixa-presa", CONFIRMACAO_MS: "1000" },
     capturingLogger("payments"),
     () => {},
   );
 }, 60_000);
-
-afterAll(async () => {
-  await payments?.stop();
-});
 
 describe("A partition stuck on a record that keeps failing", () => {
   it("When a poison record's dead letter cannot be published, then the partition waits and retries with backoff, /saude names the record, attempts and last error, the metrics count it; once the .dlq topic is back, the record is dead-lettered and the partition moves on", async () => {

@@ -1,4 +1,4 @@
-import { type AmqpClient, type RunningConsumer, startConsumer } from "@shop/amqp";
+import { type AmqpClient, type Delivery, type RunningConsumer, startConsumer } from "@shop/amqp";
 import { PagamentoProcessado, QUEUES, toCents } from "@shop/contracts";
 import type { Logger } from "@shop/service";
 import { applyResultado, type PedidoPorts } from "../pedidos.ts";
@@ -8,14 +8,8 @@ import { applyResultado, type PedidoPorts } from "../pedidos.ts";
  * payments stored its decision (the x-decidida-em header, outside the body's contract);
  * the delivery is acked after the use case's transaction committed.
  */
-export function startResultadosConsumer(deps: {
-  amqp: AmqpClient;
-  pedidos: PedidoPorts;
-  log: Logger;
-  consumers: number;
-  pauseBeforeAckMs: number;
-}): Promise<RunningConsumer> {
-  const { amqp, pedidos, log } = deps;
+export function startResultadosConsumer(deps: ConsumerDeps): Promise<RunningConsumer> {
+  const { amqp, log } = deps;
   return startConsumer({
     client: amqp,
     queue: QUEUES.resultados,
@@ -23,18 +17,32 @@ export function startResultadosConsumer(deps: {
     log,
     consumers: deps.consumers,
     pauseBeforeAckMs: deps.pauseBeforeAckMs,
-    async handle(resultado, delivery) {
-      const decidedAt = delivery.headers["x-decidida-em"];
-      const o = await applyResultado(pedidos, {
-        ...resultado,
-        valorCentavos: toCents(resultado.valor),
-        decididaEm: typeof decidedAt === "string" ? decidedAt : null,
-      });
-      const where = { solicitacao: resultado.solicitacaoId, pedido: resultado.pedidoId };
-      if (o.outcome === "repeated")
-        log.info("repeated result for a concluded request: nothing changes", where);
-      else
-        log.info(`result applied: order ${o.status}`, { ...where, aprovado: resultado.aprovado });
-    },
+    handle: (resultado, delivery) => handleResultado(deps, resultado, delivery),
   });
+}
+
+interface ConsumerDeps {
+  amqp: AmqpClient;
+  pedidos: PedidoPorts;
+  log: Logger;
+  consumers: number;
+  pauseBeforeAckMs: number;
+}
+
+/** One PagamentoProcessado: applied by the use case (applyResultado), in one transaction. */
+async function handleResultado(
+  { pedidos, log }: ConsumerDeps,
+  resultado: PagamentoProcessado,
+  delivery: Delivery,
+): Promise<void> {
+  const decidedAt = delivery.headers["x-decidida-em"];
+  const o = await applyResultado(pedidos, {
+    ...resultado,
+    valorCentavos: toCents(resultado.valor),
+    decididaEm: typeof decidedAt === "string" ? decidedAt : null,
+  });
+  const where = { solicitacao: resultado.solicitacaoId, pedido: resultado.pedidoId };
+  if (o.outcome === "repeated")
+    log.info("repeated result for a concluded request: nothing changes", where);
+  else log.info(`result applied: order ${o.status}`, { ...where, aprovado: resultado.aprovado });
 }
