@@ -1,4 +1,9 @@
-import type { Pedido, PedidoCriado, ResultadoPagamento } from "@shop/contracts";
+import {
+  type Pedido,
+  type PedidoCriado,
+  PedidoCriadoV1,
+  type ResultadoPagamento,
+} from "@shop/contracts";
 import type { Dashboard } from "../../analytics/src/domain/orders-view.ts";
 import type { Pedido as StoredPedido } from "../../orders-api/src/domain/pedido.ts";
 
@@ -34,10 +39,12 @@ export const aStoredPedido = (over: Partial<StoredPedido> = {}): Omit<StoredPedi
   };
 };
 
-/** A PedidoCriado as the orders API publishes it. */
+/** A PedidoCriado as the orders API publishes it: the fields the event declares, of `aPedido`. */
 export const aPedidoCriado = (over: Partial<PedidoCriado> = {}): PedidoCriado => {
-  const { id, cliente, item, quantidade, valor, criadoEm } = aPedido();
-  return { versao: 1, pedidoId: id, cliente, item, quantidade, valor, criadoEm, ...over };
+  const { id, ...pedido } = aPedido();
+  const declared = Object.keys(PedidoCriadoV1.shape).filter((f) => f in pedido);
+  const fields = Object.fromEntries(declared.map((f) => [f, pedido[f as keyof typeof pedido]]));
+  return { ...fields, versao: 1, pedidoId: id, ...over } as PedidoCriado;
 };
 
 /** A ResultadoPagamento as payments publishes it: approved by caixa-1, now. */

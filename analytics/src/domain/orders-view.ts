@@ -24,11 +24,12 @@ export const CRIADO_FIELDS = {
 };
 type Kind = (typeof CRIADO_FIELDS)[keyof typeof CRIADO_FIELDS];
 /** The fields of a PedidoCriado the view keeps (an optional one may be absent). */
-export type KeptFields = {
-  [F in keyof typeof CRIADO_FIELDS as (typeof CRIADO_FIELDS)[F] extends "left-out"
-    ? never
-    : F]: PedidoCriado[F];
-};
+export type KeptFields = Pick<
+  PedidoCriado,
+  {
+    [F in keyof typeof CRIADO_FIELDS]: (typeof CRIADO_FIELDS)[F] extends "left-out" ? never : F;
+  }[keyof typeof CRIADO_FIELDS]
+>;
 /** The kept fields in a fixed order, with their kind: one column each. */
 export const KEPT_FIELDS = Object.entries(CRIADO_FIELDS).filter(
   (e): e is [keyof KeptFields, Exclude<Kind, "left-out">] => e[1] !== "left-out",
@@ -41,10 +42,11 @@ export const KEPT_FIELDS = Object.entries(CRIADO_FIELDS).filter(
  */
 export function toColumn(
   kind: Exclude<Kind, "left-out">,
-  value: string | number | undefined,
+  value: string | number | null | undefined,
   indexOf: (text: string) => number,
 ): number {
-  if (value === undefined) return kind === "text" ? -1 : Number.NaN;
+  // null (a nullable field) and absent (an optional one) are both kept as absent.
+  if (value === undefined || value === null) return kind === "text" ? -1 : Number.NaN;
   return kind === "text" ? indexOf(value as string) : (value as number);
 }
 

@@ -151,13 +151,9 @@ describe("The analytics CLI", () => {
 
     const late = await painelJson("late");
     expect(late.registrosLidos).toBe(history.length * 2);
-    expect({
-      pedidosVistos: late.pedidosVistos,
-      pedidosPagos: late.pedidosPagos,
-      receitaCentavos: late.receitaCentavos,
-      maisVendido: late.maisVendido,
-      resultadosSemPedido: late.resultadosSemPedido,
-    }).toEqual(early);
+    // The dashboard's figures are the JSON's but for the run's own (dashboardJson).
+    const { grupo, receita, registrosLidos, registrosInvalidos, lag, ...figures } = late;
+    expect(figures).toEqual(early);
   }, 90_000);
 
   it("When approved and refused orders mix, then revenue is exact to the cent and the best-selling item is by quantity over paid orders", async () => {
