@@ -1,3 +1,8 @@
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+
+const ROOT = join(import.meta.dirname, "../..");
+
 /**
  * Whether TypeScript `source` defines `name`: a function, a method, a class, or a const
  * bound to one (or to a schema). Docs that name code (docs/rules.md, the code tours, the
@@ -8,3 +13,10 @@ export const defines = (source: string, name: string): boolean =>
     `(function\\*?\\s+${name}\\b|class\\s+${name}\\b|^\\s*(async\\s+)?${name}\\s*(<[^>]*>)?\\(|(const|let)\\s+${name}\\s*[=:])`,
     "m",
   ).test(source);
+
+/** The files git tracks that match `patterns` (git's pathspecs: `*.test.ts`), from the root. */
+export function trackedFiles(...patterns: string[]): string[] {
+  return spawnSync("git", ["ls-files", ...patterns], { cwd: ROOT, encoding: "utf8" })
+    .stdout.split("\n")
+    .filter(Boolean);
+}

@@ -1,8 +1,8 @@
-import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../../infra/config.ts";
+import { trackedFiles } from "../helpers/source.ts";
 
 /**
  * Issue 48: docs/configuration.md lists every environment variable the code reads, with
@@ -12,9 +12,9 @@ const read = (file: string) => readFileSync(join(ROOT, file), "utf8");
 
 /** The source files: TypeScript under git, tests left out (they set variables, not read them). */
 function sourceFiles(): string[] {
-  return spawnSync("git", ["ls-files", "*.ts", "*.tsx"], { cwd: ROOT, encoding: "utf8" })
-    .stdout.split("\n")
-    .filter((f) => f && !/\.test\.tsx?$/.test(f) && !/(^|\/)test\//.test(f));
+  return trackedFiles("*.ts", "*.tsx").filter(
+    (f) => !/\.test\.tsx?$/.test(f) && !/(^|\/)test\//.test(f),
+  );
 }
 
 /**

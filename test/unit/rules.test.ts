@@ -1,9 +1,8 @@
-import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../../infra/config.ts";
-import { defines } from "../helpers/source.ts";
+import { defines, trackedFiles } from "../helpers/source.ts";
 
 interface Rule {
   tests: { file: string; name: string }[];
@@ -78,12 +77,7 @@ describe("docs/rules.md: every rule proven by a test, every test's rule written 
 
   it("When a test file names a rule, then that rule is in docs/rules.md", () => {
     const known = new Set(rules().keys());
-    const files = spawnSync("git", ["ls-files", "*.test.ts", "*.test.tsx"], {
-      cwd: ROOT,
-      encoding: "utf8",
-    })
-      .stdout.split("\n")
-      .filter(Boolean);
+    const files = trackedFiles("*.test.ts", "*.test.tsx");
     expect(files.length).toBeGreaterThan(50);
     const unknown = files.flatMap((file) =>
       rulesNamed(readFileSync(join(ROOT, file), "utf8"))

@@ -1,9 +1,9 @@
-import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../../infra/config.ts";
+import { trackedFiles } from "../helpers/source.ts";
 
 /**
  * Issue 48: comments and docs that name code which no longer exists send a learner to
@@ -11,10 +11,7 @@ import { ROOT } from "../../infra/config.ts";
  * between backticks in a doc, must be a name the code uses: an identifier, or a word of a
  * string (a route, a JSON field, an environment variable), comments left out.
  */
-const tracked = (...patterns: string[]) =>
-  spawnSync("git", ["ls-files", ...patterns], { cwd: ROOT, encoding: "utf8" })
-    .stdout.split("\n")
-    .filter(Boolean);
+
 const read = (file: string) => readFileSync(join(ROOT, file), "utf8");
 
 /** A name of code: two humps (camelCase, PascalCase) or two words in capitals (A_B). */
@@ -103,9 +100,9 @@ const has = (known: Set<string>, name: string) =>
 
 function codeNames(): Set<string> {
   const names = new Set<string>([...OUTSIDE, ...kafkaProtocolNames()]);
-  for (const f of tracked("*.ts", "*.tsx")) namesUsed(read(f), names);
+  for (const f of trackedFiles("*.ts", "*.tsx")) namesUsed(read(f), names);
   // What is not TypeScript but is the shop's code and settings.
-  for (const f of tracked("*.json", "*.yaml", "*.java", ".env.example", "Dockerfile", ".ci/*"))
+  for (const f of trackedFiles("*.json", "*.yaml", "*.java", ".env.example", "Dockerfile", ".ci/*"))
     for (const w of read(f).match(WORD) ?? []) names.add(w);
   return names;
 }
@@ -115,7 +112,7 @@ describe("Issue 48: no stale names in comments and docs", () => {
 
   it("When a comment names code, then the code has that name", () => {
     const stale: string[] = [];
-    for (const file of tracked("*.ts", "*.tsx"))
+    for (const file of trackedFiles("*.ts", "*.tsx"))
       for (const c of comments(read(file)))
         for (const name of c.text.match(CODE_NAME) ?? [])
           if (!has(known, name)) stale.push(`${file}:${c.line} ${name}`);
@@ -124,7 +121,7 @@ describe("Issue 48: no stale names in comments and docs", () => {
 
   it("When a doc names code between backticks, then the code has that name", () => {
     const stale: string[] = [];
-    const docs = tracked("README.md", "docs/*.md").filter((f) => !f.startsWith("docs/spec/"));
+    const docs = trackedFiles("README.md", "docs/*.md").filter((f) => !f.startsWith("docs/spec/"));
     for (const file of docs) {
       read(file)
         .split("\n")

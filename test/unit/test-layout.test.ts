@@ -1,6 +1,5 @@
-import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { ROOT } from "../../infra/config.ts";
+import { trackedFiles } from "../helpers/source.ts";
 
 /**
  * Issue 48: a test's folder says what kind of test it is (docs/testing.md): `test/unit/`
@@ -11,12 +10,7 @@ const KIND = /(^|\/)test\/(unit|integration|faults)\//;
 
 describe("Issue 48: one test layout", () => {
   it("When the test files are listed, then each one's folder says its kind", () => {
-    const files = spawnSync("git", ["ls-files", "*.test.ts", "*.test.tsx"], {
-      cwd: ROOT,
-      encoding: "utf8",
-    })
-      .stdout.split("\n")
-      .filter(Boolean);
+    const files = trackedFiles("*.test.ts", "*.test.tsx");
     expect(files.length).toBeGreaterThan(100);
     expect(files.filter((f) => !KIND.test(f))).toEqual([]);
     expect(KIND.test("orders-api/src/domain/pedido.test.ts")).toBe(false);
