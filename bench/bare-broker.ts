@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import amqp, { type ConfirmChannel } from "amqplib";
 import express from "express";
-import { bareDatabase, listen, need } from "./bare-order.ts";
+import { bareDatabase, listen, need, perTurn } from "./bare-order.ts";
 
 /**
  * The broker edition's baseline (issue 36): its payment flow with the same promises,
@@ -16,8 +16,10 @@ import { bareDatabase, listen, need } from "./bare-order.ts";
  *   decision once (synchronous=FULL), publish it persistent and mandatory, and ack after
  *   its confirm; a repeat publishes the decision already stored.
  *
- * Quorum queues, as the shop's. No contract library, tracing, metrics, retries or
- * dead-letter queues. Each role prints the URL it listens on (payments serves nothing).
+ * Quorum queues, as the shop's. Each role's writes of one event-loop turn share one
+ * transaction (one fsync), as the shop's group commit does; publishes are pipelined on the
+ * confirm channel, each awaited on its own confirm. No contract library, tracing, metrics,
+ * retries or dead-letter queues. Each role prints the URL it listens on (payments serves nothing).
  */
 const role = process.env.ROLE;
 const prefix = need("PREFIX");
@@ -100,20 +102,28 @@ if (role === "orders") {
     "UPDATE solicitacoes SET estado = 'CONCLUIDA', aprovado = ?, concluida_em = ? WHERE solicitacao_id = ? AND estado = 'PENDENTE'",
   );
   const paid = db.prepare("UPDATE pedidos SET status = 'PAGO' WHERE id = ?");
-  const request = db.transaction(
-    (id: string, solicitacaoId: string, cenario: string, total: number) => {
-      insertRequest.run(solicitacaoId, id, cenario, total, new Date().toISOString());
-      inPayment.run(id);
-    },
+  type Request = { id: string; solicitacaoId: string; cenario: string; total: number };
+  const request = perTurn(
+    db.transaction((requests: Request[]) =>
+      requests.map(({ id, solicitacaoId, cenario, total }) => {
+        insertRequest.run(solicitacaoId, id, cenario, total, new Date().toISOString());
+        return inPayment.run(id).changes;
+      }),
+    ),
   );
-  const applyResult = db.transaction((r: Record<string, unknown>) => {
-    const changed = conclude.run(
-      r.aprovado ? 1 : 0,
-      new Date().toISOString(),
-      r.solicitacaoId,
-    ).changes;
-    if (changed > 0 && r.aprovado) paid.run(r.pedidoId);
-  });
+  const applyResult = perTurn(
+    db.transaction((results: Record<string, unknown>[]) =>
+      results.map((r) => {
+        const changed = conclude.run(
+          r.aprovado ? 1 : 0,
+          new Date().toISOString(),
+          r.solicitacaoId,
+        ).changes;
+        if (changed > 0 && r.aprovado) paid.run(r.pedidoId);
+        return changed;
+      }),
+    ),
+  );
   app.post("/pedidos", (req, res) => {
     const { clienteId, itens } = req.body ?? {};
     if (typeof clienteId !== "string" || !Array.isArray(itens) || itens.length === 0) {
@@ -140,7 +150,7 @@ if (role === "orders") {
       res.status(404).json({ erro: "no such order" });
       return;
     }
-    request(req.params.id, solicitacaoId, cenario, order.total_centavos);
+    await request({ id: req.params.id, solicitacaoId, cenario, total: order.total_centavos });
     await publish(COMMANDS, "pagamento.solicitar", {
       versao: 1,
       solicitacaoId,
@@ -151,7 +161,7 @@ if (role === "orders") {
     res.status(202).json({ solicitacaoId, pedidoId: req.params.id, estado: "PENDENTE" });
   });
   await consume(RESULTS, async (r) => {
-    applyResult(r);
+    await applyResult(r);
   });
 } else if (role === "payments") {
   db.exec(`CREATE TABLE IF NOT EXISTS decisoes (
@@ -164,20 +174,24 @@ if (role === "orders") {
     [string],
     { aprovado: number; motivo: string | null; decidida_em: string }
   >("SELECT aprovado, motivo, decidida_em FROM decisoes WHERE solicitacao_id = ?");
+  type Decided = { aprovado: number; motivo: string | null; decidida_em: string };
+  const decideAll = perTurn(
+    db.transaction((requests: Record<string, unknown>[]) =>
+      requests.map((s) => {
+        const approved = s.cenario === "APROVAR";
+        decide.run(
+          s.solicitacaoId,
+          s.pedidoId,
+          approved ? 1 : 0,
+          approved ? null : "recusado",
+          new Date().toISOString(),
+        );
+        return decision.get(String(s.solicitacaoId)) as Decided;
+      }),
+    ),
+  );
   await consume(REQUESTS, async (s) => {
-    const approved = s.cenario === "APROVAR";
-    decide.run(
-      s.solicitacaoId,
-      s.pedidoId,
-      approved ? 1 : 0,
-      approved ? null : "recusado",
-      new Date().toISOString(),
-    );
-    const d = decision.get(String(s.solicitacaoId)) as {
-      aprovado: number;
-      motivo: string | null;
-      decidida_em: string;
-    };
+    const d = await decideAll(s);
     await publish(EVENTS, "pagamento.resultado", {
       versao: 1,
       solicitacaoId: s.solicitacaoId,

@@ -63,6 +63,30 @@ export const bareAnswer = (id: number, o: BareOrder) => ({
   criadoEm: o.criadoEm,
 });
 
+/**
+ * The shop's cheapest design for a turn's requests, written plainly: the units handed over
+ * in one event-loop turn go to `flush` together (one transaction and one fsync, one produce
+ * request), and each caller gets its own result. A failed flush fails each of its callers.
+ */
+export function perTurn<T, R>(flush: (units: T[]) => Promise<R[]> | R[]): (unit: T) => Promise<R> {
+  let waiting: { unit: T; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
+  const run = async () => {
+    const turn = waiting;
+    waiting = [];
+    try {
+      const results = await flush(turn.map((w) => w.unit));
+      for (const [i, w] of turn.entries()) w.resolve(results[i] as R);
+    } catch (error) {
+      for (const w of turn) w.reject(error);
+    }
+  };
+  return (unit) =>
+    new Promise<R>((resolve, reject) => {
+      if (waiting.length === 0) setImmediate(run);
+      waiting.push({ unit, resolve, reject });
+    });
+}
+
 /** Listens on a free port and prints it, as ServiceProcess waits to read. */
 export function listen(app: Express, what: string): void {
   const server = app.listen(0, "127.0.0.1", () => {

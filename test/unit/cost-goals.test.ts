@@ -146,15 +146,16 @@ describe("Benchmark cost ratios and their goals", () => {
 
   it("When a ratio is on the wrong side of its goal, then it is not met; which side depends on the row", () => {
     expect(met(byRow("intake") as never)).toBe(true); // 1.2 ≤ 1.3
-    expect(met(byRow("intake vs bare Express") as never)).toBe(true); // 1.32 ≤ 1.5
+    // Issue 49: bare Express is the HTTP ceiling, an anchor: no goal, no verdict.
+    expect(met(byRow("intake vs bare Express") as never)).toBeNull();
     expect(met(byRow("pipeline") as never)).toBe(false); // 1.36 > 1.3
     expect(met(byRow("broker: RabbitMQ") as never)).toBe(false);
     expect(met(byRow("replay") as never)).toBe(true); // higher is better: 0.92 ≥ 0.9
     expect(met(byRow("memory: orders API under load") as never)).toBe(false); // 130 MB > 100
     expect(met(byRow("memory: analytics, 1,000,000-record replay") as never)).toBe(true);
-    // On three Kafka nodes against one: higher is better.
-    expect(met(byRow("cluster: intake") as never)).toBe(false); // 0.45 < 0.5
-    expect(met(byRow("cluster: pipeline") as never)).toBe(true); // 0.75 ≥ 0.7
+    // Three Kafka nodes against one: Kafka's replication on shared cores, anchors.
+    expect(met(byRow("cluster: intake") as never)).toBeNull();
+    expect(met(byRow("cluster: pipeline") as never)).toBeNull();
   });
 
   it("When a baseline was not measured, then its row is left out rather than guessed", () => {
