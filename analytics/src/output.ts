@@ -94,21 +94,34 @@ export interface Summary {
   lag: PartitionLag[];
 }
 
+/**
+ * The dashboard's lines, one per figure, in the order shown (null: no line). Keyed by the
+ * view's Dashboard: a figure added there fails typecheck here until it has its line.
+ */
+const DASHBOARD_LINES: { [F in keyof Dashboard]-?: (p: Dashboard) => string | null } = {
+  pedidosVistos: (p) => `orders seen      ${p.pedidosVistos}`,
+  pedidosPagos: (p) => `orders paid      ${p.pedidosPagos}`,
+  receitaCentavos: (p) => `revenue          ${formatCents(p.receitaCentavos)}`,
+  maisVendido: (p) =>
+    `best-selling     ${
+      p.maisVendido
+        ? `${escapeControls(p.maisVendido.item)} (${p.maisVendido.quantidade} units)`
+        : "-"
+    }`,
+  resultadosSemPedido: (p) =>
+    p.resultadosSemPedido > 0
+      ? `results waiting  ${p.resultadosSemPedido} (creation event not read yet)`
+      : null,
+};
+
 export function dashboardText(grupo: string, p: Dashboard, invalidos: number): string {
-  const best = p.maisVendido
-    ? `${escapeControls(p.maisVendido.item)} (${p.maisVendido.quantidade} units)`
-    : "-";
   return [
     `── dashboard (group ${grupo}) ──`,
-    `orders seen      ${p.pedidosVistos}`,
-    `orders paid      ${p.pedidosPagos}`,
-    `revenue          ${formatCents(p.receitaCentavos)}`,
-    `best-selling     ${best}`,
-    ...(p.resultadosSemPedido > 0
-      ? [`results waiting  ${p.resultadosSemPedido} (creation event not read yet)`]
-      : []),
-    ...(invalidos > 0 ? [`invalid records  ${invalidos}`] : []),
-  ].join("\n");
+    ...Object.values(DASHBOARD_LINES).map((line) => line(p)),
+    invalidos > 0 ? `invalid records  ${invalidos}` : null,
+  ]
+    .filter((line) => line !== null)
+    .join("\n");
 }
 
 function lagText(r: Summary): string {

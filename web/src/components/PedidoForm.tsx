@@ -1,6 +1,7 @@
 import {
   formatCents,
   multiplyCents,
+  type NovoPedido,
   NovoPedidoSchema,
   toCents,
   validationError,
@@ -9,7 +10,11 @@ import { type FormEvent, useId, useState } from "react";
 import { type CreateResult, createPedido } from "../api.ts";
 import { formatMoney } from "../format.ts";
 
-type Field = "cliente" | "item" | "quantidade" | "precoUnitario";
+/**
+ * The form's fields are the contract's body's (NovoPedido): a field added to
+ * NovoPedidoSchema fails typecheck here until it has its label, its rule and its value.
+ */
+type Field = keyof NovoPedido;
 type FormValues = Record<Field, string>;
 const EMPTY: FormValues = { cliente: "", item: "", quantidade: "1", precoUnitario: "" };
 
@@ -35,7 +40,7 @@ const RULES: Record<Field, string> = {
 
 /** The same contract the server validates with: one source of the input rules. */
 export function validateForm(v: FormValues) {
-  const body = {
+  const body: { [F in Field]-?: unknown } = {
     cliente: v.cliente,
     item: v.item,
     quantidade: v.quantidade.trim() === "" ? Number.NaN : Number(v.quantidade),
