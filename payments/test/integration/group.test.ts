@@ -1,25 +1,18 @@
-import { kafkaNames, type Pedido } from "@shop/contracts";
+import type { Pedido } from "@shop/contracts";
 import { describePlatform } from "@shop/kafka";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readConfig as ordersConfig } from "../../../orders-api/src/config.ts";
-import { type OrdersApi, startOrdersApi } from "../../../orders-api/src/server.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { OrdersApi } from "../../../orders-api/src/server.ts";
 import { testKafka } from "../../../test/helpers/kafka.ts";
-import {
-  capturingLogger,
-  http,
-  ServiceProcess,
-  serviceEnv,
-  tempDb,
-  uniquePrefix,
-} from "../../../test/helpers/shop.ts";
+import { http, type ServiceProcess } from "../../../test/helpers/shop.ts";
+import { testShop } from "../../../test/helpers/test-shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
 
 /**
  * Rules E9 and E10: payments instances as real processes in one consumer group share the
  * 3 partitions; each order is charged by one instance only; partitions move when one leaves.
  */
-const prefix = uniquePrefix("grupo");
-const nomes = kafkaNames(prefix);
+const shop = testShop("group");
+const nomes = shop.names;
 const topico = nomes.topics.pedidosCriados;
 let api: OrdersApi;
 const instances = new Map<string, ServiceProcess>();
@@ -34,8 +27,10 @@ interface Processado {
 }
 
 async function startInstance(name: string) {
-  const env = serviceEnv(prefix, { INSTANCIA: name, TEMPO_DECISAO_MS: "150" });
-  instances.set(name, await ServiceProcess.start(name, "payments", env));
+  instances.set(
+    name,
+    await shop.start(name, "payments", { INSTANCIA: name, TEMPO_DECISAO_MS: "150" }),
+  );
 }
 
 async function assignment(): Promise<Map<string, number[]>> {
@@ -111,15 +106,7 @@ async function processadosPor(name: string): Promise<number[]> {
 }
 
 beforeAll(async () => {
-  api = await startOrdersApi(
-    ordersConfig(serviceEnv(prefix, { DB_PATH: tempDb("grupo") })),
-    capturingLogger("orders-api"),
-  );
-}, 60_000);
-
-afterAll(async () => {
-  await Promise.all([...instances.values()].map((p) => p.stop()));
-  await api?.stop();
+  ({ api } = await shop.ordersApi());
 }, 60_000);
 
 describe("Rules E9 and E10: payments instances in the pagamentos group", () => {

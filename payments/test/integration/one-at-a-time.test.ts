@@ -1,16 +1,10 @@
 import { kafkaNames, type Pedido, type Processado, pedidoKey } from "@shop/contracts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { shopConfig } from "../../../harness/env.ts";
-import { readConfig as ordersConfig } from "../../../orders-api/src/config.ts";
-import { type OrdersApi, startOrdersApi } from "../../../orders-api/src/server.ts";
+import type { OrdersApi } from "../../../orders-api/src/server.ts";
 import { committedOffsets, endOffsets, kafkajsPartition } from "../../../test/helpers/kafka.ts";
-import {
-  capturingLogger,
-  http,
-  serviceEnv,
-  tempDb,
-  uniquePrefix,
-} from "../../../test/helpers/shop.ts";
+import { capturingLogger, http, serviceEnv } from "../../../test/helpers/shop.ts";
+import { testShop } from "../../../test/helpers/test-shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
 import { readConfig } from "../../src/config.ts";
 import { type PaymentsInstance, startPayments } from "../../src/server.ts";
@@ -21,9 +15,12 @@ import { type PaymentsInstance, startPayments } from "../../src/server.ts";
  * other instances are what decide in parallel (Rule E9). PARTICOES_EM_PARALELO is the
  * documented way out, for benchmarks.
  */
-const prefix = uniquePrefix("um-de-cada-vez");
+const shop = testShop("one-at-a-time");
+const { prefix } = shop;
 let api: OrdersApi;
 const running: PaymentsInstance[] = [];
+// Instances stopped by stopAll are not stopped twice: what is running when the file ends is.
+shop.own({ stop: () => Promise.all(running.splice(0).map((p) => p.stop())) });
 
 /** The spec's 3 s, not a shortened wait: what is measured is the spec's own timing. */
 const SPEC_WAIT_MS = 3000;
@@ -116,15 +113,7 @@ async function settled(instances: PaymentsInstance[]) {
 }
 
 beforeAll(async () => {
-  api = await startOrdersApi(
-    ordersConfig(serviceEnv(prefix, { DB_PATH: tempDb("um-de-cada-vez") })),
-    capturingLogger("orders-api"),
-  );
-}, 60_000);
-
-afterAll(async () => {
-  await Promise.all(running.splice(0).map((p) => p.stop()));
-  await api?.stop();
+  ({ api } = await shop.ordersApi());
 }, 60_000);
 
 describe("Rule E6: one payments instance decides one record at a time, 3 s each", () => {

@@ -1,23 +1,18 @@
 import { kafkaNames, type Pedido, ResultadoPagamento } from "@shop/contracts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { send } from "../../../harness/http.ts";
-import { readConfig } from "../../../orders-api/src/config.ts";
-import { type OrdersApi, startOrdersApi } from "../../../orders-api/src/server.ts";
+import type { FreshStore } from "../../../harness/orders-store.ts";
+import type { OrdersApi } from "../../../orders-api/src/server.ts";
 import { CallCounter, expectTour, tourFiles } from "../../helpers/code-tour.ts";
 import { aResultado } from "../../helpers/fixtures.ts";
 import { testKafka } from "../../helpers/kafka.ts";
-import {
-  capturingLogger,
-  queryRows,
-  serviceEnv,
-  tempDb,
-  uniquePrefix,
-} from "../../helpers/shop.ts";
+import { testShop } from "../../helpers/test-shop.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
 /** docs/code-tour.md's two paths, run: each enters exactly the orders API files it names. */
-const prefix = uniquePrefix("tour");
-const dbPath = tempDb("tour");
+const shop = testShop("tour");
+const { prefix } = shop;
+let db: FreshStore;
 const body = { cliente: "Ana", item: "caneca", quantidade: 2, precoUnitario: 18.9 };
 const counter = new CallCounter();
 let api: OrdersApi;
@@ -27,17 +22,10 @@ const expectTourOf = (entered: Set<string>, title: string) =>
 
 beforeAll(async () => {
   await counter.start();
-  api = await startOrdersApi(
-    readConfig(serviceEnv(prefix, { DB_PATH: dbPath })),
-    capturingLogger("orders-api"),
-  );
+  shop.own(counter);
+  ({ api, db } = await shop.ordersApi());
   // Warm: the first request loads and compiles what the later ones only call.
   await send("POST", `${api.url}/pedidos`, body, { "idempotency-key": `${prefix}warm` });
-});
-
-afterAll(async () => {
-  await api?.stop();
-  await counter.stop();
 });
 
 describe("The code tour (docs/code-tour.md), run", () => {
@@ -56,9 +44,11 @@ describe("The code tour (docs/code-tour.md), run", () => {
     const created = await send<Pedido>("POST", `${api.url}/pedidos`, body);
     const producer = testKafka().producer();
     await producer.connect();
-    const status = () =>
-      queryRows<Pedido>(dbPath, "SELECT status FROM pedidos WHERE id = ?", created.body.id)[0]
-        ?.status;
+    const paid = async () =>
+      (await db.count(
+        "SELECT COUNT(*) AS n FROM pedidos WHERE id = ? AND status = 'PAGO'",
+        created.body.id,
+      )) === 1;
     try {
       const entered = await counter.filesEnteredBy(async () => {
         await producer.send({
@@ -72,7 +62,7 @@ describe("The code tour (docs/code-tour.md), run", () => {
             },
           ],
         });
-        await waitFor(() => status() === "PAGO", { what: "the order row PAGO" });
+        await waitFor(paid, { what: "the order row PAGO" });
       });
       expectTourOf(entered, "A ResultadoPagamento");
     } finally {
