@@ -1,12 +1,20 @@
 import { type KafkaNames, kafkaNames } from "@shop/contracts";
 import type { Logger } from "@shop/service";
 import { afterAll } from "vitest";
+import { readConfig as brokerOrdersConfig } from "../../broker/orders/src/config.ts";
+import { type OrdersService, startOrders } from "../../broker/orders/src/server.ts";
+import { readConfig as brokerPaymentsConfig } from "../../broker/payments/src/config.ts";
+import {
+  type PaymentsService,
+  startPayments as startBrokerPayments,
+} from "../../broker/payments/src/server.ts";
 import { type FreshStore, freshOrdersStore } from "../../harness/orders-store.ts";
+import { createVhost, type ShopVhost } from "../../harness/vhost.ts";
 import { readConfig as ordersConfig } from "../../orders-api/src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../../orders-api/src/server.ts";
 import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
 import { type PaymentsInstance, startPayments } from "../../payments/src/server.ts";
-import { capturingLogger, ServiceProcess, serviceEnv, uniquePrefix } from "./shop.ts";
+import { brokerEnv, capturingLogger, ServiceProcess, serviceEnv, uniquePrefix } from "./shop.ts";
 
 /** Anything a test starts and must stop: a service, a client, a database. */
 interface Stoppable {
@@ -37,6 +45,12 @@ export interface TestShop {
     log?: Logger,
     print?: (line: string) => void,
   ): Promise<PaymentsInstance>;
+  /** The broker edition: a RabbitMQ vhost of this file's own, deleted when the file ends. */
+  vhost(): Promise<ShopVhost>;
+  /** The broker edition's orders service in this process, in `vhost`, stopped when the file ends. */
+  brokerOrders(vhost: ShopVhost, over?: Record<string, string>): Promise<OrdersService>;
+  /** The broker edition's payments service in this process, in `vhost`, stopped when the file ends. */
+  brokerPayments(vhost: ShopVhost, over?: Record<string, string>): Promise<PaymentsService>;
 }
 
 /**
@@ -70,5 +84,24 @@ export function testShop(name: string): TestShop {
     },
     payments: async (over = {}, log = capturingLogger("payments"), print) =>
       own(await startPayments(paymentsConfig(env(over)), log, print)),
+    vhost: async () => {
+      const vhost = await createVhost(name);
+      own({ stop: () => vhost.dispose() });
+      return vhost;
+    },
+    brokerOrders: async (vhost, over = {}) =>
+      own(
+        await startOrders(
+          brokerOrdersConfig(brokerEnv(vhost, "orders", over)),
+          capturingLogger("broker-orders"),
+        ),
+      ),
+    brokerPayments: async (vhost, over = {}) =>
+      own(
+        await startBrokerPayments(
+          brokerPaymentsConfig(brokerEnv(vhost, "payments", over)),
+          capturingLogger("broker-payments"),
+        ),
+      ),
   };
 }

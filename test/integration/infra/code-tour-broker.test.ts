@@ -1,30 +1,27 @@
 import { randomUUID } from "node:crypto";
 import { ERROR_QUEUES, EXCHANGES, ROUTING_KEYS, SolicitacaoPagamento } from "@shop/contracts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readConfig as ordersConfig } from "../../../broker/orders/src/config.ts";
-import { type OrdersService, startOrders } from "../../../broker/orders/src/server.ts";
-import { readConfig as paymentsConfig } from "../../../broker/payments/src/config.ts";
-import { type PaymentsService, startPayments } from "../../../broker/payments/src/server.ts";
-import { createVhost, type ShopVhost } from "../../../harness/vhost.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { OrdersService } from "../../../broker/orders/src/server.ts";
+import type { ShopVhost } from "../../../harness/vhost.ts";
 import {
-  brokerEnv,
   createBrokerPedido,
   publishRaw,
   readyCount,
   requestPagamento,
 } from "../../helpers/broker.ts";
 import { CallCounter, expectTour, tourFiles } from "../../helpers/code-tour.ts";
-import { capturingLogger, queryRows } from "../../helpers/shop.ts";
+import { queryRows, tempDb } from "../../helpers/shop.ts";
+import { testShop } from "../../helpers/test-shop.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
 /**
  * docs/code-tour-broker.md's two paths, run in this process against the real RabbitMQ:
  * each enters exactly the broker edition's files it names (issue 48).
  */
+const shop = testShop("tour");
 const counter = new CallCounter();
 let vhost: ShopVhost;
 let orders: OrdersService;
-let payments: PaymentsService;
 let ordersDb: string;
 
 const expectTourOf = (entered: Set<string>, title: string) =>
@@ -36,25 +33,15 @@ const statusOf = (pedidoId: string) =>
 
 beforeAll(async () => {
   await counter.start();
-  vhost = await createVhost("tour");
-  const ordersEnv = brokerEnv(vhost, "orders");
-  ordersDb = ordersEnv.DB_PATH as string;
-  orders = await startOrders(ordersConfig(ordersEnv), capturingLogger("broker-orders"));
-  payments = await startPayments(
-    paymentsConfig(brokerEnv(vhost, "payments")),
-    capturingLogger("broker-payments"),
-  );
+  shop.own(counter);
+  vhost = await shop.vhost();
+  ordersDb = tempDb("tour-orders");
+  orders = await shop.brokerOrders(vhost, { DB_PATH: ordersDb });
+  await shop.brokerPayments(vhost);
   // Warm: the first request loads and compiles what the later ones only call.
   const warm = await createBrokerPedido(orders.url);
   await requestPagamento(orders.url, warm.id, randomUUID(), "APROVAR");
   await waitFor(() => statusOf(warm.id) === "PAGO", { what: "the warm-up order PAGO" });
-});
-
-afterAll(async () => {
-  await payments?.stop();
-  await orders?.stop();
-  await vhost?.dispose();
-  await counter.stop();
 });
 
 describe("The broker edition's code tour (docs/code-tour-broker.md), run", () => {

@@ -1,12 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createVhost, type ShopVhost } from "../../../../harness/vhost.ts";
-import { brokerEnv } from "../../../../test/helpers/broker.ts";
-import { capturingLogger } from "../../../../test/helpers/shop.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { testShop } from "../../../../test/helpers/test-shop.ts";
 import { waitFor } from "../../../../test/helpers/wait.ts";
-import { readConfig as paymentsConfig } from "../../../payments/src/config.ts";
-import { type PaymentsService, startPayments } from "../../../payments/src/server.ts";
-import { readConfig } from "../../src/config.ts";
-import { type OrdersService, startOrders } from "../../src/server.ts";
+import type { OrdersService } from "../../src/server.ts";
 
 /**
  * The course this edition ports drives it with a client collection of ten requests. They
@@ -17,26 +12,13 @@ const APROVACAO = "11111111-1111-4111-8111-111111111111";
 const RECUSA = "22222222-2222-4222-8222-222222222222";
 const DESCONHECIDO = "00000000-0000-4000-8000-000000000000";
 
-let vhost: ShopVhost;
+const shop = testShop("collection");
 let orders: OrdersService;
-let payments: PaymentsService;
 
 beforeAll(async () => {
-  vhost = await createVhost("colecao");
-  orders = await startOrders(
-    readConfig(brokerEnv(vhost, "orders")),
-    capturingLogger("broker-orders"),
-  );
-  payments = await startPayments(
-    paymentsConfig(brokerEnv(vhost, "payments")),
-    capturingLogger("broker-payments"),
-  );
-});
-
-afterAll(async () => {
-  await payments?.stop();
-  await orders?.stop();
-  await vhost?.dispose();
+  const vhost = await shop.vhost();
+  orders = await shop.brokerOrders(vhost);
+  await shop.brokerPayments(vhost);
 });
 
 /** One request of the collection: method, path and JSON body, as the client sends it. */
