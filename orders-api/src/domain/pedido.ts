@@ -2,6 +2,7 @@ import {
   type Cents,
   multiplyCents,
   type NovoPedido,
+  NovoPedidoSchema,
   type Pedido as PedidoWire,
   type StatusPagamento,
   type StatusPedido,
@@ -15,10 +16,26 @@ import {
  */
 export type Pedido = Omit<PedidoWire, "valor"> & { valorCentavos: Cents };
 
+/** The body's fields a client may leave out (optional in NovoPedidoSchema). */
+type Omittable = {
+  [K in keyof NovoPedido]-?: undefined extends NovoPedido[K] ? K : never;
+}[keyof NovoPedido];
+
+/**
+ * Each field the body may leave out, null until given: the order's JSON has every field
+ * (PedidoSchema's are nullable), and a field added to both needs no line here.
+ */
+const ABSENT = Object.fromEntries(
+  Object.entries(NovoPedidoSchema.shape)
+    .filter(([, schema]) => schema.safeParse(undefined).success)
+    .map(([field]) => [field, null]),
+) as { [K in Omittable]: null };
+
 /** The server computes valor = quantidade × precoUnitario, in integer cents. */
 export function newPedido(input: NovoPedido, now: Date): Omit<Pedido, "id"> {
   const { precoUnitario, ...given } = input;
   return {
+    ...ABSENT,
     ...given,
     valorCentavos: multiplyCents(toCents(precoUnitario), input.quantidade),
     status: "AGUARDANDO_PAGAMENTO",

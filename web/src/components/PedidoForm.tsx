@@ -1,7 +1,6 @@
 import {
   formatCents,
   multiplyCents,
-  type NovoPedido,
   NovoPedidoSchema,
   toCents,
   validationError,
@@ -9,44 +8,20 @@ import {
 import { type FormEvent, useId, useState } from "react";
 import { type CreateResult, createPedido } from "../api.ts";
 import { formatMoney } from "../format.ts";
+import { FORM_FIELDS, type FormField } from "../pedidoFields.tsx";
 
-/**
- * The form's fields are the contract's body's (NovoPedido): a field added to
- * NovoPedidoSchema fails typecheck here until it has its label, its rule and its value.
- */
-type Field = keyof NovoPedido;
+/** The form's fields are the contract's body's, as web/src/pedidoFields.tsx words them. */
+type Field = keyof typeof FORM_FIELDS;
 type FormValues = Record<Field, string>;
-const EMPTY: FormValues = { cliente: "", item: "", quantidade: "1", precoUnitario: "" };
-
-const LABELS: Record<Field, string> = {
-  cliente: "Cliente",
-  item: "Item",
-  quantidade: "Quantidade (1 a 50)",
-  precoUnitario: "Preço unitário (R$)",
-};
-
-/**
- * What a person reads beside a field that breaks its rule, in the page's language: the
- * whole rule of the field, whichever part of it was broken (the contract's own messages,
- * here and in the server's 400, are English for developers).
- */
-const RULES: Record<Field, string> = {
-  cliente: "Informe o cliente: de 1 a 100 caracteres, sem caracteres de controle.",
-  item: "Informe o item: de 1 a 100 caracteres, sem caracteres de controle.",
-  quantidade: "A quantidade deve ser um número inteiro de 1 a 50.",
-  precoUnitario:
-    "O preço unitário deve ser maior que zero, com no máximo duas casas decimais, e o total no máximo R$ 1.000.000.000,00.",
-};
+const FIELDS = Object.entries(FORM_FIELDS) as [Field, FormField][];
+const EMPTY = Object.fromEntries(FIELDS.map(([f, d]) => [f, d.initial ?? ""])) as FormValues;
+const ALL_TOUCHED = Object.fromEntries(FIELDS.map(([f]) => [f, true])) as Record<Field, boolean>;
 
 /** The same contract the server validates with: one source of the input rules. */
 export function validateForm(v: FormValues) {
-  const body: { [F in Field]-?: unknown } = {
-    cliente: v.cliente,
-    item: v.item,
-    quantidade: v.quantidade.trim() === "" ? Number.NaN : Number(v.quantidade),
-    precoUnitario:
-      v.precoUnitario.trim() === "" ? Number.NaN : Number(v.precoUnitario.replace(",", ".")),
-  };
+  const body = Object.fromEntries(
+    FIELDS.map(([f, d]) => [f, d.value(v[f])]).filter(([, value]) => value !== undefined),
+  );
   const r = NovoPedidoSchema.safeParse(body);
   return r.success
     ? { ok: true as const, body: r.data, errors: {} as Record<string, string> }
@@ -79,7 +54,7 @@ export function PedidoForm({ apiUrl, onCreated }: { apiUrl: string; onCreated?: 
   const total = totalInCents(values);
   const errorOf = (field: Field) =>
     serverErrors[field] !== undefined || (touched[field] && local.errors[field] !== undefined)
-      ? RULES[field]
+      ? FORM_FIELDS[field].rule
       : undefined;
 
   function change(field: Field, value: string) {
@@ -92,7 +67,7 @@ export function PedidoForm({ apiUrl, onCreated }: { apiUrl: string; onCreated?: 
 
   async function submit(event: FormEvent) {
     event.preventDefault();
-    setTouched({ cliente: true, item: true, quantidade: true, precoUnitario: true });
+    setTouched(ALL_TOUCHED);
     if (!local.ok) return;
     setSending(true);
     // A retry of the same order (same fields after an error) reuses its key: the server
@@ -116,22 +91,16 @@ export function PedidoForm({ apiUrl, onCreated }: { apiUrl: string; onCreated?: 
     <form className="card" onSubmit={submit} noValidate aria-labelledby={`${id}-titulo`}>
       <h2 id={`${id}-titulo`}>Novo pedido</h2>
       <div className="campos">
-        {(Object.keys(LABELS) as Field[]).map((field) => {
+        {FIELDS.map(([field, d]) => {
           const error = errorOf(field);
           const inputId = `${id}-${field}`;
           return (
             <div className="campo" key={field}>
-              <label htmlFor={inputId}>{LABELS[field]}</label>
+              <label htmlFor={inputId}>{d.label}</label>
               <input
                 id={inputId}
                 name={field}
-                inputMode={
-                  field === "quantidade"
-                    ? "numeric"
-                    : field === "precoUnitario"
-                      ? "decimal"
-                      : "text"
-                }
+                inputMode={d.inputMode ?? "text"}
                 value={values[field]}
                 onChange={(e) => change(field, e.target.value)}
                 onBlur={() => setTouched((t) => ({ ...t, [field]: true }))}

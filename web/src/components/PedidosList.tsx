@@ -1,48 +1,9 @@
-import { type Pedido, toCents } from "@shop/contracts";
-import { type ReactNode, useEffect, useRef, useState } from "react";
-import { formatMoney, formatTime, formatTimeOfDay } from "../format.ts";
+import type { Pedido } from "@shop/contracts";
+import { useEffect, useRef, useState } from "react";
+import { formatTimeOfDay } from "../format.ts";
+import { COLUMNS } from "../pedidoFields.tsx";
 import { usePager } from "./Pager.tsx";
 import { ScrollArea } from "./ScrollArea.tsx";
-
-const STATUS_LABELS: Record<Pedido["status"], string> = {
-  AGUARDANDO_PAGAMENTO: "Aguardando pagamento",
-  PAGO: "Pago",
-  RECUSADO: "Recusado",
-};
-
-/**
- * The list's columns, in the order shown: one for each field of the contract's order, so
- * that a field added to PedidoSchema fails typecheck here until it has its column (the
- * order's number, with the button to its timeline, is the row's first cell). What a person
- * comes to see first leads, so that a narrow screen shows it without scrolling sideways:
- * the status and why (issue 34).
- */
-const COLUMNS: {
-  [F in Exclude<keyof Pedido, "id">]-?: {
-    label: string;
-    cell: (p: Pedido) => ReactNode;
-    num?: true;
-  };
-} = {
-  status: {
-    label: "Status",
-    cell: (p) => (
-      <span className={`badge badge-${p.status.toLowerCase()}`} data-status={p.status}>
-        {STATUS_LABELS[p.status]}
-      </span>
-    ),
-  },
-  motivo: { label: "Motivo", cell: (p) => p.motivo ?? "—" },
-  valor: { label: "Valor", cell: (p) => formatMoney(toCents(p.valor)), num: true },
-  cliente: { label: "Cliente", cell: (p) => p.cliente },
-  item: { label: "Item", cell: (p) => p.item },
-  quantidade: { label: "Qtd.", cell: (p) => p.quantidade, num: true },
-  processadoPor: { label: "Processado por", cell: (p) => p.processadoPor ?? "—" },
-  criadoEm: {
-    label: "Criado em",
-    cell: (p) => <time dateTime={p.criadoEm}>{formatTime(p.criadoEm)}</time>,
-  },
-};
 
 /** Rows on one page of the list: a poll of 5,000 orders still renders this many rows. */
 export const PAGE_SIZE = 10;
