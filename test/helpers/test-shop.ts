@@ -48,7 +48,11 @@ export interface TestShop {
   /** The broker edition: a RabbitMQ vhost of this file's own, deleted when the file ends. */
   vhost(): Promise<ShopVhost>;
   /** The broker edition's orders service in this process, in `vhost`, stopped when the file ends. */
-  brokerOrders(vhost: ShopVhost, over?: Record<string, string>): Promise<OrdersService>;
+  brokerOrders(
+    vhost: ShopVhost,
+    over?: Record<string, string>,
+    log?: Logger,
+  ): Promise<OrdersService>;
   /** The broker edition's payments service in this process, in `vhost`, stopped when the file ends. */
   brokerPayments(vhost: ShopVhost, over?: Record<string, string>): Promise<PaymentsService>;
 }
@@ -89,13 +93,8 @@ export function testShop(name: string): TestShop {
       own({ stop: () => vhost.dispose() });
       return vhost;
     },
-    brokerOrders: async (vhost, over = {}) =>
-      own(
-        await startOrders(
-          brokerOrdersConfig(brokerEnv(vhost, "orders", over)),
-          capturingLogger("broker-orders"),
-        ),
-      ),
+    brokerOrders: async (vhost, over = {}, log = capturingLogger("broker-orders")) =>
+      own(await startOrders(brokerOrdersConfig(brokerEnv(vhost, "orders", over)), log)),
     brokerPayments: async (vhost, over = {}) =>
       own(
         await startBrokerPayments(

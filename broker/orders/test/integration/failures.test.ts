@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { ERROR_QUEUES, EXCHANGES, QUEUES, ROUTING_KEYS } from "@shop/contracts";
 import amqp from "amqplib";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { shopConfig } from "../../../../harness/env.ts";
 import { TcpProxy } from "../../../../harness/tcp-proxy.ts";
-import { createVhost, type ShopVhost } from "../../../../harness/vhost.ts";
+import type { ShopVhost } from "../../../../harness/vhost.ts";
 import {
   brokerEnv,
   createBrokerPedido,
@@ -14,32 +14,26 @@ import {
   requestPagamento,
 } from "../../../../test/helpers/broker.ts";
 import { capturingLogger } from "../../../../test/helpers/shop.ts";
+import { testShop } from "../../../../test/helpers/test-shop.ts";
 import { collect, waitFor } from "../../../../test/helpers/wait.ts";
 import { readConfig as paymentsConfig } from "../../../payments/src/config.ts";
 import { startPayments } from "../../../payments/src/server.ts";
-import { readConfig } from "../../src/config.ts";
-import { type OrdersService, startOrders } from "../../src/server.ts";
+import type { OrdersService } from "../../src/server.ts";
 
 let vhost: ShopVhost;
 let proxy: TcpProxy;
 let orders: OrdersService;
 const ordersLog = capturingLogger("broker-orders");
 
+const shop = testShop("failures");
+
 beforeAll(async () => {
-  vhost = await createVhost("falhas");
+  vhost = await shop.vhost();
   const r = shopConfig().rabbit;
   proxy = await TcpProxy.start(r.host, r.port);
+  shop.own({ stop: () => proxy.close() });
   // The orders service reaches RabbitMQ through the proxy, so that a test can cut it off.
-  orders = await startOrders(
-    readConfig(brokerEnv(vhost, "orders", { BROKER_PORT: String(proxy.port) })),
-    ordersLog,
-  );
-});
-
-afterAll(async () => {
-  await orders?.stop();
-  await proxy?.close();
-  await vhost?.dispose();
+  orders = await shop.brokerOrders(vhost, { BROKER_PORT: String(proxy.port) }, ordersLog);
 });
 
 const novoPedido = () =>

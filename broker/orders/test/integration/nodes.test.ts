@@ -1,17 +1,17 @@
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { shopConfig } from "../../../../harness/env.ts";
 import { TcpProxy } from "../../../../harness/tcp-proxy.ts";
-import { createVhost, type ShopVhost } from "../../../../harness/vhost.ts";
+import type { ShopVhost } from "../../../../harness/vhost.ts";
 import {
   brokerEnv,
   createBrokerPedido,
   requestPagamento,
 } from "../../../../test/helpers/broker.ts";
-import { capturingLogger } from "../../../../test/helpers/shop.ts";
+import { testShop } from "../../../../test/helpers/test-shop.ts";
 import { waitFor } from "../../../../test/helpers/wait.ts";
 import { readConfig } from "../../src/config.ts";
-import { type OrdersService, startOrders } from "../../src/server.ts";
+import type { OrdersService } from "../../src/server.ts";
 
 /**
  * BROKER_NODES: a cluster's nodes, tried in turn. Two proxies stand for two nodes (both in
@@ -22,27 +22,19 @@ let first: TcpProxy;
 let second: TcpProxy;
 let orders: OrdersService;
 
+const shop = testShop("nodes");
+
 beforeAll(async () => {
-  vhost = await createVhost("nos");
+  vhost = await shop.vhost();
   const r = shopConfig().rabbit;
   [first, second] = await Promise.all([
     TcpProxy.start(r.host, r.port),
     TcpProxy.start(r.host, r.port),
   ]);
-  orders = await startOrders(
-    readConfig(
-      brokerEnv(vhost, "orders", {
-        BROKER_NODES: `127.0.0.1:${first.port},127.0.0.1:${second.port}`,
-      }),
-    ),
-    capturingLogger("broker-orders"),
-  );
-});
-
-afterAll(async () => {
-  await orders?.stop();
-  await Promise.all([first?.close(), second?.close()]);
-  await vhost?.dispose();
+  shop.own({ stop: () => Promise.all([first.close(), second.close()]) });
+  orders = await shop.brokerOrders(vhost, {
+    BROKER_NODES: `127.0.0.1:${first.port},127.0.0.1:${second.port}`,
+  });
 });
 
 describe("A cluster's nodes (BROKER_NODES)", () => {

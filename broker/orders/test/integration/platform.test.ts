@@ -1,33 +1,22 @@
 import { ERROR_QUEUES, type PlataformaBroker, QUEUES } from "@shop/contracts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createVhost, type ShopVhost } from "../../../../harness/vhost.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { ShopVhost } from "../../../../harness/vhost.ts";
 import { brokerEnv } from "../../../../test/helpers/broker.ts";
-import { capturingLogger, http } from "../../../../test/helpers/shop.ts";
+import { http } from "../../../../test/helpers/shop.ts";
+import { testShop } from "../../../../test/helpers/test-shop.ts";
 import { readConfig } from "../../src/config.ts";
-import { type OrdersService, startOrders } from "../../src/server.ts";
 
 /**
  * GET /plataforma of the broker edition: the RabbitMQ side of the platform panel, read from
  * the management API as the monitoring user (issue 17). On a cluster the fault suite checks
  * it shows a new leader and a node down (test/faults/broker.test.ts); here, on one node.
  */
+const shop = testShop("platform");
 let vhost: ShopVhost;
-const started: OrdersService[] = [];
-const start = async (extra: Record<string, string> = {}) => {
-  const s = await startOrders(
-    readConfig(brokerEnv(vhost, "orders", extra)),
-    capturingLogger("broker-orders"),
-  );
-  started.push(s);
-  return s;
-};
+const start = (extra: Record<string, string> = {}) => shop.brokerOrders(vhost, extra);
 
 beforeAll(async () => {
-  vhost = await createVhost("plataforma");
-});
-afterAll(async () => {
-  await Promise.all(started.map((s) => s.stop()));
-  await vhost?.dispose();
+  vhost = await shop.vhost();
 });
 
 describe("The broker panel (GET /plataforma)", () => {
