@@ -2,7 +2,7 @@ import Database from "better-sqlite3";
 import type { Express } from "express";
 
 /**
- * What the bare programs (bare-intake.ts, bare-pipeline.ts, bare-broker.ts) share: their
+ * What the bare programs (bare-pipeline.ts, bare-broker.ts) share: their
  * settings, their database, an order's body checked by hand, the 201 body, and listening
  * where the benchmark reads it.
  */

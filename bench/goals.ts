@@ -77,7 +77,7 @@ export function costRows({ rows, bareCpuMs, twoHopP99 }: CostInputs): CostRow[] 
     out.push({
       row: "intake",
       ratioOf:
-        "orders API CPU per POST /pedidos ÷ bare intake's CPU per request (Express + the same durable SQLite insert)",
+        "orders API CPU per POST /pedidos ÷ bare intake's CPU per request (the bare orders program: the same durable insert, acks=all, a turn's orders in one transaction and one send)",
       goal: 1.3,
       better: "lower",
       unit: "×",
