@@ -102,6 +102,22 @@ export function costRows({ rows, bareCpuMs, twoHopP99 }: CostInputs): CostRow[] 
           )
         : { value: apiCpu / bareCpuMs, detail: `${f(apiCpu)} ms ÷ ${f(bareCpuMs)} ms` }),
     });
+  const twinRuns = intakeRuns.filter((t) => t.bareIntakePeakRssMb !== undefined);
+  if (twinRuns.length > 0) {
+    const mb = (key: string) => Math.round(medianOf(twinRuns, key));
+    out.push({
+      row: "memory: orders API ÷ its twin",
+      ratioOf:
+        "the orders API's peak RSS under the intake's load ÷ the bare orders program's under the same load (private memory beside each; the twin runs from source through tsx, whose loader its RSS includes)",
+      goal: 1.2,
+      better: "lower",
+      unit: "×",
+      ...fromRuns(
+        twinRuns.map((t) => (t.apiPeakRssMb as number) / (t.bareIntakePeakRssMb as number)),
+        `${mb("apiPeakRssMb")} MB (private ${mb("apiPeakPrivateMb")} MB) ÷ ${mb("bareIntakePeakRssMb")} MB (private ${mb("bareIntakePeakPrivateMb")} MB)`,
+      ),
+    });
+  }
   const [a, p, k] = ["apiCpuMs", "paymentsCpuMs", "kafkaCpuMs"].map((key) =>
     extra(rows, "pipeline", key),
   );
@@ -277,12 +293,15 @@ export function costRows({ rows, bareCpuMs, twoHopP99 }: CostInputs): CostRow[] 
         detail: `${r.measured} ÷ ${r.baseline}`,
       });
   }
+  // Issue 49: a service's RSS counts pages every Node process shares (Node's binary, about
+  // 49 MB); its goal is against its bare twin's (the rows "÷ its twin"), so these absolute
+  // figures are anchors. The analytics replay keeps an absolute goal: 300 MB.
   for (const [id, row, goal] of [
-    ["memory-orders-api", "memory: orders API under load", 100],
-    ["memory-payments", "memory: payments instance under load", 100],
-    ["memory-broker-orders", "memory: broker orders under load", 100],
-    ["memory-broker-payments", "memory: broker payments under load", 100],
-    ["memory-analytics", "memory: analytics, 1,000,000-record replay", 250],
+    ["memory-orders-api", "memory: orders API under load", null],
+    ["memory-payments", "memory: payments instance under load", null],
+    ["memory-broker-orders", "memory: broker orders under load", null],
+    ["memory-broker-payments", "memory: broker payments under load", null],
+    ["memory-analytics", "memory: analytics, 1,000,000-record replay", 300],
   ] as const) {
     const r = rows.find((x) => x.id === id);
     if (r)

@@ -41,6 +41,31 @@ export function rssMb(pid: number): number {
   return m ? Math.round(Number(m[1]) / 1024) : 0;
 }
 
+/**
+ * The memory a process owns, in MB: Private_Clean + Private_Dirty of smaps_rollup. RSS also
+ * counts pages it shares with every Node process (Node's own binary, about 49 MB), which
+ * no service can save (issue 49).
+ */
+export function privateMb(pid: number): number {
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+  const kb = (field: string) =>
+    Number(rollup.match(new RegExp(`${field}:\\s+(\\d+) kB`))?.[1] ?? 0);
+  return Math.round((kb("Private_Clean") + kb("Private_Dirty")) / 1024);
+}
+
+/** A process's highest RSS and private memory, sampled while it works. */
+export class PeakMemory {
+  rssMb = 0;
+  privateMb = 0;
+  constructor(private readonly pid: number) {
+    this.sample();
+  }
+  sample(): void {
+    this.rssMb = Math.max(this.rssMb, rssMb(this.pid));
+    this.privateMb = Math.max(this.privateMb, privateMb(this.pid));
+  }
+}
+
 export async function load(url: string, seconds: number, connections: number, onTick?: () => void) {
   const timer = onTick ? setInterval(onTick, 1000) : null;
   const result = await autocannon({
@@ -92,6 +117,9 @@ export type Ceiling = Awaited<ReturnType<typeof load>> & {
   cpu: string;
   /** Bare Express's CPU ms per request: the baseline of the intake and broker cost rows. */
   cpuMs: number;
+  /** The program's highest RSS and private memory under the load, in MB. */
+  peakRssMb: number;
+  peakPrivateMb: number;
 };
 
 /** A baseline program of bench/ under load: its rate, latencies and CPU per request. */
@@ -107,9 +135,16 @@ async function baselineUnderLoad(
   log(`${what}, ${connections} connections, ${seconds} s...`);
   try {
     const cpu = measureCpu({ [what]: [bare.child.pid as number] });
-    const r = await load(bare.url(), seconds, connections);
+    const memory = new PeakMemory(bare.child.pid as number);
+    const r = await load(bare.url(), seconds, connections, () => memory.sample());
     const spent = cpu.stop(r.rps * seconds);
-    return { ...r, cpu: spent.text, cpuMs: spent.total };
+    return {
+      ...r,
+      cpu: spent.text,
+      cpuMs: spent.total,
+      peakRssMb: memory.rssMb,
+      peakPrivateMb: memory.privateMb,
+    };
   } finally {
     await bare.stop();
   }
@@ -199,8 +234,10 @@ export async function benchIntake(opts: {
       "orders API": [api.child.pid as number],
       Kafka: pidsOf(KAFKA_BROKER),
     });
+    const memory = new PeakMemory(api.child.pid as number);
     const run = await load(api.url(), seconds, connections, () => {
-      peakMb = Math.max(peakMb, rssMb(api.child.pid as number));
+      memory.sample();
+      peakMb = Math.max(peakMb, memory.rssMb);
     });
     const spent = cpu.stop(run.rps * seconds);
     runs.push({
@@ -211,7 +248,16 @@ export async function benchIntake(opts: {
       apiCpuMs: spent.perUnit["orders API"] ?? 0,
       kafkaCpuMs: spent.perUnit.Kafka ?? 0,
       bareExpressCpuMs: express.cpuMs,
-      ...(bare ? { bareIntakeCpuMs: bare.cpuMs, bareIntakeRps: bare.rps } : {}),
+      apiPeakRssMb: memory.rssMb,
+      apiPeakPrivateMb: memory.privateMb,
+      ...(bare
+        ? {
+            bareIntakeCpuMs: bare.cpuMs,
+            bareIntakeRps: bare.rps,
+            bareIntakePeakRssMb: bare.peakRssMb,
+            bareIntakePeakPrivateMb: bare.peakPrivateMb,
+          }
+        : {}),
     });
     if (t === Math.ceil(trials / 2)) {
       measured = run;

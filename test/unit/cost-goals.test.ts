@@ -27,10 +27,34 @@ const row = (
 });
 
 /** Three intake runs, each with its own baselines (issue 36). */
+const memory = (api: number, twin: number) => ({
+  apiPeakRssMb: api,
+  apiPeakPrivateMb: api - 50,
+  bareIntakePeakRssMb: twin,
+  bareIntakePeakPrivateMb: twin - 50,
+});
 const intakeRuns = [
-  { apiCpuMs: 0.6, kafkaCpuMs: 0.2, bareExpressCpuMs: 0.5, bareIntakeCpuMs: 0.5 },
-  { apiCpuMs: 0.66, kafkaCpuMs: 0.2, bareExpressCpuMs: 0.5, bareIntakeCpuMs: 0.6 },
-  { apiCpuMs: 0.7, kafkaCpuMs: 0.2, bareExpressCpuMs: 0.5, bareIntakeCpuMs: 0.5 },
+  {
+    apiCpuMs: 0.6,
+    kafkaCpuMs: 0.2,
+    bareExpressCpuMs: 0.5,
+    bareIntakeCpuMs: 0.5,
+    ...memory(120, 100),
+  },
+  {
+    apiCpuMs: 0.66,
+    kafkaCpuMs: 0.2,
+    bareExpressCpuMs: 0.5,
+    bareIntakeCpuMs: 0.6,
+    ...memory(130, 100),
+  },
+  {
+    apiCpuMs: 0.7,
+    kafkaCpuMs: 0.2,
+    bareExpressCpuMs: 0.5,
+    bareIntakeCpuMs: 0.5,
+    ...memory(126, 90),
+  },
 ];
 
 const rows: Row[] = [
@@ -144,6 +168,15 @@ describe("Benchmark cost ratios and their goals", () => {
     );
   });
 
+  it("Issue 49: when the orders API and its bare twin ran under the same load, then the memory row divides their peak RSS, private memory beside", () => {
+    const twin = byRow("memory: orders API ÷ its twin");
+    expect(twin?.runs).toEqual([1.2, 1.3, 1.4]);
+    expect(twin?.value).toBeCloseTo(1.3);
+    expect(twin?.goal).toBe(1.2);
+    expect(met(twin as never)).toBe(false); // 1.3 > 1.2
+    expect(twin?.detail).toMatch(/^126 MB \(private 76 MB\) ÷ 100 MB \(private 50 MB\)/);
+  });
+
   it("When a ratio is on the wrong side of its goal, then it is not met; which side depends on the row", () => {
     expect(met(byRow("intake") as never)).toBe(true); // 1.2 ≤ 1.3
     // Issue 49: bare Express is the HTTP ceiling, an anchor: no goal, no verdict.
@@ -151,7 +184,8 @@ describe("Benchmark cost ratios and their goals", () => {
     expect(met(byRow("pipeline") as never)).toBe(false); // 1.36 > 1.3
     expect(met(byRow("broker: RabbitMQ") as never)).toBe(false);
     expect(met(byRow("replay") as never)).toBe(true); // higher is better: 0.92 ≥ 0.9
-    expect(met(byRow("memory: orders API under load") as never)).toBe(false); // 130 MB > 100
+    // Issue 49: a service's absolute RSS is an anchor; its goal is against its twin.
+    expect(met(byRow("memory: orders API under load") as never)).toBeNull();
     expect(met(byRow("memory: analytics, 1,000,000-record replay") as never)).toBe(true);
     // Three Kafka nodes against one: Kafka's replication on shared cores, anchors.
     expect(met(byRow("cluster: intake") as never)).toBeNull();
@@ -160,14 +194,21 @@ describe("Benchmark cost ratios and their goals", () => {
 
   it("When a baseline was not measured, then its row is left out rather than guessed", () => {
     const partial = costRows({ rows: [rows[0] as Row], bareCpuMs: 0.5 });
-    expect(partial.map((c) => c.row)).toEqual(["intake", "intake vs bare Express"]);
+    expect(partial.map((c) => c.row)).toEqual([
+      "intake",
+      "intake vs bare Express",
+      "memory: orders API ÷ its twin",
+    ]);
   });
 
   it("When printed and charted, then every row shows its goal, which side is better, and whether it is met", () => {
     const table = costTable(costs);
     expect(table).toMatch(/\| intake \|.*\| 1\.20 \| ≤ 1\.3 \(lower is better\) \| ✓ \|/);
     expect(table).toMatch(/\| replay \|.*\| ≥ 0\.9 \(higher is better\) \| ✓ \|/);
-    expect(table).toMatch(/\| memory: orders API under load \|.*\| 130 MB \| ≤ 100 MB .*\| ✗ \|/);
+    expect(table).toMatch(
+      /\| memory: orders API under load \|.*\| 130 MB \| lower is better \| · \|/,
+    );
+    expect(table).toMatch(/\| memory: orders API ÷ its twin \|.*\| 1\.30 \| ≤ 1\.2 .*\| ✗ \|/);
     const svg = costSvg(costs, "test");
     expect(svg.match(/<rect /g)).toHaveLength(costs.length);
     expect(svg).toContain("stroke-dasharray"); // the goal marker
