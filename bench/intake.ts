@@ -1,14 +1,18 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { kafkaNames, pedidoTopics, REPLICATION_FACTOR } from "@shop/contracts";
-import { ensureTopics } from "@shop/kafka";
 import autocannon from "autocannon";
-import { Kafka, logLevel } from "kafkajs";
 import { serviceEnv, tempDb, uniquePrefix } from "../harness/env.ts";
 import { ServiceProcess } from "../harness/process.ts";
 import { ROOT } from "../infra/config.ts";
 import { runKafkaTool } from "../infra/kafka/kafka.ts";
-import { deleteTopics, KAFKA_BROKER, measureCpu, medianOf, pidsOf } from "./stats.ts";
+import {
+  barePipelineKafka,
+  deleteTopics,
+  KAFKA_BROKER,
+  measureCpu,
+  medianOf,
+  pidsOf,
+} from "./stats.ts";
 
 export interface Row {
   /** What the cost table (goals.ts) finds the row by. */
@@ -168,28 +172,22 @@ export async function bareIntake(
   log: (l: string) => void,
   brokers: string,
 ): Promise<Ceiling> {
-  const prefix = uniquePrefix("bare-intake");
-  const names = kafkaNames(prefix);
-  const kafka = new Kafka({ brokers: brokers.split(","), logLevel: logLevel.ERROR });
-  await ensureTopics(kafka, pedidoTopics(names), REPLICATION_FACTOR);
+  const topics = await barePipelineKafka(brokers, "bare-intake");
   try {
     return await baselineUnderLoad(
       "bare intake",
       "bench/bare-pipeline.ts",
-      {
+      topics.env({
         ROLE: "orders",
-        KAFKA_BROKERS: brokers,
-        TOPIC_PEDIDOS: names.topics.pedidosCriados,
-        TOPIC_RESULTADOS: names.topics.pagamentosResultados,
-        GROUP: `${prefix}pedidos-api`,
+        GROUP: `${topics.prefix}pedidos-api`,
         DB_PATH: tempDb("bare-intake"),
-      },
+      }),
       seconds,
       connections,
       log,
     );
   } finally {
-    await deleteTopics(brokers, prefix);
+    await topics.dispose();
   }
 }
 

@@ -1,15 +1,13 @@
 import { join } from "node:path";
-import { kafkaNames, pedidoTopics, REPLICATION_FACTOR } from "@shop/contracts";
-import { ensureTopics } from "@shop/kafka";
 import { Database, waitFor } from "@shop/service";
 import autocannon from "autocannon";
-import { Kafka, logLevel } from "kafkajs";
 import { serviceEnv, tempDb, uniquePrefix } from "../harness/env.ts";
 import { otlpCollector } from "../harness/otlp.ts";
 import { ServiceProcess } from "../harness/process.ts";
 import { ROOT } from "../infra/config.ts";
 import { type Row, rssMb } from "./intake.ts";
 import {
+  barePipelineKafka,
   deleteTopics,
   KAFKA_BROKER,
   latenciesFromDb,
@@ -179,17 +177,8 @@ async function barePipeline(
   expected: number,
   warmUp = 0,
 ) {
-  const prefix = uniquePrefix("bare-pipe");
-  const names = kafkaNames(prefix);
-  const kafka = new Kafka({ brokers: opts.brokers.split(","), logLevel: logLevel.ERROR });
-  await ensureTopics(kafka, pedidoTopics(names), REPLICATION_FACTOR);
+  const { prefix, env, dispose } = await barePipelineKafka(opts.brokers, "bare-pipe");
   const dbPath = tempDb("bare-pipe");
-  const env = (extra: Record<string, string>) => ({
-    KAFKA_BROKERS: opts.brokers,
-    TOPIC_PEDIDOS: names.topics.pedidosCriados,
-    TOPIC_RESULTADOS: names.topics.pagamentosResultados,
-    ...extra,
-  });
   const script = join(ROOT, "bench/bare-pipeline.ts");
   const orders = await ServiceProcess.startScript(
     "bare orders",
@@ -230,7 +219,7 @@ async function barePipeline(
     };
   } finally {
     await Promise.all([orders.stop(), ...payments.map((p) => p.stop())]);
-    await deleteTopics(opts.brokers, prefix);
+    await dispose();
   }
 }
 

@@ -1,6 +1,10 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { cpus } from "node:os";
+import { kafkaNames, pedidoTopics, REPLICATION_FACTOR } from "@shop/contracts";
+import { ensureTopics } from "@shop/kafka";
 import { Database } from "@shop/service";
+import { Kafka, logLevel } from "kafkajs";
+import { uniquePrefix } from "../harness/env.ts";
 import { deleteTopicsWhere } from "../harness/kafka.ts";
 
 /** The p-th percentile of an ascending list (nearest rank); 0 for an empty list. */
@@ -200,4 +204,26 @@ export function measureCpu(groups: Record<string, number[]>) {
  */
 export async function deleteTopics(brokers: string, prefix: string): Promise<void> {
   await deleteTopicsWhere(brokers, (t) => t.startsWith(prefix));
+}
+
+/**
+ * The topics of one run of the bare pipeline's programs (bench/bare-pipeline.ts), made now
+ * under a prefix of their own, and the environment its programs read them from; `dispose`
+ * deletes them. The intake's baseline runs its orders program alone, the pipeline's all.
+ */
+export async function barePipelineKafka(brokers: string, name: string) {
+  const prefix = uniquePrefix(name);
+  const names = kafkaNames(prefix);
+  const kafka = new Kafka({ brokers: brokers.split(","), logLevel: logLevel.ERROR });
+  await ensureTopics(kafka, pedidoTopics(names), REPLICATION_FACTOR);
+  return {
+    prefix,
+    env: (extra: Record<string, string>) => ({
+      KAFKA_BROKERS: brokers,
+      TOPIC_PEDIDOS: names.topics.pedidosCriados,
+      TOPIC_RESULTADOS: names.topics.pagamentosResultados,
+      ...extra,
+    }),
+    dispose: () => deleteTopics(brokers, prefix),
+  };
 }
