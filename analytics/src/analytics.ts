@@ -34,22 +34,17 @@ export class ReplayRefused extends Error {}
 type Positions = Map<string, number>; // "topic:partition" -> offset
 const tp = (topic: string, partition: number) => `${topic}:${partition}`;
 
-async function endOffsets(admin: Admin, topics: string[]): Promise<Positions> {
+/** Each partition's first offset still held (`low`) and its end offset (`end`), in one read. */
+async function topicOffsets(admin: Admin, topics: string[]) {
+  const low: Positions = new Map();
   const end: Positions = new Map();
   for (const topic of topics) {
-    for (const p of await withRetries(() => admin.fetchTopicOffsets(topic)))
+    for (const p of await withRetries(() => admin.fetchTopicOffsets(topic))) {
+      low.set(tp(topic, p.partition), Number(p.low));
       end.set(tp(topic, p.partition), Number(p.high));
+    }
   }
-  return end;
-}
-
-async function startOffsets(admin: Admin, topics: string[]): Promise<Positions> {
-  const start: Positions = new Map();
-  for (const topic of topics) {
-    for (const p of await withRetries(() => admin.fetchTopicOffsets(topic)))
-      start.set(tp(topic, p.partition), Number(p.low));
-  }
-  return start;
+  return { low, end };
 }
 
 async function groupOffsets(
@@ -96,6 +91,14 @@ interface Reading extends Plan {
   invalid: number;
   /** Ends the run (caught up, Ctrl-C, or a crash). */
   finish: () => void;
+  /** The first error that ended the run: the consumer's crash, or a batch that failed. */
+  crashed: Error | null;
+}
+
+/** A crash of the consumer or of a batch ends the run; the first one is thrown after it. */
+function fail(reading: Reading, error: Error): void {
+  reading.crashed ??= error;
+  reading.finish();
 }
 
 /**
@@ -120,6 +123,7 @@ export async function runAnalytics(opts: AnalyticsOptions): Promise<Summary> {
       read: 0,
       invalid: 0,
       finish: () => {},
+      crashed: null,
     };
     await readTopics(kafka, reading, topics, names.topics.pedidosCriados);
     opts.output.progress(reading.read, reading.total, true);
@@ -146,8 +150,7 @@ async function planRun(admin: Admin, opts: AnalyticsOptions, topics: string[]): 
       `replay: the offsets of group ${grupo} are back at the earliest offset; reading everything again`,
     );
   }
-  const end = await endOffsets(admin, topics);
-  const low = await startOffsets(admin, topics);
+  const { low, end } = await topicOffsets(admin, topics);
   const committed = await groupOffsets(admin, grupo, topics);
   const position: Positions = new Map();
   for (const key of end.keys()) position.set(key, committed.get(key) ?? low.get(key) ?? 0);
@@ -192,26 +195,21 @@ async function readTopics(kafka: Kafka, reading: Reading, topics: string[], cria
     maxBytesPerPartition: 1024 * 1024,
     maxBytes: 1024 * 1024,
   });
-  let crashed: Error | null = null;
-  const failed = (error: Error) => {
-    crashed ??= error;
-    reading.finish();
-  };
   consumer.on(consumer.events.CRASH, ({ payload }) => {
-    if (!payload.restart) failed(payload.error);
+    if (!payload.restart) fail(reading, payload.error);
   });
   const decoder = new BatchDecoder();
   await consumer.connect();
   try {
     await consumer.subscribe({ topics, fromBeginning: true });
-    const applied = await runDecoding(consumer, decoder, reading, criados, failed);
+    const applied = await runDecoding(consumer, decoder, reading, criados);
     await done;
     await applied();
   } finally {
     await consumer.disconnect(); // commits what was read
     await decoder.close();
   }
-  if (crashed) throw crashed;
+  if (reading.crashed) throw reading.crashed;
 }
 
 /**
@@ -226,12 +224,10 @@ async function runDecoding(
   decoder: BatchDecoder,
   reading: Reading,
   criados: string,
-  failed: (error: Error) => void,
 ): Promise<() => Promise<void>> {
   const AHEAD = 4;
   let applied: Promise<void> = Promise.resolve();
   let ahead = 0;
-  let stopped = false;
   await consumer.run({
     eachBatch: async ({ batch }) => {
       // Only what applying needs is kept past this call (the topic, the partition, the
@@ -254,11 +250,8 @@ async function runDecoding(
           ahead--;
           applyBatch(reading, topic, partition, offsets, lastOffset, decoded);
         })
-        .catch((error: Error) => {
-          stopped = true;
-          failed(error);
-        });
-      while (ahead > AHEAD && !stopped) await applied;
+        .catch((error: Error) => fail(reading, error));
+      while (ahead > AHEAD && !reading.crashed) await applied;
     },
   });
   return () => applied;
