@@ -30,8 +30,8 @@ export function validateForm(v: FormValues) {
 
 /** quantidade × precoUnitario in cents, or null while either is not valid yet. */
 export function totalInCents(v: FormValues): number | null {
-  const quantidade = Number(v.quantidade);
-  const price = Number(v.precoUnitario.replace(",", "."));
+  const quantidade = FORM_FIELDS.quantidade.value(v.quantidade) as number;
+  const price = FORM_FIELDS.precoUnitario.value(v.precoUnitario) as number;
   if (!Number.isInteger(quantidade) || quantidade < 1 || quantidade > 50) return null;
   try {
     return price > 0 ? multiplyCents(toCents(price), quantidade) : null;
