@@ -20,3 +20,17 @@ export function trackedFiles(...patterns: string[]): string[] {
     .stdout.split("\n")
     .filter(Boolean);
 }
+
+/**
+ * The TypeScript source git tracks under `folders` (all of it when none is given), from the
+ * root: tests, their folders and declarations left out.
+ */
+export function sourceFiles(...folders: string[]): string[] {
+  const patterns = (folders.length > 0 ? folders.map((f) => `${f}/`) : [""]).flatMap((f) => [
+    `${f}*.ts`,
+    `${f}*.tsx`,
+  ]);
+  return trackedFiles(...patterns).filter(
+    (f) => !/\.(test|d)\.tsx?$/.test(f) && !/(^|\/)test\//.test(f),
+  );
+}

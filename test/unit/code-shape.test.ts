@@ -2,12 +2,13 @@ import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import { sourceFiles } from "../helpers/source.ts";
 
 /**
  * Issue 48: the code is part of the lesson, so its shape is checked like its behaviour.
  *  - No function (a factory included) longer than MAX_LINES in the services and CLIs: a
  *    reader follows a story through named functions, not through one closure's body.
- *  - No import cycle anywhere in the repository's source (../shared/STYLE.md's "no cycle").
+ *  - No import cycle anywhere in the repository's source (docs/CONVENTIONS.md, "The layers of a service").
  */
 const ROOT = resolve(import.meta.dirname, "../..");
 const MAX_LINES = 60;
@@ -31,23 +32,6 @@ const SOURCE_FOLDERS = [
   "harness",
   "bench",
 ];
-const SKIP = new Set(["node_modules", "dist", ".work", "coverage"]);
-
-/** The source files under `folder`: TypeScript, tests and declarations left out. */
-function sourceFiles(folder: string): string[] {
-  const files: string[] = [];
-  const walk = (dir: string) => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const path = join(dir, e.name);
-      if (e.isDirectory()) {
-        if (!SKIP.has(e.name) && e.name !== "test" && !e.name.startsWith(".")) walk(path);
-      } else if (/\.tsx?$/.test(e.name) && !/\.(test|d)\.tsx?$/.test(e.name)) files.push(path);
-    }
-  };
-  walk(folder);
-  return files;
-}
-
 const parse = (file: string) =>
   ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true);
 
@@ -163,7 +147,7 @@ function cycles(graph: Map<string, string[]>): string[][] {
 
 describe("Issue 48: the code's shape", () => {
   it(`When a service or CLI is read, then no function of it is longer than ${MAX_LINES} lines`, () => {
-    const files = STORY_FOLDERS.flatMap((f) => sourceFiles(join(ROOT, f)));
+    const files = sourceFiles(...STORY_FOLDERS).map((f) => join(ROOT, f));
     expect(files.length).toBeGreaterThan(40);
     const long = files.flatMap((file) =>
       functionLengths(file)
@@ -180,7 +164,7 @@ describe("Issue 48: the code's shape", () => {
 
   it("When every source file's imports are followed, then no file imports itself through others (no cycle)", () => {
     const entries = workspaceEntries();
-    const files = SOURCE_FOLDERS.flatMap((f) => sourceFiles(join(ROOT, f)));
+    const files = sourceFiles(...SOURCE_FOLDERS).map((f) => join(ROOT, f));
     const graph = new Map(files.map((f) => [f, importsOf(f, entries)]));
     expect(graph.size).toBeGreaterThan(150);
     // Imports are followed: the orders API's server reaches its store.

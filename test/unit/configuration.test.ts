@@ -2,20 +2,13 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../../infra/config.ts";
-import { trackedFiles } from "../helpers/source.ts";
+import { sourceFiles } from "../helpers/source.ts";
 
 /**
  * Issue 48: docs/configuration.md lists every environment variable the code reads, with
  * its default and the files that read it.
  */
 const read = (file: string) => readFileSync(join(ROOT, file), "utf8");
-
-/** The source files: TypeScript under git, tests left out (they set variables, not read them). */
-function sourceFiles(): string[] {
-  return trackedFiles("*.ts", "*.tsx").filter(
-    (f) => !/\.test\.tsx?$/.test(f) && !/(^|\/)test\//.test(f),
-  );
-}
 
 /**
  * The variables `source` reads: `process.env.X`, `env.X`, `env["X"]`, `import.meta.env.X`,
