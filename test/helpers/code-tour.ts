@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { join } from "node:path";
 import { expect } from "vitest";
+import { ROOT } from "../../infra/config.ts";
 
 /**
  * The code tours (docs/code-tour.md, docs/code-tour-broker.md) follow paths file by file.
@@ -9,7 +10,6 @@ import { expect } from "vitest";
  * `node --experimental-test-coverage` reads them) to learn which of the shop's files it
  * entered: a refactor that moves a step to another file fails until the tour says so.
  */
-const ROOT = join(import.meta.dirname, "../..");
 
 export class CallCounter {
   private readonly session = new Session();

@@ -1,7 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { join } from "node:path";
-
-const ROOT = join(import.meta.dirname, "../..");
+import { ROOT } from "../../infra/config.ts";
 
 /**
  * Whether TypeScript `source` defines `name`: a function, a method, a class, or a const

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import { ROOT } from "../../infra/config.ts";
 import { sourceFiles } from "../helpers/source.ts";
 
 /**
@@ -10,7 +11,6 @@ import { sourceFiles } from "../helpers/source.ts";
  *    reader follows a story through named functions, not through one closure's body.
  *  - No import cycle anywhere in the repository's source (docs/CONVENTIONS.md, "The layers of a service").
  */
-const ROOT = resolve(import.meta.dirname, "../..");
 const MAX_LINES = 60;
 /** The services and CLIs a learner reads (libs/ are the wrappers, held by their own tests). */
 const STORY_FOLDERS = [
