@@ -9,7 +9,7 @@ import { ServiceProcess } from "../harness/process.ts";
 import { createVhost, type ShopVhost } from "../harness/vhost.ts";
 import { ROOT } from "../infra/config.ts";
 import { amqpUrlAdmin } from "../infra/rabbitmq/rabbitmq.ts";
-import { type Row, rssMb } from "./intake.ts";
+import { PeakMemory, type Row, rssMb } from "./intake.ts";
 import { latenciesFromDb, measureCpu, medianOf, pidsOf, RABBITMQ } from "./stats.ts";
 
 const PERFTEST_POM = join(ROOT, "bench/perftest/pom.xml");
@@ -132,6 +132,24 @@ function paymentRequests(url: string, ids: string[], connections: number) {
 }
 
 /**
+ * The orders and payments programs' memory while a run works (issue 49): the sum of their
+ * peak RSS, and of their peak private memory, sampled every half second until `stop`.
+ */
+function servicesMemory(programs: ServiceProcess[]) {
+  const memory = programs.map((p) => new PeakMemory(p.child.pid as number));
+  const sampler = setInterval(() => {
+    for (const m of memory) m.sample();
+  }, 500);
+  return {
+    stop() {
+      clearInterval(sampler);
+      const sum = (f: (m: PeakMemory) => number) => memory.reduce((n, m) => n + f(m), 0);
+      return { peakRssMb: sum((m) => m.rssMb), peakPrivateMb: sum((m) => m.privateMb) };
+    },
+  };
+}
+
+/**
  * The baseline: bare-broker.ts (amqplib, quorum queues, confirms, mandatory, manual acks,
  * prefetch 1 on 16 consumers a queue, SQLite FULL on both sides) under the same requests,
  * until each is concluded. CPU per request of both roles together, and of RabbitMQ.
@@ -172,6 +190,7 @@ async function bareBroker(
       services: running.map((p) => p.child.pid as number),
       RabbitMQ: pidsOf(RABBITMQ),
     });
+    const memory = servicesMemory(running);
     const result = await paymentRequests(orders.url(), ids, connections);
     const accepted = result["2xx"];
     await waitFor(() => concluded(ordersDb).n >= accepted, {
@@ -184,6 +203,7 @@ async function bareBroker(
       servicesCpuMs: spent.perUnit.services ?? 0,
       rabbitCpuMs: spent.perUnit.RabbitMQ ?? 0,
       p99: result.latency.p99,
+      ...memory.stop(),
     };
   } finally {
     await Promise.all(running.map((p) => p.stop()));
@@ -236,6 +256,7 @@ export async function benchBroker(opts: {
         payments: [payments.child.pid as number],
         RabbitMQ: pidsOf(RABBITMQ),
       });
+      const memory = servicesMemory([orders, payments]);
       const started = Date.now();
       const result = await paymentRequests(orders.url(), ids, connections);
       const seconds = (Date.now() - started) / 1000;
@@ -248,7 +269,14 @@ export async function benchBroker(opts: {
       });
       concludedBefore += accepted;
       // The cost of a request is all it causes, to PAGO: read once every request concluded.
-      return { result, seconds, accepted, whileAccepting, spent: cpu.stop(accepted) };
+      return {
+        result,
+        seconds,
+        accepted,
+        whileAccepting,
+        spent: cpu.stop(accepted),
+        ...memory.stop(),
+      };
     };
     // Each run beside its baseline (the bare amqplib flow), alternately.
     for (let t = 1; t <= trials; t++) {
@@ -259,6 +287,10 @@ export async function benchBroker(opts: {
         rabbitCpuMs: run.spent.perUnit.RabbitMQ ?? 0,
         bareServicesCpuMs: bare.servicesCpuMs,
         bareRabbitCpuMs: bare.rabbitCpuMs,
+        servicesPeakRssMb: run.peakRssMb,
+        servicesPeakPrivateMb: run.peakPrivateMb,
+        bareServicesPeakRssMb: bare.peakRssMb,
+        bareServicesPeakPrivateMb: bare.peakPrivateMb,
       });
       if (t === Math.ceil(trials / 2)) shown = run;
     }

@@ -53,6 +53,41 @@ function fromRuns(runs: number[], detail: string): Pick<CostRow, "value" | "runs
 const extra = (rows: Row[], id: string, key: string): number | undefined =>
   rows.find((r) => r.id === id)?.extra?.[key];
 
+/**
+ * A service's memory against its bare twin's under the same load (issue 49): the ratio of
+ * their peak RSS, each one's private memory beside it. `shop` and `bare` name the runs'
+ * fields: `${shop}PeakRssMb`, `${shop}PeakPrivateMb` and the same for `bare`. None when
+ * no run measured the twin.
+ */
+export function twinMemory(
+  row: string,
+  ratioOf: string,
+  trials: readonly Record<string, number>[],
+  shop: string,
+  bare: string,
+): CostRow[] {
+  const runs = trials.filter(
+    (t) => t[`${shop}PeakRssMb`] !== undefined && t[`${bare}PeakRssMb`] !== undefined,
+  );
+  if (runs.length === 0) return [];
+  const mb = (key: string) => Math.round(medianOf(runs, key));
+  const side = (who: string) =>
+    `${mb(`${who}PeakRssMb`)} MB (private ${mb(`${who}PeakPrivateMb`)} MB)`;
+  return [
+    {
+      row,
+      ratioOf: `${ratioOf} (private memory beside each; both without tsx, with the same V8 settings)`,
+      goal: 1.2,
+      better: "lower",
+      unit: "×",
+      ...fromRuns(
+        runs.map((t) => (t[`${shop}PeakRssMb`] as number) / (t[`${bare}PeakRssMb`] as number)),
+        `${side(shop)} ÷ ${side(bare)}`,
+      ),
+    },
+  ];
+}
+
 /** The inputs the cost rows divide, from this run's rows and baselines. */
 export interface CostInputs {
   rows: Row[];
@@ -102,22 +137,15 @@ export function costRows({ rows, bareCpuMs, twoHopP99 }: CostInputs): CostRow[] 
           )
         : { value: apiCpu / bareCpuMs, detail: `${f(apiCpu)} ms ÷ ${f(bareCpuMs)} ms` }),
     });
-  const twinRuns = intakeRuns.filter((t) => t.bareIntakePeakRssMb !== undefined);
-  if (twinRuns.length > 0) {
-    const mb = (key: string) => Math.round(medianOf(twinRuns, key));
-    out.push({
-      row: "memory: orders API ÷ its twin",
-      ratioOf:
-        "the orders API's peak RSS under the intake's load ÷ the bare orders program's under the same load (private memory beside each; the twin runs from source through tsx, whose loader its RSS includes)",
-      goal: 1.2,
-      better: "lower",
-      unit: "×",
-      ...fromRuns(
-        twinRuns.map((t) => (t.apiPeakRssMb as number) / (t.bareIntakePeakRssMb as number)),
-        `${mb("apiPeakRssMb")} MB (private ${mb("apiPeakPrivateMb")} MB) ÷ ${mb("bareIntakePeakRssMb")} MB (private ${mb("bareIntakePeakPrivateMb")} MB)`,
-      ),
-    });
-  }
+  out.push(
+    ...twinMemory(
+      "memory: orders API ÷ its twin",
+      "the orders API's peak RSS under the intake's load ÷ the bare orders program's under the same load",
+      intakeRuns,
+      "api",
+      "bareIntake",
+    ),
+  );
   const [a, p, k] = ["apiCpuMs", "paymentsCpuMs", "kafkaCpuMs"].map((key) =>
     extra(rows, "pipeline", key),
   );
@@ -141,6 +169,15 @@ export function costRows({ rows, bareCpuMs, twoHopP99 }: CostInputs): CostRow[] 
         `${f(median(pipelineRuns.map((t) => all(t))))} ms ÷ ${f(median(pipelineRuns.map((t) => all(t, BARE))))} ms`,
       ),
     });
+  out.push(
+    ...twinMemory(
+      "memory: payments ÷ its twin",
+      "the highest payments instance's peak RSS in the pipeline's burst ÷ the highest bare payments program's in the same burst",
+      pipelineRuns,
+      "payments",
+      "barePayments",
+    ),
+  );
   if (
     a !== undefined &&
     p !== undefined &&
@@ -205,6 +242,15 @@ export function costRows({ rows, bareCpuMs, twoHopP99 }: CostInputs): CostRow[] 
       unit: "×",
       ...brokerRatio("servicesCpuMs", "bareServicesCpuMs", servicesCpu, bareServicesCpu),
     });
+  out.push(
+    ...twinMemory(
+      "memory: broker services ÷ their twins",
+      "the broker edition's orders and payments services' peak RSS, summed, while their payment requests run ÷ bare-broker's two programs' under the same requests",
+      brokerRuns,
+      "services",
+      "bareServices",
+    ),
+  );
   if (servicesCpu !== undefined)
     out.push({
       row: "broker: services ÷ bare Express",

@@ -5,7 +5,7 @@ import { serviceEnv, tempDb, uniquePrefix } from "../harness/env.ts";
 import { otlpCollector } from "../harness/otlp.ts";
 import { ServiceProcess } from "../harness/process.ts";
 import { ROOT } from "../infra/config.ts";
-import { type Row, rssMb } from "./intake.ts";
+import { PeakMemory, type Row } from "./intake.ts";
 import {
   barePipelineKafka,
   deleteTopics,
@@ -156,13 +156,27 @@ async function cpuUntilDecided(
     payments: payments.map((p) => p.child.pid as number),
     Kafka: pidsOf(KAFKA_BROKER),
   });
-  await load();
-  await waitFor(() => decided(dbPath) >= expected, {
-    timeoutMs: 600_000,
-    intervalMs: 250,
-    what: `${expected} orders decided`,
-  });
-  return cpu.stop(expected);
+  // The payments instances' memory under this load: its twin row compares the highest
+  // instance's with the bare payments program's (issue 49).
+  const memory = payments.map((p) => new PeakMemory(p.child.pid as number));
+  const sampler = setInterval(() => {
+    for (const m of memory) m.sample();
+  }, 500);
+  try {
+    await load();
+    await waitFor(() => decided(dbPath) >= expected, {
+      timeoutMs: 600_000,
+      intervalMs: 250,
+      what: `${expected} orders decided`,
+    });
+  } finally {
+    clearInterval(sampler);
+  }
+  return {
+    ...cpu.stop(expected),
+    paymentsPeakRssMb: Math.max(...memory.map((m) => m.rssMb)),
+    paymentsPeakPrivateMb: Math.max(...memory.map((m) => m.privateMb)),
+  };
 }
 
 /**
@@ -215,6 +229,8 @@ async function barePipeline(
       apiCpuMs: spent.perUnit["orders API"] ?? 0,
       paymentsCpuMs: spent.perUnit.payments ?? 0,
       kafkaCpuMs: spent.perUnit.Kafka ?? 0,
+      paymentsPeakRssMb: spent.paymentsPeakRssMb,
+      paymentsPeakPrivateMb: spent.paymentsPeakPrivateMb,
       ...latencies(dbPath, warmUp),
     };
   } finally {
@@ -262,10 +278,6 @@ export async function benchPipeline(opts: {
         ),
       ),
     );
-    let paymentsPeak = 0;
-    const sampler = setInterval(() => {
-      for (const p of payments) paymentsPeak = Math.max(paymentsPeak, rssMb(p.child.pid as number));
-    }, 500);
     try {
       await groupsStable(
         api,
@@ -289,10 +301,10 @@ export async function benchPipeline(opts: {
         kafkaCpuMs: spent.perUnit.Kafka ?? 0,
         ...latencies(dbPath, warmUp),
         etapas: stepsFromDb(dbPath, warmUp),
-        paymentsPeak,
+        paymentsPeak: spent.paymentsPeakRssMb,
+        paymentsPeakPrivateMb: spent.paymentsPeakPrivateMb,
       };
     } finally {
-      clearInterval(sampler);
       await Promise.all([api.stop(), ...payments.map((p) => p.stop())]);
       await deleteTopics(opts.brokers, prefix);
     }
@@ -330,6 +342,10 @@ export async function benchPipeline(opts: {
             barePaymentsCpuMs: bare.paymentsCpuMs,
             bareKafkaCpuMs: bare.kafkaCpuMs,
             bareRate: (bare.n / bare.spanMs) * 1000,
+            paymentsPeakRssMb: shop.paymentsPeak,
+            paymentsPeakPrivateMb: shop.paymentsPeakPrivateMb,
+            barePaymentsPeakRssMb: bare.paymentsPeakRssMb,
+            barePaymentsPeakPrivateMb: bare.paymentsPeakPrivateMb,
           }
         : {}),
     });

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, existsSync } from "node:fs";
 import { join } from "node:path";
 import { type ConsumerEventMap, Database, waitFor } from "@shop/service";
-import { bundlePath, entryOf, nodeFlagsOf } from "../infra/build.ts";
+import { bundlePath, entryOf, NODE_FLAGS, nodeFlagsOf } from "../infra/build.ts";
 import { ROOT } from "../infra/config.ts";
 import { runLogDir } from "./logs.ts";
 
@@ -88,14 +88,22 @@ export class ServiceProcess {
     return ServiceProcess.run(name, programArgs(dir), env, join(ROOT, dir));
   }
 
-  /** Starts a TypeScript file with tsx and waits until it prints that it is listening. */
+  /**
+   * Starts a TypeScript file (a benchmark's bare program) and waits until it prints that it
+   * is listening. Beside built services (SHOP_CONSTRUIDO=1) it runs as they do: without
+   * tsx's loader (Node's own type stripping; the bare programs import only packages and
+   * each other) and with the services' V8 settings, so that a twin's CPU and memory are
+   * compared like for like (issue 49). Otherwise through tsx, as the services are.
+   */
   static startScript(
     name: string,
     file: string,
     env: NodeJS.ProcessEnv,
     cwd = ROOT,
   ): Promise<ServiceProcess> {
-    return ServiceProcess.run(name, ["--import", "tsx", file], env, cwd);
+    const args =
+      process.env.SHOP_CONSTRUIDO === "1" ? [...NODE_FLAGS, file] : ["--import", "tsx", file];
+    return ServiceProcess.run(name, args, env, cwd);
   }
 
   private static async run(
