@@ -1,3 +1,4 @@
+import { batchPerTurn, inCallersContext } from "@shop/service";
 import type pg from "pg";
 import type { Pedido } from "../domain/pedido.ts";
 import {
@@ -21,26 +22,44 @@ import {
   stepOf,
 } from "../store.ts";
 
-const NEXT_PEDIDO_ID = "SELECT nextval(pg_get_serial_sequence('pedidos', 'id')) AS id";
-/** $1 the id, then each field of the order in PEDIDO_FIELDS's order. */
-const fieldParam = (f: (typeof PEDIDO_FIELDS)[number]) => `$${PEDIDO_FIELDS.indexOf(f) + 2}`;
-const KEY_PARAMS = PEDIDO_FIELDS.length + 2;
+/** `$1` new ids of orders, in one round trip. */
+const NEXT_PEDIDO_IDS =
+  "SELECT nextval(pg_get_serial_sequence('pedidos', 'id')) AS id FROM generate_series(1, $1)";
+/** Each order field's column and its type, as json_to_recordset reads it. */
+const PEDIDO_COLUMN_TYPES = {
+  cliente: "text",
+  item: "text",
+  quantidade: "integer",
+  valorCentavos: "bigint",
+  status: "text",
+  motivo: "text",
+  processadoPor: "text",
+  criadoEm: "text",
+} as const satisfies Record<(typeof PEDIDO_FIELDS)[number], string>;
+const pedidoColumns = PEDIDO_FIELDS.map((f) => PEDIDO_COLUMNS[f]).join(", ");
 /**
- * The order, its Idempotency-Key and its outbox row in one statement: atomic without a
- * BEGIN and a COMMIT, one round trip (a key already there fails it whole). The id comes
- * first (NEXT_PEDIDO_ID), for the outbox row's event carries it.
+ * A batch of orders (issue 49: group commit), each with its Idempotency-Key and its outbox
+ * row when it has them, in one statement: one round trip and one commit (one WAL flush) for
+ * all of them, atomic without a BEGIN and a COMMIT (a key already there fails it whole).
+ * `$1` is a JSON array of SaveRecord. The ids come first (NEXT_PEDIDO_IDS), for the outbox
+ * rows' events carry them.
  */
-const SAVE_PEDIDO = `WITH pedido AS (
-    INSERT INTO pedidos (id, ${Object.values(PEDIDO_COLUMNS).join(", ")}) OVERRIDING SYSTEM VALUE
-    VALUES ($1, ${PEDIDO_FIELDS.map(fieldParam).join(", ")})
+const SAVE_PEDIDOS = `WITH novos AS (
+    SELECT * FROM json_to_recordset($1::json) AS x(id integer, ${PEDIDO_FIELDS.map(
+      (f) => `${PEDIDO_COLUMNS[f]} ${PEDIDO_COLUMN_TYPES[f]}`,
+    ).join(
+      ", ",
+    )}, chave text, impressao text, topico text, registro_chave text, valor text, traceparent text)
+  ), pedido AS (
+    INSERT INTO pedidos (id, ${pedidoColumns}) OVERRIDING SYSTEM VALUE
+    SELECT id, ${pedidoColumns} FROM novos
   ), chave AS (
     INSERT INTO idempotencia (chave, impressao, pedido_id, criada_em)
-    SELECT $${KEY_PARAMS}::text, $${KEY_PARAMS + 1}::text, $1, ${fieldParam("criadoEm")}
-    WHERE $${KEY_PARAMS}::text IS NOT NULL
+    SELECT chave, impressao, id, criado_em FROM novos WHERE chave IS NOT NULL
   )
   INSERT INTO outbox (pedido_id, topico, chave, valor, criado_em, traceparent)
-  SELECT $1, $${KEY_PARAMS + 2}::text, $${KEY_PARAMS + 3}::text, $${KEY_PARAMS + 4}::text, ${fieldParam("criadoEm")}, $${KEY_PARAMS + 5}::text
-  WHERE $${KEY_PARAMS + 2}::text IS NOT NULL`;
+  SELECT id, topico, registro_chave, valor, criado_em, traceparent FROM novos
+  WHERE topico IS NOT NULL ORDER BY id`;
 const PEDIDO_BY_ID = `${SELECT_PEDIDO} WHERE id = $1`;
 const PEDIDO_FOR_UPDATE = `${SELECT_PEDIDO} WHERE id = $1 FOR UPDATE`;
 const NEWEST_PEDIDOS = `${SELECT_PEDIDO} ORDER BY id DESC LIMIT $1`;
@@ -128,8 +147,9 @@ export async function openPostgresStore(url: string): Promise<PedidoStore> {
   pool.on("error", () => {});
   await inTransaction(pool, migrate);
   const p: Postgres = { pool, marks: listenForMarks(driver, url) };
+  const save = batchedSaves(p);
   return {
-    savePedido: (pedido, options = {}) => savePedido(p, pedido, options),
+    savePedido: (pedido, options = {}) => save(pedido, options),
     updatePedido: (id, decide) => inTransaction(pool, (c) => updatePedido(c, id, decide)),
     findPedido: async (id) => (await query<Pedido>(pool, PEDIDO_BY_ID, [id]))[0] ?? null,
     listPedidos: (limit = 1000) => query<Pedido>(pool, NEWEST_PEDIDOS, [limit]),
@@ -221,35 +241,93 @@ async function asStoreErrors<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The order, its Idempotency-Key and its outbox row in one statement (SAVE_PEDIDO). */
-async function savePedido(
-  p: Postgres,
-  pedido: Omit<Pedido, "id">,
-  { key, outboxOf }: SaveOptions,
-): Promise<Pedido> {
-  const [row] = await query<{ id: number }>(p.pool, NEXT_PEDIDO_ID);
-  const saved = { ...pedido, id: (row as { id: number }).id };
-  const entry = outboxOf?.(saved) ?? null;
+/** A new order handed to the store, with the trace context of the request that made it. */
+interface SaveRequest {
+  pedido: Omit<Pedido, "id">;
+  options: SaveOptions;
+  within: <T>(work: () => T) => T;
+}
+
+/**
+ * Group commit on PostgreSQL (issue 49): the orders handed over while a batch is in
+ * flight go together as the next batch (batchPerTurn's whileInFlight), in one statement and
+ * one commit, where each order cost a commit (a WAL flush) of its own. Each request still
+ * gets its own outcome: a key taken fails the statement whole, and the batch's orders are
+ * then saved one by one, so that only the request whose key was taken gets KeyTaken. A
+ * database that does not answer fails the whole batch at once (no order of it was saved).
+ */
+function batchedSaves(p: Postgres) {
+  const save = batchPerTurn((batch: SaveRequest[]) => savePedidos(p, batch), {
+    whileInFlight: true,
+    splitOnFailure: false,
+  });
+  return async (pedido: Omit<Pedido, "id">, options: SaveOptions): Promise<Pedido> => {
+    const outcome = await save({ pedido, options, within: inCallersContext() });
+    if (outcome instanceof Error) throw outcome;
+    return outcome;
+  };
+}
+
+async function savePedidos(p: Postgres, batch: SaveRequest[]): Promise<(Pedido | Error)[]> {
   try {
-    await p.pool.query({
-      name: "save_pedido",
-      text: SAVE_PEDIDO,
-      values: [
-        saved.id,
-        ...PEDIDO_FIELDS.map((f) => pedido[f]),
-        key?.key ?? null,
-        key?.fingerprint ?? null,
-        entry?.topic ?? null,
-        entry?.key ?? null,
-        entry?.value ?? null,
-        entry?.traceparent ?? null,
-      ],
-    });
+    return await saveTogether(p, batch);
   } catch (error) {
-    if ((error as { code?: string }).code === "23505" && key)
-      throw new KeyTaken(`Idempotency-Key ${key.key} was saved first by another request`);
-    throw asStoreError(error);
+    if (batch.length === 1 || (error as { code?: string }).code !== UNIQUE_VIOLATION) {
+      const failure = asSaveError(error, batch.length === 1 ? batch[0] : undefined);
+      return batch.map(() => failure as Error);
+    }
+    const outcomes: (Pedido | Error)[] = [];
+    for (const one of batch) {
+      try {
+        outcomes.push(...(await saveTogether(p, [one])));
+      } catch (e) {
+        outcomes.push(asSaveError(e, one) as Error);
+      }
+    }
+    return outcomes;
   }
+}
+
+const UNIQUE_VIOLATION = "23505";
+
+/** A key taken (in a batch of one, whose key it can only be) is KeyTaken; else a store error. */
+function asSaveError(error: unknown, one: SaveRequest | undefined): unknown {
+  const key = one?.options.key;
+  if ((error as { code?: string }).code === UNIQUE_VIOLATION && key)
+    return new KeyTaken(`Idempotency-Key ${key.key} was saved first by another request`);
+  return asStoreError(error);
+}
+
+/** The batch's orders, keys and outbox rows in one statement (SAVE_PEDIDOS). */
+async function saveTogether(p: Postgres, batch: SaveRequest[]): Promise<Pedido[]> {
+  const ids = (
+    await p.pool.query<{ id: number }>({
+      name: "next_pedido_ids",
+      text: NEXT_PEDIDO_IDS,
+      values: [batch.length],
+    })
+  ).rows;
+  const saved = batch.map(({ pedido }, i) => ({ ...pedido, id: (ids[i] as { id: number }).id }));
+  const records = batch.map(({ options, within }, i) => {
+    const pedido = saved[i] as Pedido;
+    // The event carries the trace of the request that made the order, not the batch's.
+    const entry = within(() => options.outboxOf?.(pedido)) ?? null;
+    return {
+      id: pedido.id,
+      ...Object.fromEntries(PEDIDO_FIELDS.map((f) => [PEDIDO_COLUMNS[f], pedido[f]])),
+      chave: options.key?.key ?? null,
+      impressao: options.key?.fingerprint ?? null,
+      topico: entry?.topic ?? null,
+      registro_chave: entry?.key ?? null,
+      valor: entry?.value ?? null,
+      traceparent: entry?.traceparent ?? null,
+    };
+  });
+  await p.pool.query({
+    name: "save_pedidos",
+    text: SAVE_PEDIDOS,
+    values: [JSON.stringify(records)],
+  });
   return saved;
 }
 

@@ -156,6 +156,63 @@ describe(`The orders store (${TEST_STORE})`, () => {
   });
 
   if (TEST_STORE === "postgres") {
+    it("Issue 49: when orders are saved together (group commit on PostgreSQL), then they share one transaction, and a key taken fails only its own save", async () => {
+      const entry = (p: Pedido) => ({
+        topic: "t",
+        key: String(p.id),
+        value: "{}",
+        traceparent: "",
+      });
+      const taken = { key: `k-${Date.now()}`, fingerprint: "f" };
+      const first = await store.savePedido(novo(), { key: taken, outboxOf: entry });
+      // One turn: four orders, the third with a key already saved.
+      const saves = [0, 1, 2, 3].map((i) =>
+        store.savePedido(novo({ item: `turn-${i}` }), {
+          outboxOf: entry,
+          ...(i === 2 ? { key: taken } : {}),
+        }),
+      );
+      const outcomes = await Promise.allSettled(saves);
+      expect(outcomes.map((o) => o.status)).toEqual([
+        "fulfilled",
+        "fulfilled",
+        "rejected",
+        "fulfilled",
+      ]);
+      expect((outcomes[2] as PromiseRejectedResult).reason).toBeInstanceOf(KeyTaken);
+      expect((await store.findKey(taken.key))?.pedidoId).toBe(first.id);
+      const saved = outcomes.flatMap((o) => (o.status === "fulfilled" ? [o.value] : []));
+      for (const p of saved) expect(await store.findPedido(p.id)).toEqual(p);
+      // The batch failed whole on the key, then each order was saved alone: three
+      // transactions. A turn without a taken key shares one (the rows' xmin, below).
+      const again = await Promise.all(
+        [0, 1, 2, 3, 4].map((i) =>
+          store.savePedido(novo({ item: `one-commit-${i}` }), { outboxOf: entry }),
+        ),
+      );
+      const { default: pg } = await import("pg");
+      const client = new pg.Client({ connectionString: settings().databaseUrl as string });
+      await client.connect();
+      try {
+        const ids = again.map((p) => p.id);
+        const xmins = await client.query(
+          "SELECT DISTINCT xmin::text FROM pedidos WHERE id = ANY($1::int[]) UNION SELECT DISTINCT xmin::text FROM outbox WHERE pedido_id = ANY($1::int[])",
+          [ids],
+        );
+        expect(xmins.rows).toHaveLength(1);
+        const outbox = await client.query(
+          "SELECT pedido_id FROM outbox WHERE pedido_id = ANY($1::int[]) ORDER BY id",
+          [ids],
+        );
+        expect(outbox.rows.map((r) => r.pedido_id)).toEqual(ids);
+      } finally {
+        await client.end();
+      }
+      // The rows leave the outbox, as the next tests expect it.
+      await store.claimOutbox(100, (rows, claim) => markAll(claim, rows, 0, "0"));
+      expect((await store.outboxState()).pendentes).toBe(0);
+    });
+
     it("When two relays claim at once (two instances), then each row goes to one of them (FOR UPDATE SKIP LOCKED)", async () => {
       const entry = (p: Pedido) => ({
         topic: "t",
