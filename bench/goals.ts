@@ -20,11 +20,22 @@ export interface CostRow {
   runs?: number[];
 }
 
-/** How far a row's runs disagree: (highest − lowest) ÷ median; 0 for one run. */
-export const disagreement = (r: CostRow): number =>
-  r.runs && r.runs.length > 1
-    ? (Math.max(...r.runs) - Math.min(...r.runs)) / Math.max(1e-9, median(r.runs))
+/**
+ * The runs a row's spread is judged on: all of them, or with five or more, all but the
+ * highest and the lowest (issue 49: the pipeline, latency and replay rows run five times in
+ * a full run and are judged on their middle three, one run of a shared machine's noise at
+ * either end left out).
+ */
+export const judgedRuns = (runs: readonly number[]): number[] =>
+  runs.length >= 5 ? [...runs].sort((a, b) => a - b).slice(1, -1) : [...runs];
+
+/** How far a row's judged runs disagree: (highest − lowest) ÷ median; 0 for one run. */
+export const disagreement = (r: CostRow): number => {
+  const runs = judgedRuns(r.runs ?? []);
+  return runs.length > 1
+    ? (Math.max(...runs) - Math.min(...runs)) / Math.max(1e-9, median(runs))
     : 0;
+};
 
 /** Runs that disagree by more than this make no claim, met or not. */
 export const DISAGREEMENT_LIMIT = 0.25;
@@ -39,9 +50,10 @@ export const met = (r: CostRow): boolean | null =>
 /** A row's value from its runs: the median, and the spread said in its detail. */
 function fromRuns(runs: number[], detail: string): Pick<CostRow, "value" | "runs" | "detail"> {
   const f = (n: number) => n.toFixed(2);
+  const judged = runs.length >= 5 ? ", the spread judged without the highest and the lowest" : "";
   const spread =
     runs.length > 1
-      ? `; median of ${runs.length} runs: ${runs.map(f).join(", ")}${
+      ? `; median of ${runs.length} runs: ${runs.map(f).join(", ")}${judged}${
           disagreement({ runs } as CostRow) > DISAGREEMENT_LIMIT
             ? ` — they disagree by more than ${DISAGREEMENT_LIMIT * 100}%: no result`
             : ""

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { costRows, costSvg, costTable, met } from "../../bench/goals.ts";
+import { costRows, costSvg, costTable, judgedRuns, met } from "../../bench/goals.ts";
 import type { Row } from "../../bench/intake.ts";
 
 /**
@@ -189,6 +189,24 @@ describe("Benchmark cost ratios and their goals", () => {
     expect(costTable(noisy)).toMatch(
       /\| intake \|.*\| \? \|.*disagree by more than 25%: no result/,
     );
+  });
+
+  it("Issue 49: when a row ran five times, then its spread is judged on the middle three; one run far off at either end does not void it", () => {
+    const five = (apiCpuMs: number) => ({ apiCpuMs, bareExpressCpuMs: 0.5, bareIntakeCpuMs: 0.5 });
+    const ofRuns = (cpus: number[]) =>
+      costRows({
+        rows: [row("intake", { apiCpuMs: 0.6 }, 0, 0, cpus.map(five))],
+        bareCpuMs: 0.5,
+      }).find((c) => c.row === "intake");
+    const oneFarOff = ofRuns([0.3, 0.6, 0.62, 0.64, 1.2]); // ratios 0.6, 1.2, 1.24, 1.28, 2.4
+    expect(judgedRuns(oneFarOff?.runs ?? [])).toEqual([1.2, 1.24, 1.28]);
+    expect(oneFarOff?.value).toBeCloseTo(1.24);
+    expect(met(oneFarOff as never)).toBe(true); // 1.24 ≤ 1.3, the middle three within 25%
+    expect(oneFarOff?.detail).toContain("judged without the highest and the lowest");
+    // The middle three themselves disagreeing still claim nothing.
+    expect(met(ofRuns([0.3, 0.4, 0.6, 0.8, 0.9]) as never)).toBeNull();
+    // Three runs are judged whole, as before.
+    expect(judgedRuns([0.6, 1.2, 2.4])).toEqual([0.6, 1.2, 2.4]);
   });
 
   it("Issue 49: when the orders API and its bare twin ran under the same load, then the memory row divides their peak RSS, private memory beside", () => {
