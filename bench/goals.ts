@@ -100,6 +100,42 @@ export function twinMemory(
   ];
 }
 
+type Run = Record<string, number>;
+
+/**
+ * A cost row of CPU per unit of work against a bare twin's (goal 1.3, lower is better):
+ * each run's `shop` ÷ its own `bare`, the median kept. None when no run measured the twin.
+ */
+function againstTwin(
+  row: string,
+  ratioOf: string,
+  runs: readonly Run[],
+  shop: (t: Run) => number,
+  bare: (t: Run) => number,
+): CostRow[] {
+  if (runs.length === 0) return [];
+  const f = (n: number) => n.toFixed(2);
+  return [
+    {
+      row,
+      ratioOf,
+      goal: 1.3,
+      better: "lower",
+      unit: "×",
+      ...fromRuns(
+        runs.map((t) => shop(t) / bare(t)),
+        `${f(median(runs.map((t) => shop(t))))} ms ÷ ${f(median(runs.map((t) => bare(t))))} ms`,
+      ),
+    },
+  ];
+}
+
+/** The runs of row `id` that measured both `keys`. */
+const runsWith = (rows: Row[], id: string, ...keys: string[]): Run[] =>
+  (rows.find((r) => r.id === id)?.trials ?? []).filter((t) =>
+    keys.every((k) => t[k] !== undefined),
+  );
+
 /** The inputs the cost rows divide, from this run's rows and baselines. */
 export interface CostInputs {
   rows: Row[];
@@ -119,20 +155,16 @@ export function costRows({ rows, bareCpuMs, twoHopP99 }: CostInputs): CostRow[] 
     intakeRuns.every((t) => t[key] !== undefined)
       ? intakeRuns.map((t) => (t.apiCpuMs as number) / (t[key] as number))
       : [];
-  const againstBareIntake = perRun("bareIntakeCpuMs");
-  if (apiCpu !== undefined && againstBareIntake.length > 0)
-    out.push({
-      row: "intake",
-      ratioOf:
-        "orders API CPU per POST /pedidos ÷ bare intake's CPU per request (the bare orders program: the same durable insert, acks=all, a turn's orders in one transaction and one send)",
-      goal: 1.3,
-      better: "lower",
-      unit: "×",
-      ...fromRuns(
-        againstBareIntake,
-        `${f(apiCpu)} ms ÷ ${f(medianOf(intakeRuns, "bareIntakeCpuMs"))} ms`,
-      ),
-    });
+  const apiCpuOf = (t: Run) => t.apiCpuMs as number;
+  out.push(
+    ...againstTwin(
+      "intake",
+      "orders API CPU per POST /pedidos ÷ bare intake's CPU per request (the bare orders program: the same durable insert, acks=all, a turn's orders in one transaction and one send)",
+      runsWith(rows, "intake", "apiCpuMs", "bareIntakeCpuMs"),
+      apiCpuOf,
+      (t) => t.bareIntakeCpuMs as number,
+    ),
+  );
   if (apiCpu !== undefined)
     out.push({
       row: "intake vs bare Express",
@@ -166,21 +198,18 @@ export function costRows({ rows, bareCpuMs, twoHopP99 }: CostInputs): CostRow[] 
   );
   const SHOP = ["apiCpuMs", "paymentsCpuMs", "kafkaCpuMs"];
   const BARE = ["bareApiCpuMs", "barePaymentsCpuMs", "bareKafkaCpuMs"];
-  const all = (t: Record<string, number>, keys = SHOP) =>
+  const all = (t: Run, keys = SHOP) =>
     keys.reduce((sum, key) => sum + (t[key] as number), 0);
-  if (pipelineRuns.length > 0)
-    out.push({
-      row: "pipeline",
-      ratioOf:
-        "all processes' CPU per order, POST to result applied ÷ the bare pipeline's (same rules: durable inserts, acks=all, commits after effects)",
-      goal: 1.3,
-      better: "lower",
-      unit: "×",
-      ...fromRuns(
-        pipelineRuns.map((t) => all(t) / all(t, BARE)),
-        `${f(median(pipelineRuns.map((t) => all(t))))} ms ÷ ${f(median(pipelineRuns.map((t) => all(t, BARE))))} ms`,
-      ),
-    });
+  const allBare = (t: Run) => all(t, BARE);
+  out.push(
+    ...againstTwin(
+      "pipeline",
+      "all processes' CPU per order, POST to result applied ÷ the bare pipeline's (same rules: durable inserts, acks=all, commits after effects)",
+      pipelineRuns,
+      all,
+      allBare,
+    ),
+  );
   out.push(
     ...twinMemory(
       "memory: payments ÷ its twin",
@@ -353,38 +382,22 @@ export function costRows({ rows, bareCpuMs, twoHopP99 }: CostInputs): CostRow[] 
   }
   // Issue 49: on the cluster, the shop's CPU per order against its bare twin's on the
   // same three nodes, same run: what the shop adds, with replication under both.
-  const clusterRuns = (id: string, shopKey: string, bareKey: string) =>
-    (rows.find((x) => x.id === id)?.trials ?? []).filter(
-      (t) => t[shopKey] !== undefined && t[bareKey] !== undefined,
-    );
-  const clusterIntake = clusterRuns("cluster-intake", "apiCpuMs", "bareIntakeCpuMs");
-  if (clusterIntake.length > 0)
-    out.push({
-      row: "cluster: intake CPU",
-      ratioOf:
-        "orders API CPU per POST /pedidos ÷ the bare orders program's, both on the 3-node cluster (RF 3, min ISR 2)",
-      goal: 1.3,
-      better: "lower",
-      unit: "×",
-      ...fromRuns(
-        clusterIntake.map((t) => (t.apiCpuMs as number) / (t.bareIntakeCpuMs as number)),
-        `${f(medianOf(clusterIntake, "apiCpuMs"))} ms ÷ ${f(medianOf(clusterIntake, "bareIntakeCpuMs"))} ms`,
-      ),
-    });
-  const clusterPipeline = clusterRuns("cluster-pipeline", "apiCpuMs", "bareApiCpuMs");
-  if (clusterPipeline.length > 0)
-    out.push({
-      row: "cluster: pipeline CPU",
-      ratioOf:
-        "all processes' CPU per order, POST to result applied ÷ the bare pipeline's, both on the 3-node cluster",
-      goal: 1.3,
-      better: "lower",
-      unit: "×",
-      ...fromRuns(
-        clusterPipeline.map((t) => all(t) / all(t, BARE)),
-        `${f(median(clusterPipeline.map((t) => all(t))))} ms ÷ ${f(median(clusterPipeline.map((t) => all(t, BARE))))} ms`,
-      ),
-    });
+  out.push(
+    ...againstTwin(
+      "cluster: intake CPU",
+      "orders API CPU per POST /pedidos ÷ the bare orders program's, both on the 3-node cluster (RF 3, min ISR 2)",
+      runsWith(rows, "cluster-intake", "apiCpuMs", "bareIntakeCpuMs"),
+      apiCpuOf,
+      (t) => t.bareIntakeCpuMs as number,
+    ),
+    ...againstTwin(
+      "cluster: pipeline CPU",
+      "all processes' CPU per order, POST to result applied ÷ the bare pipeline's, both on the 3-node cluster",
+      runsWith(rows, "cluster-pipeline", ...SHOP, ...BARE),
+      all,
+      allBare,
+    ),
+  );
   // Issue 49: a service's RSS counts pages every Node process shares (Node's binary, about
   // 49 MB); its goal is against its bare twin's (the rows "÷ its twin"), so these absolute
   // figures are anchors. The analytics replay keeps an absolute goal: 300 MB.
