@@ -31,7 +31,7 @@ import { warmKafka } from "./warm.ts";
 const BENCHMARKS = ["decode", "intake", "pipeline", "replay", "broker", "cluster", "escala"];
 const USAGE = `usage: npm run bench [-- --quick] [--only=${BENCHMARKS.join(",")}] [--profile] [--fonte]
 
-Measures the shop's cost against baselines run beside it (about 25 minutes on 2 cores; --quick about 6).
+Measures the shop's cost against baselines run beside it (about 29 minutes on 2 cores; --quick 4 to 6).
   --quick     shorter runs, one each, and no cluster unless --only names it
   --only=a,b  some of the benchmarks (the bare-Express ceiling always runs)
   --profile   every service writes a CPU profile to bench/results/profiles-<time>/
