@@ -198,8 +198,7 @@ export function costRows({ rows, bareCpuMs, twoHopP99 }: CostInputs): CostRow[] 
   );
   const SHOP = ["apiCpuMs", "paymentsCpuMs", "kafkaCpuMs"];
   const BARE = ["bareApiCpuMs", "barePaymentsCpuMs", "bareKafkaCpuMs"];
-  const all = (t: Run, keys = SHOP) =>
-    keys.reduce((sum, key) => sum + (t[key] as number), 0);
+  const all = (t: Run, keys = SHOP) => keys.reduce((sum, key) => sum + (t[key] as number), 0);
   const allBare = (t: Run) => all(t, BARE);
   out.push(
     ...againstTwin(
