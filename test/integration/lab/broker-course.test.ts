@@ -13,5 +13,5 @@ describe("npm run lab -- prova-broker (it stops a RabbitMQ node of its own)", ()
       /^PASS 7\. broker down: 503 within the 5 s wait naming the key, the record kept PENDENTE/,
       /^PASS 8\. the old approval shortcut is gone/,
     ]);
-  }, 150_000);
+  }, 270_000);
 });

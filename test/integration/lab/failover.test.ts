@@ -16,9 +16,10 @@ describe("npm run lab -- failover", () => {
       {},
       // Two clusters of three to start and stop: about 95 s alone on a quiet machine, and
       // 160 s alone, 210-240 s beside the other integration files, on this one on
-      // 2026-11-26 (d939df8 too). The bound only catches a run that hangs: what the lab
+      // 2026-11-26 (d939df8 too); over 300 s on the machine of 2026-11-27, which ran the
+      // suite 2.3 times slower. The bound only catches a run that hangs: what the lab
       // promises (nothing lost or doubled, no wait past 5 s) is asserted above.
-      290_000,
+      580_000,
     );
-  }, 300_000);
+  }, 600_000);
 });

@@ -8,5 +8,5 @@ describe("npm run lab -- kafka-fora (it stops a Kafka broker of its own)", () =>
       /^PASS OUTBOX=ligado: the orders saved during the outage \(\d+, \d+\) were published once Kafka returned/,
       /^PASS OUTBOX=desligado: orders \d+, \d+ have no PedidoCriado and stay AGUARDANDO_PAGAMENTO .* the spec's orphan orders/,
     ]);
-  }, 150_000);
+  }, 270_000);
 });

@@ -49,14 +49,16 @@ async function labTopics(name: string): Promise<string[]> {
 }
 
 /**
- * An experiment that passed: exit 0, no FAIL, the PASS lines it promises, in under 2
- * minutes (or `maxMs`), and no topic of its own left on the shop's Kafka.
+ * An experiment that passed: exit 0, no FAIL, the PASS lines it promises, in under 4
+ * minutes (or `maxMs`), and no topic of its own left on the shop's Kafka. The bound only
+ * catches a run that hangs: a machine of 2026-11-27 ran the whole suite 2.3 times slower
+ * than the one before it (1,351 s against 576 s), and kafka-fora took 128 s there.
  */
 export async function expectPassed(
   name: string,
   passes: RegExp[],
   env: Record<string, string> = {},
-  maxMs = 120_000,
+  maxMs = 240_000,
 ) {
   const topicsBefore = await labTopics(name);
   const started = Date.now();

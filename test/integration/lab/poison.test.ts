@@ -9,5 +9,5 @@ describe("npm run lab -- veneno", () => {
       /^PASS the fixed copy was applied: order \d+ PAGO, its letter marked redriven/,
       /^PASS nothing else moved/,
     ]);
-  }, 150_000);
+  }, 270_000);
 });

@@ -9,5 +9,5 @@ describe("npm run lab -- replay", () => {
       /^PASS the restarted reader resumed at its committed offsets: 0 records read/,
       /^PASS --replay reset the group to offset 0 and rebuilt the same dashboard/,
     ]);
-  }, 150_000);
+  }, 270_000);
 });
