@@ -299,6 +299,9 @@ describe("Dead letters of the broker edition", () => {
       async () =>
         JSON.parse(dlq(env, "list", "--edition", "rabbitmq", "--json").out)[0]?.tentativas === 6,
       {
+        // Five more tries with their pauses, then a dlq CLI run per look: 22 s on the
+        // machine of 2026-11-27, which ran the suite 2.3 times slower than the one before.
+        timeoutMs: 45_000,
         what: "the message back in .erros with 6 attempts",
       },
     );
