@@ -211,16 +211,6 @@ export function currentTraceparent(): string {
   return traceparentIn(context.active()) ?? traceparentIn(newTrace()) ?? "";
 }
 
-/**
- * The trace context of now, to run work in later: a batch runs each item's own work
- * (its outbox row, say) within the context of the request that handed it over, not within
- * that of whichever request started the batch.
- */
-export function inCallersContext(): <T>(work: () => T) => T {
-  const caller = context.active();
-  return (work) => context.with(caller, work);
-}
-
 /** The header to send onwards with a message: the current trace, when there is one. */
 export function traceHeader(): { traceparent?: string } {
   startTracing();

@@ -41,8 +41,8 @@ const pedidoColumns = PEDIDO_FIELDS.map((f) => PEDIDO_COLUMNS[f]).join(", ");
  * A batch of orders (issue 49: group commit), each with its Idempotency-Key and its outbox
  * row when it has them, in one statement: one round trip and one commit (one WAL flush) for
  * all of them, atomic without a BEGIN and a COMMIT (a key already there fails it whole).
- * `$1` is a JSON array of the records saveTogether builds. The ids come first (NEXT_PEDIDO_IDS), for the outbox
- * rows' events carry them.
+ * `$1` is a JSON array of the records saveTogether builds. The ids come first
+ * (NEXT_PEDIDO_IDS), for the outbox rows' events carry them.
  */
 const SAVE_PEDIDOS = `WITH novos AS (
     SELECT * FROM json_to_recordset($1::json) AS x(id integer, ${PEDIDO_FIELDS.map(
