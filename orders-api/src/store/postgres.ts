@@ -72,7 +72,18 @@ const STEPS = "SELECT etapa, em, detalhes FROM historico WHERE pedido_id = $1 OR
 /** Rows another relay holds are skipped, not waited for: each relay takes the next ones. */
 const CLAIM_OUTBOX = `SELECT id, pedido_id, topico, chave, valor, criado_em, traceparent FROM outbox
   WHERE enviado_em IS NULL AND posta_de_lado_em IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`;
-const MARK_SENT = "UPDATE outbox SET enviado_em = $1 WHERE id = ANY($2::int[])";
+/**
+ * The relay's marks in one statement (one round trip where there were three): the rows sent,
+ * their "evento-confirmado" steps, the NOTIFY every instance hears at commit, and the
+ * commit made asynchronous (set_config's SET LOCAL): it returns without waiting for its
+ * WAL flush. A mark lost to a crash of the server sends its rows again, as a crash between
+ * the publish and the mark does; the consumers are idempotent (at least once). Writes in
+ * WITH run to completion whether or not the SELECT reads them.
+ */
+const MARK_SENT = `WITH sent AS (UPDATE outbox SET enviado_em = $1 WHERE id = ANY($2::int[])),
+  steps AS (INSERT INTO historico (pedido_id, etapa, em, detalhes)
+    SELECT pedido_id, 'evento-confirmado', $1, detalhes FROM unnest($3::int[], $4::text[]) AS s (pedido_id, detalhes))
+  SELECT pg_notify($5, $6), set_config('synchronous_commit', 'off', true)`;
 const SET_ASIDE =
   "UPDATE outbox SET posta_de_lado_em = $1, motivo = $2 WHERE id = $3 AND enviado_em IS NULL";
 const SET_ASIDE_ROWS = `SELECT id, pedido_id AS "pedidoId", posta_de_lado_em AS em, motivo FROM outbox
@@ -390,20 +401,21 @@ async function claimOutbox(
   });
 }
 
-/** The relay's rows acknowledged by Kafka: sent, announced to every instance at commit. */
+/** The relay's rows acknowledged by Kafka: sent, on their timelines, announced to every instance at commit. */
 async function markSent(c: pg.PoolClient, rows: SentRow[]): Promise<void> {
-  const now = new Date().toISOString();
-  await announceMarks(c, { sent: rows.map((r) => r.pedidoId), setAside: [] });
-  await c.query({ name: "mark_sent", text: MARK_SENT, values: [now, rows.map((r) => r.id)] });
-  await insertSteps(
-    c,
-    rows.map((r) => ({
-      pedidoId: r.pedidoId,
-      etapa: "evento-confirmado",
-      details: { topico: r.topico, particao: r.particao, offset: r.offset },
-      at: now,
-    })),
-  );
+  const marked: OutboxMarked = { sent: rows.map((r) => r.pedidoId), setAside: [] };
+  await c.query({
+    name: "mark_sent",
+    text: MARK_SENT,
+    values: [
+      new Date().toISOString(),
+      rows.map((r) => r.id),
+      marked.sent,
+      rows.map((r) => JSON.stringify({ topico: r.topico, particao: r.particao, offset: r.offset })),
+      MARKED_CHANNEL,
+      JSON.stringify(marked),
+    ],
+  });
 }
 
 /** A row Kafka refused for good: set aside with why, announced, on the order's timeline. */

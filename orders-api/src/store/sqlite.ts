@@ -1,4 +1,4 @@
-import { groupCommit, openDatabase } from "@shop/service";
+import { groupCommit, openDatabase, transactionWithoutFsync } from "@shop/service";
 import type { Database } from "better-sqlite3";
 import type { Pedido } from "../domain/pedido.ts";
 import {
@@ -80,6 +80,8 @@ interface Sqlite {
   inTransaction: <T>(work: () => T) => T;
   /** The work joins this turn's transaction (group commit: one fsync for the turn). */
   commit: <T>(work: () => T) => Promise<T>;
+  /** The relay's marks: a transaction whose loss is harmless, so with no fsync of its own. */
+  markTransaction: <T>(work: () => T) => T;
 }
 
 /**
@@ -99,6 +101,7 @@ export function openSqliteStore(path: string): PedidoStore {
     q: prepareStatements(db),
     inTransaction,
     commit: groupCommit(inTransaction),
+    markTransaction: transactionWithoutFsync(db),
   };
   const claim: OutboxClaim = {
     markSent: async (rows) => markSent(s, rows),
@@ -168,9 +171,13 @@ function insertStep(s: Sqlite, pedidoId: number, etapa: string, details: Details
   s.q.insertStep.run(pedidoId, etapa, at ?? new Date().toISOString(), JSON.stringify(details));
 }
 
-/** The relay's rows acknowledged by Kafka: sent, and "evento-confirmado" on each timeline. */
+/**
+ * The relay's rows acknowledged by Kafka: sent, and "evento-confirmado" on each timeline.
+ * Committed without an fsync of its own (transactionWithoutFsync): a mark lost to a power
+ * cut sends its rows again, as a crash between the publish and the mark does.
+ */
 function markSent(s: Sqlite, rows: SentRow[]): void {
-  s.inTransaction(() => {
+  s.markTransaction(() => {
     const now = new Date().toISOString();
     for (const r of rows) {
       s.q.markSent.run(now, r.id);

@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { Database, openDatabase } from "@shop/service";
+import { Database, openDatabase, transactionWithoutFsync } from "@shop/service";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../../../infra/config.ts";
 import { openSqliteStore as ordersStore } from "../../../orders-api/src/store/sqlite.ts";
@@ -58,6 +58,35 @@ describe("Durability of what was acknowledged", () => {
     } finally {
       db.close();
     }
+  });
+
+  it("When the outbox relay marks rows sent, then that commit alone skips its fsync (synchronous 1 inside, 2 before and after, a failed one too)", () => {
+    const db = openDatabase(tempDb("marca"), ["CREATE TABLE marca (id INTEGER PRIMARY KEY)"]);
+    const withoutFsync = transactionWithoutFsync(db);
+    const level = () => db.pragma("synchronous", { simple: true });
+    try {
+      const inside = withoutFsync(() => {
+        db.prepare("INSERT INTO marca (id) VALUES (1)").run();
+        return level();
+      });
+      expect(inside).toBe(1);
+      expect(level()).toBe(2);
+      expect(() =>
+        withoutFsync(() => {
+          db.prepare("INSERT INTO marca (id) VALUES (2)").run();
+          throw new Error("the mark failed");
+        }),
+      ).toThrow("the mark failed");
+      expect(level()).toBe(2);
+      expect(db.prepare("SELECT id FROM marca").all()).toEqual([{ id: 1 }]);
+    } finally {
+      db.close();
+    }
+    // The orders API's relay marks through it; nothing else does.
+    const fonte = readFileSync(join(ROOT, "orders-api/src/store/sqlite.ts"), "utf8");
+    expect(fonte).toMatch(
+      /function markSent\(s: Sqlite, rows: SentRow\[\]\): void \{\n {2}s\.markTransaction\(/,
+    );
   });
 
   it("When the newest order is deleted (a restore, say), then the next order gets a new id, never the old one", async () => {
