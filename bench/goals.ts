@@ -399,13 +399,14 @@ export function costRows({ rows, bareCpuMs, twoHopP99 }: CostInputs): CostRow[] 
   );
   // Issue 49: a service's RSS counts pages every Node process shares (Node's binary, about
   // 49 MB); its goal is against its bare twin's (the rows "÷ its twin"), so these absolute
-  // figures are anchors. The analytics replay keeps an absolute goal: 300 MB.
+  // figures are anchors. The analytics replay keeps an absolute goal: 300 MB (for the full
+  // run's 1,000,000 records; the detail says how many a run replayed).
   for (const [id, row, goal] of [
     ["memory-orders-api", "memory: orders API under load", null],
     ["memory-payments", "memory: payments instance under load", null],
     ["memory-broker-orders", "memory: broker orders under load", null],
     ["memory-broker-payments", "memory: broker payments under load", null],
-    ["memory-analytics", "memory: analytics, 1,000,000-record replay", 300],
+    ["memory-analytics", "memory: analytics at the peak of a replay", 300],
   ] as const) {
     const r = rows.find((x) => x.id === id);
     if (r)
