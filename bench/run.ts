@@ -256,7 +256,9 @@ async function main() {
     );
   }
   if (wanted("escala"))
-    rows.push(...(await benchScaleOut({ seconds, connections: 64, brokers, log })));
+    rows.push(
+      ...(await benchScaleOut({ seconds, connections: 64, brokers, trials: quick ? 1 : 3, log })),
+    );
   if (wanted("replay"))
     rows.push(
       ...(await benchReplay({
