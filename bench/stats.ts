@@ -93,12 +93,11 @@ const TICKS_PER_SECOND = 100;
 /** The fields of a `/proc/<pid>/stat` text after the command name (which may hold spaces and ")"). */
 const statFields = (stat: string) => stat.slice(stat.lastIndexOf(") ") + 2).split(" ");
 
+/** User + system CPU ticks of a stat's fields: utime and stime, the 12th and 13th after the name. */
+const cpuTicks = (fields: string[]) => Number(fields[11]) + Number(fields[12]);
+
 /** User + system CPU ticks of a `/proc/<pid>/stat` or `/proc/<pid>/task/<tid>/stat` text. */
-function ticksOf(stat: string): number {
-  // utime and stime are the 12th and 13th fields after the command name.
-  const fields = statFields(stat);
-  return Number(fields[11]) + Number(fields[12]);
-}
+const ticksOf = (stat: string): number => cpuTicks(statFields(stat));
 
 /** CPU time (ms, user + system) a process has used so far; 0 once it is gone. */
 export function cpuMs(pid: number): number {
@@ -126,7 +125,8 @@ export function treeCpuMs(roots: readonly number[]): number {
   for (const root of roots) {
     try {
       const f = statFields(readFileSync(`/proc/${root}/stat`, "utf8"));
-      ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+      // and cutime, cstime: the 14th and 15th
+      ticks += cpuTicks(f) + Number(f[13]) + Number(f[14]);
     } catch {
       // the root itself is gone: its tree is no longer measured
     }
@@ -135,7 +135,7 @@ export function treeCpuMs(roots: readonly number[]): number {
     if (!/^\d+$/.test(d)) continue;
     try {
       const f = statFields(readFileSync(`/proc/${d}/stat`, "utf8"));
-      if (roots.includes(Number(f[1]))) ticks += Number(f[11]) + Number(f[12]);
+      if (roots.includes(Number(f[1]))) ticks += cpuTicks(f);
     } catch {
       // the process ended between the listing and the read; its parent has its CPU now
     }
