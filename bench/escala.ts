@@ -52,7 +52,7 @@ async function measure(
   opts: { seconds: number; connections: number; withPostgres: boolean; log: (l: string) => void },
 ) {
   const urls = apis.map((a) => a.url());
-  const postgres = rootsOf(pidsOf(POSTGRES));
+  const postgres = opts.withPostgres ? rootsOf(pidsOf(POSTGRES)) : [];
   await loadAll(urls, 2, opts.connections);
   opts.log(`escala: ${label}, ${opts.connections} connections, ${opts.seconds} s...`);
   const cpu = measureCpu({
@@ -99,8 +99,7 @@ export async function benchScaleOut(opts: {
     ];
     started.push(single, ...two);
     const trials = opts.trials ?? 1;
-    const runs: Record<string, number>[] = [];
-    let shown: { one: Measured; both: Measured } | null = null;
+    const measured: { one: Measured; both: Measured }[] = [];
     for (let t = 1; t <= trials; t++) {
       const of = trials > 1 ? ` (run ${t}/${trials})` : "";
       const one = await measure(`one orders API on SQLite${of}`, [single], {
@@ -111,15 +110,16 @@ export async function benchScaleOut(opts: {
         ...opts,
         withPostgres: true,
       });
-      runs.push({
-        cpuMs: both.cpuMs,
-        baselineCpuMs: one.cpuMs,
-        rps: both.rps,
-        baselineRps: one.rps,
-      });
-      if (t === Math.ceil(trials / 2)) shown = { one, both };
+      measured.push({ one, both });
     }
-    const { one, both } = shown as { one: Measured; both: Measured };
+    const runs = measured.map(({ one, both }) => ({
+      cpuMs: both.cpuMs,
+      baselineCpuMs: one.cpuMs,
+      rps: both.rps,
+      baselineRps: one.rps,
+    }));
+    // The middle run's figures are the ones printed in full.
+    const { one, both } = measured[Math.ceil(trials / 2) - 1] as (typeof measured)[number];
     return [
       {
         id: "scale-out",
