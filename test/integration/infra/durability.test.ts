@@ -61,24 +61,24 @@ describe("Durability of what was acknowledged", () => {
   });
 
   it("When the outbox relay marks rows sent, then that commit alone skips its fsync (synchronous 1 inside, 2 before and after, a failed one too)", () => {
-    const db = openDatabase(tempDb("marca"), ["CREATE TABLE marca (id INTEGER PRIMARY KEY)"]);
+    const db = openDatabase(tempDb("mark"), ["CREATE TABLE mark (id INTEGER PRIMARY KEY)"]);
     const withoutFsync = transactionWithoutFsync(db);
     const level = () => db.pragma("synchronous", { simple: true });
     try {
       const inside = withoutFsync(() => {
-        db.prepare("INSERT INTO marca (id) VALUES (1)").run();
+        db.prepare("INSERT INTO mark (id) VALUES (1)").run();
         return level();
       });
       expect(inside).toBe(1);
       expect(level()).toBe(2);
       expect(() =>
         withoutFsync(() => {
-          db.prepare("INSERT INTO marca (id) VALUES (2)").run();
+          db.prepare("INSERT INTO mark (id) VALUES (2)").run();
           throw new Error("the mark failed");
         }),
       ).toThrow("the mark failed");
       expect(level()).toBe(2);
-      expect(db.prepare("SELECT id FROM marca").all()).toEqual([{ id: 1 }]);
+      expect(db.prepare("SELECT id FROM mark").all()).toEqual([{ id: 1 }]);
     } finally {
       db.close();
     }
