@@ -10,6 +10,7 @@ import {
   moveLeader,
   paths,
   type SecureListener,
+  SHORT_LIVED_JVM,
   startKafka,
   startKafkaCluster,
   stopKafka,
@@ -100,7 +101,7 @@ export function ownKafka(
           ...(secure ? { secure: { ...secure, port: await twoFreePorts() } } : {}),
         };
       }
-      return startKafka(settings, log, { instance });
+      return startKafka(settings, log, { instance, jvm: SHORT_LIVED_JVM });
     },
     stop: () => stopKafka(log, { instance }),
     kill: () => stopKafka(log, { instance, signal: "SIGKILL" }),
@@ -143,7 +144,7 @@ export function ownKafkaCluster(name: string) {
         }
         settings = { host: "127.0.0.1", nodes };
       }
-      return startKafkaCluster(settings, log, { name: cluster });
+      return startKafkaCluster(settings, log, { name: cluster, jvm: SHORT_LIVED_JVM });
     },
     /** kill -9 of node `id`: a broker (1..3) or a dedicated controller (101..103). */
     kill: (id: number) => stopKafka(log, { instance: clusterNode(cluster, id), signal: "SIGKILL" }),

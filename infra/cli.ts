@@ -3,6 +3,7 @@ import { pageLab } from "../lab/src/page/start.ts";
 import { ensureChromium } from "./browser.ts";
 import { ensureEnvFile, type InfraConfig, type Log, readInfraConfig } from "./config.ts";
 import {
+  ensureClassArchive,
   ensureJars,
   kafkaAnswers,
   kafkaStartedByInfra,
@@ -65,6 +66,7 @@ async function main(argv: string[]): Promise<number> {
   switch (`${command ?? ""} ${sub ?? ""}`.trim()) {
     case "setup": {
       ensureJars(log);
+      await ensureClassArchive(log);
       ensureChromium(log);
       await startRabbit(config.rabbit, log);
       try {

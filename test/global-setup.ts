@@ -2,7 +2,7 @@ import { loadDotEnv } from "@shop/service";
 import { madeSince } from "../harness/env.ts";
 import { ensureChromium } from "../infra/browser.ts";
 import { ensureEnvFile, readInfraConfig } from "../infra/config.ts";
-import { kafkaAnswers, startKafka } from "../infra/kafka/kafka.ts";
+import { ensureClassArchive, kafkaAnswers, startKafka } from "../infra/kafka/kafka.ts";
 import { kafkaUsers, stopKafkaUnlessUsed } from "../infra/kafka/users.ts";
 import { startRabbit } from "../infra/rabbitmq/rabbitmq.ts";
 import { deleteTopicsWhere } from "./helpers/kafka.ts";
@@ -19,6 +19,8 @@ export default async function setup(): Promise<() => Promise<void>> {
   const config = readInfraConfig();
   const log = (line: string) => console.log(`[global-setup] ${line}`);
   ensureChromium(log);
+  // Written by npm run setup; here too for a checkout that skipped it (once, about 5 s).
+  await ensureClassArchive(log);
   const [kafka, rabbit] = await Promise.all([
     startKafka(config.kafka, log),
     startRabbit(config.rabbit, log),

@@ -6,6 +6,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -15,6 +16,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { Kafka, logLevel } from "kafkajs";
 import { type InfraConfig, type Log, ROOT } from "../config.ts";
+import { twoFreePorts } from "../ports.ts";
 
 /**
  * The real Apache Kafka broker, single node in KRaft mode, run from the jars that Maven
@@ -57,21 +59,71 @@ export const KAFKA_VERSION = (() => {
 })();
 
 /**
+ * Class data sharing (AppCDS): the classes a broker loads while it starts, parsed and
+ * verified once and kept in one file that every Kafka JVM of this checkout maps instead of
+ * reading them from the jars again. A broker's start took 3.5-4.3 s of CPU on 2 cores,
+ * 2.2-2.5 s with it, and 1.2 s as a short-lived broker (SHORT_LIVED_JVM); the suite starts
+ * some fifty (issue 55). `npm run setup` writes it (ensureClassArchive); without it every
+ * JVM starts as before, and a JVM that cannot use it (another JDK) warns and does without.
+ */
+const CLASS_ARCHIVE = join(WORK, `classes-${KAFKA_VERSION}.jsa`);
+const sharedClasses = () =>
+  existsSync(CLASS_ARCHIVE) ? [`-XX:SharedArchiveFile=${CLASS_ARCHIVE}`] : [];
+
+/**
+ * The JVM of a broker that lives for one test or one experiment and carries a light load:
+ * the quick compiler only, and the serial collector (one thread). Its start takes half the
+ * CPU of a long-lived broker's, which keeps the full compiler and G1 for a day of orders
+ * and for the benchmarks.
+ */
+export const SHORT_LIVED_JVM = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"];
+
+/**
+ * Writes the class archive once (CLASS_ARCHIVE): a short-lived broker started on free ports
+ * with -XX:ArchiveClassesAtExit, stopped with SIGTERM (the JVM writes the archive as it
+ * exits), then deleted. About 5 s, once per checkout and Kafka version.
+ */
+export async function ensureClassArchive(log: Log): Promise<void> {
+  if (existsSync(CLASS_ARCHIVE)) return;
+  ensureJars(log);
+  const instance = `class-archive-${process.pid}`;
+  const partial = `${CLASS_ARCHIVE}.${process.pid}`;
+  const port = await twoFreePorts();
+  const quiet = () => {};
+  log("kafka: writing the brokers' class archive (once: their starts then take half the CPU)");
+  try {
+    await startKafka(
+      { brokers: [`127.0.0.1:${port}`], host: "127.0.0.1", port, controllerPort: port + 1 },
+      quiet,
+      { instance, jvm: [...SHORT_LIVED_JVM, `-XX:ArchiveClassesAtExit=${partial}`] },
+    );
+    await stopKafka(quiet, { instance });
+    // Renamed whole: a JVM never maps an archive still being written.
+    if (existsSync(partial)) renameSync(partial, CLASS_ARCHIVE);
+    else log("kafka: the JVM wrote no class archive; brokers start without one");
+  } finally {
+    await stopKafka(quiet, { instance, signal: "SIGKILL" });
+    deleteInstance(instance);
+    rmSync(partial, { force: true });
+  }
+}
+
+/**
  * Runs one of Kafka's Java tools (ProducerPerformance, ConsumerPerformance...) to its end.
  * It fetches the jars first when this checkout has none: the Kafka it talks to may be one
  * this checkout did not start (Docker's, say), which brought no jars here.
  */
 export function runKafkaTool(className: string, args: string[], log: Log = () => {}) {
   ensureJars(log);
-  return spawnSync("java", toolArgs("-Xmx512m", className, args), {
+  return spawnSync("java", toolArgs(["-Xmx512m"], className, args), {
     encoding: "utf8",
     timeout: 300_000,
   });
 }
 
 /** The JVM's arguments for one of Kafka's tools: its heap, the jars' log settings and classpath. */
-const toolArgs = (heap: string, className: string, args: string[]) => [
-  heap,
+const toolArgs = (jvm: string[], className: string, args: string[]) => [
+  ...jvm,
   KAFKA_LOG4J,
   "-cp",
   KAFKA_CLASSPATH,
@@ -98,7 +150,8 @@ export async function activeController(brokers: string): Promise<number> {
 
 /** One of Kafka's Java tools run without blocking this process's clients. */
 async function kafkaTool(className: string, args: string[]): Promise<string> {
-  const { stdout } = await promisify(execFile)("java", toolArgs("-Xmx256m", className, args), {
+  const jvm = [...sharedClasses(), ...SHORT_LIVED_JVM, "-Xmx256m"];
+  const { stdout } = await promisify(execFile)("java", toolArgs(jvm, className, args), {
     encoding: "utf8",
     timeout: 60_000,
   });
@@ -425,6 +478,8 @@ function formatStorageOnce(
   const result = spawnSync(
     "java",
     [
+      ...sharedClasses(),
+      ...SHORT_LIVED_JVM,
       "-cp",
       KAFKA_CLASSPATH,
       "kafka.tools.StorageTool",
@@ -456,7 +511,16 @@ export interface StartResult {
 export async function startKafka(
   kafka: KafkaSettings,
   log: Log,
-  { instance = "default", timeoutMs = 90_000 } = {},
+  {
+    instance = "default",
+    timeoutMs = 90_000,
+    jvm = [] as string[],
+  }: {
+    instance?: string;
+    timeoutMs?: number;
+    /** More JVM flags (SHORT_LIVED_JVM for a test's or an experiment's own broker). */
+    jvm?: string[];
+  } = {},
 ): Promise<StartResult> {
   const started = Date.now();
   const p = paths(instance);
@@ -487,7 +551,7 @@ export async function startKafka(
   mkdirSync(p.data, { recursive: true });
   writeFileSync(p.conf, serverProperties(kafka, p));
   formatStorageOnce(p, log, ["--standalone"], undefined, kafka.secure);
-  const { pid, logFrom } = spawnBroker(p, log);
+  const { pid, logFrom } = spawnBroker(p, log, { jvm });
   await waitUntilAnswers(kafka, pid, p, started + timeoutMs, logFrom);
   log(`kafka: answering on ${kafka.brokers.join(",")} after ${Date.now() - started} ms`);
   return { reused: false, ms: Date.now() - started };
@@ -497,7 +561,7 @@ export async function startKafka(
 function spawnBroker(
   p: Paths,
   log: Log,
-  heap = ["-Xms256m", "-Xmx1g"],
+  { heap = ["-Xms256m", "-Xmx1g"], jvm = [] }: { heap?: string[]; jvm?: string[] } = {},
 ): { pid: number; logFrom: number } {
   const logFrom = existsSync(p.log) ? statSync(p.log).size : 0;
   const out = openSync(p.log, "a");
@@ -505,8 +569,10 @@ function spawnBroker(
     "java",
     [
       ...heap,
-      "-XX:+UseG1GC",
-      "-XX:MaxGCPauseMillis=20",
+      ...sharedClasses(),
+      // A short-lived broker's collector, when given, instead of G1.
+      ...(jvm.some((f) => f.endsWith("GC")) ? [] : ["-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20"]),
+      ...jvm,
       "-Djava.awt.headless=true",
       KAFKA_LOG4J,
       "-cp",
@@ -674,7 +740,16 @@ async function clusterComplete(
 export async function startKafkaCluster(
   settings: ClusterSettings,
   log: Log,
-  { name = "cluster", timeoutMs = 120_000 } = {},
+  {
+    name = "cluster",
+    timeoutMs = 120_000,
+    jvm = [] as string[],
+  }: {
+    name?: string;
+    timeoutMs?: number;
+    /** More JVM flags for every node (SHORT_LIVED_JVM for a test's or an experiment's own). */
+    jvm?: string[];
+  } = {},
 ): Promise<StartResult & { brokers: string[] }> {
   const started = Date.now();
   const { host, nodes } = settings;
@@ -743,9 +818,14 @@ export async function startKafkaCluster(
     // A controller keeps the metadata log and nothing else: a quarter of a broker's heap,
     // and the quick compiler only (its start took 3.8-4.5 s of CPU, 2.2-2.6 s so; the
     // cluster answered after 13.7 s instead of 16.6 s on 2 cores).
-    const heap =
-      node.roles === "controller" ? ["-Xms64m", "-Xmx256m", "-XX:TieredStopAtLevel=1"] : undefined;
-    running.push({ ...spawnBroker(p, log, heap), p });
+    const controller = node.roles === "controller";
+    running.push({
+      ...spawnBroker(p, log, {
+        ...(controller ? { heap: ["-Xms64m", "-Xmx256m"] } : {}),
+        jvm: controller ? [...new Set(["-XX:TieredStopAtLevel=1", ...jvm])] : jvm,
+      }),
+      p,
+    });
   }
   const deadline = started + timeoutMs;
   while (Date.now() < deadline) {

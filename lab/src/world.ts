@@ -13,7 +13,7 @@ import {
   type InfraConfig,
   readInfraConfig,
 } from "../../infra/config.ts";
-import { deleteInstance, startKafka, stopKafka } from "../../infra/kafka/kafka.ts";
+import { deleteInstance, SHORT_LIVED_JVM, startKafka, stopKafka } from "../../infra/kafka/kafka.ts";
 import { kafkaUsers, stopKafkaUnlessUsed } from "../../infra/kafka/users.ts";
 import { freePort, twoFreePorts } from "../../infra/ports.ts";
 import { rabbitNode } from "../../infra/rabbitmq/node.ts";
@@ -106,7 +106,8 @@ export class LabWorld {
       controllerPort: port + 1,
     };
     const quiet = () => {};
-    const start = async () => (await startKafka(settings, quiet, { instance })).ms;
+    const start = async () =>
+      (await startKafka(settings, quiet, { instance, jvm: SHORT_LIVED_JVM })).ms;
     this.atEnd(() => deleteInstance(instance));
     this.atEnd(() => stopKafka(quiet, { instance }));
     const ms = await start();
