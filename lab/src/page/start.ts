@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { amqpUrl } from "@shop/amqp";
 import { kafkaNames } from "@shop/contracts";
+import { SESSION_MS } from "@shop/kafka";
 import { readConfig as readBrokerOrdersConfig } from "../../../broker/orders/src/config.ts";
 import { readConfig as readBrokerPaymentsConfig } from "../../../broker/payments/src/config.ts";
 import { type InfraConfig, ROOT } from "../../../infra/config.ts";
@@ -125,7 +126,8 @@ function eventLogLab(processes: ShopProcesses, o: PageLabOptions) {
           ? { name: "cluster", settings: o.config.kafka.cluster }
           : null,
       },
-      sessionMs: 10_000,
+      // The consumers' session (libs/kafka/src/consumer/timings.ts).
+      sessionMs: SESSION_MS,
       decisionMs: t.decisionMs ?? paymentsSettings().decisionWaitMs,
       confirmMs: t.confirmMs ?? orders.confirmMs,
     }),

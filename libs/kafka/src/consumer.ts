@@ -6,6 +6,7 @@ import { eachBatchOf } from "./consumer/batch.ts";
 import { type Membership, watchGroup } from "./consumer/group.ts";
 import { type RecordHandling, type RecordMeta, recordHandler } from "./consumer/record.ts";
 import { StuckPartitions } from "./consumer/stuck.ts";
+import { HEARTBEAT_MS, SESSION_MS } from "./consumer/timings.ts";
 import { countStuck, measureLag } from "./lag.ts";
 import type { Publisher } from "./publisher.ts";
 import { partitionTransactions } from "./transactions.ts";
@@ -13,6 +14,7 @@ import { partitionTransactions } from "./transactions.ts";
 export type { Partitions } from "./consumer/group.ts";
 export type { RecordMeta } from "./consumer/record.ts";
 export { retryDelay } from "./consumer/stuck.ts";
+export { HEARTBEAT_MS, SESSION_MS } from "./consumer/timings.ts";
 
 export interface ConsumerStatus extends Membership {
   /** Partitions stuck on a record right now, with the record, attempts and last error. */
@@ -66,8 +68,8 @@ export interface RunningConsumer {
 function consumerConfig(groupId: string, overrides: Partial<ConsumerConfig> = {}): ConsumerConfig {
   return {
     groupId,
-    sessionTimeout: 10_000,
-    heartbeatInterval: 1_000,
+    sessionTimeout: SESSION_MS,
+    heartbeatInterval: HEARTBEAT_MS,
     rebalanceTimeout: 30_000,
     maxWaitTimeInMs: 1_000,
     // kafkajs retries a failed fetch or commit on this schedule, and restarts the consumer

@@ -4,6 +4,7 @@ import type { PartitionTransactions } from "../transactions.ts";
 import { BatchOffsets } from "./offsets.ts";
 import type { recordHandler } from "./record.ts";
 import type { StuckPartitions } from "./stuck.ts";
+import { HEARTBEAT_MS } from "./timings.ts";
 
 export interface BatchLoop {
   onRecord: ReturnType<typeof recordHandler>;
@@ -12,6 +13,28 @@ export interface BatchLoop {
   transactions: PartitionTransactions | null;
   /** kafkajs's autoCommitInterval, which also paces a long batch's transactions. */
   autoCommitInterval?: number;
+}
+
+/**
+ * `work` with the member's heartbeat going on beside it, every HEARTBEAT_MS. kafkajs
+ * heartbeats only when eachBatch calls it, between records; payments' record takes 3 s, so
+ * the group heard from a busy member every 3 s and learned of a rebalance (a member gone,
+ * one joining) only after the record. Beside the record, the session never comes near its
+ * end, and a rebalance is known within a second. An error of that heartbeat (the group is
+ * rebalancing) is left to the heartbeat after the record, which throws it to kafkajs: the
+ * record in hand is finished first, then the member rejoins.
+ */
+export async function beatingWhile<R>(
+  heartbeat: () => Promise<void>,
+  work: () => Promise<R>,
+  everyMs = HEARTBEAT_MS,
+): Promise<R> {
+  const beating = setInterval(() => void heartbeat().catch(() => {}), everyMs);
+  try {
+    return await work();
+  } finally {
+    clearInterval(beating);
+  }
 }
 
 /**
@@ -30,13 +53,15 @@ export function eachBatchOf(loop: BatchLoop) {
     try {
       for (const message of batch.messages) {
         if (!isRunning() || isStale()) break;
-        const done = await loop.stuck.untilDone(
-          batch.topic,
-          batch.partition,
-          message,
-          payload,
-          () => loop.onRecord(batch.topic, batch.partition, message, tx),
-          tx !== null,
+        const done = await beatingWhile(heartbeat, () =>
+          loop.stuck.untilDone(
+            batch.topic,
+            batch.partition,
+            message,
+            payload,
+            () => loop.onRecord(batch.topic, batch.partition, message, tx),
+            tx !== null,
+          ),
         );
         if (done === null) break;
         offsets.add(message.offset, done.pending);

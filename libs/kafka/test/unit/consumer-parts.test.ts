@@ -1,6 +1,7 @@
 import { ConsumerEvents, createLogger } from "@shop/service";
 import type { KafkaMessage } from "kafkajs";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { beatingWhile } from "../../src/consumer/batch.ts";
 import { BatchOffsets } from "../../src/consumer/offsets.ts";
 import { StuckPartitions } from "../../src/consumer/stuck.ts";
 
@@ -122,5 +123,31 @@ describe("the stuck-partition policy", () => {
         true,
       ),
     ).rejects.toThrow("fenced");
+  });
+});
+
+describe("the member's heartbeat while a record is handled (beatingWhile)", () => {
+  it("When a record takes 3 s, then the group hears from the member every second meanwhile, a failed heartbeat is left to the one after the record, and none is sent once it is done", async () => {
+    vi.useFakeTimers();
+    try {
+      let beats = 0;
+      const heartbeat = async () => {
+        beats++;
+        if (beats === 2) throw new Error("The group is rebalancing, so a rejoin is needed");
+      };
+      let finish = (_: string) => {};
+      const record = new Promise<string>((r) => {
+        finish = r;
+      });
+      const done = beatingWhile(heartbeat, () => record, 1000);
+      await vi.advanceTimersByTimeAsync(3000);
+      expect(beats).toBe(3);
+      finish("decided");
+      await expect(done).resolves.toBe("decided");
+      await vi.advanceTimersByTimeAsync(5000);
+      expect(beats).toBe(3);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
