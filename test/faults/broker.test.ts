@@ -12,7 +12,15 @@ import { TcpProxy } from "../../harness/tcp-proxy.ts";
 import { createVhost, type ShopVhost } from "../../harness/vhost.ts";
 import { http, queryRows, ServiceProcess } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
-import { beyondFirst, type FaultRow, faultTiming, recordRow, tally } from "./report.ts";
+import {
+  beyondFirst,
+  faultTiming,
+  recordRow,
+  recovery,
+  type ScenarioRow,
+  stamp,
+  tally,
+} from "./report.ts";
 
 /**
  * Fault injection on the broker edition: real processes, real RabbitMQ. A broker the test
@@ -166,6 +174,8 @@ interface SolicitacaoRow {
   resultados_aplicados: number;
   resultados_repetidos: number;
   status: string;
+  criada_em: string;
+  concluida_em: string | null;
 }
 
 interface DecisaoRow {
@@ -181,7 +191,7 @@ function brokerState(ordersDb: string, paymentsDb: string) {
   return {
     solicitacoes: queryRows<SolicitacaoRow>(
       ordersDb,
-      `SELECT s.solicitacao_id, s.pedido_id, s.estado, s.resultados_aplicados, s.resultados_repetidos, p.status
+      `SELECT s.solicitacao_id, s.pedido_id, s.estado, s.resultados_aplicados, s.resultados_repetidos, p.status, s.criada_em, s.concluida_em
        FROM solicitacoes s JOIN pedidos p ON p.id = s.pedido_id`,
     ),
     decisoes: queryRows<DecisaoRow>(
@@ -201,8 +211,9 @@ type BrokerState = ReturnType<typeof brokerState>;
 async function finishBrokerScenario(opts: {
   shop: { ordersDb: string; paymentsDb: string };
   requests: Request[];
-  row: Pick<FaultRow, "scenario" | "fault">;
+  row: ScenarioRow;
   proof: (state: BrokerState) => { hit: boolean; text: string };
+  /** When the fault ended: the time to resume is counted from here. */
   healedAt: number;
   /** When the fault began: given, the row reports the client's timing in between. */
   faultAt?: number;
@@ -219,7 +230,6 @@ async function finishBrokerScenario(opts: {
     intervalMs: 250,
     what: "every accepted request concluded",
   }).catch(() => {}); // what is not concluded is counted as lost below
-  const recoverMs = Date.now() - opts.healedAt;
   const state = brokerState(shop.ordersDb, shop.paymentsDb);
   const byKey = new Map(state.solicitacoes.map((s) => [s.solicitacao_id, s]));
   const lost = requests.filter((r) => byKey.get(r.key)?.estado !== "CONCLUIDA");
@@ -249,8 +259,9 @@ async function finishBrokerScenario(opts: {
           opts.faultAt,
           opts.healedAt,
         );
+  const { endedAt: _, ...row } = opts.row;
   recordRow({
-    ...opts.row,
+    ...row,
     proof: proof.hit ? proof.text : `NOT HIT: ${proof.text}`,
     requests: requests.length,
     requestsNote: repeatedAnswers > 0 ? `after ${repeatedAnswers} repeats with the same key` : "",
@@ -259,7 +270,16 @@ async function finishBrokerScenario(opts: {
       state.decisoes.reduce((sum, d) => sum + d.repeticoes, 0) +
       state.solicitacoes.reduce((sum, s) => sum + s.resultados_repetidos, 0),
     doubled,
-    recoverMs,
+    // Payments decides at once: the drain is bounded by the 3 s alone.
+    recovery: recovery(
+      state.solicitacoes.map((s) => ({
+        madeAt: Date.parse(s.criada_em),
+        finalAt: stamp(s.concluida_em),
+      })),
+      opts.row.endedAt ?? opts.healedAt,
+      { decisionMs: 0, instances: 1 },
+      opts.row.end ?? "the fault's end",
+    ),
     ...(timing ? { timing } : {}),
   });
 
@@ -307,6 +327,7 @@ describe("Fault injection: broker edition", () => {
         row: {
           scenario: "RabbitMQ stopped (broker)",
           fault: "`rabbitmqctl stop_app` on a node of the test's own for 3 s, then `start_app`",
+          end: "the node's start_app answered",
         },
         proof: () => ({
           hit: during.length > 0,
@@ -336,6 +357,7 @@ describe("Fault injection: broker edition", () => {
         row: {
           scenario: "RabbitMQ killed (broker)",
           fault: "kill -9 of the node's Erlang VM, down about 4 s, restarted",
+          end: "the node restarted",
         },
         proof: () => ({
           hit: during.length > 0,
@@ -362,11 +384,12 @@ describe("Fault injection: broker edition", () => {
       await waitFor(async () => (await rabbit.alarms()).length > 0, { what: "the disk alarm" });
       const alarms = await rabbit.alarms();
       await new Promise((res) => setTimeout(res, 7000)); // blocked for longer than a confirm
+      // The fault ends when the limit is set back: the alarm clears as rabbitmqctl returns.
+      const clearedAt = Date.now();
       await rabbit.setDiskFreeLimit("50MB");
       await waitFor(async () => (await rabbit.alarms()).length === 0, {
         what: "the alarm to clear",
       });
-      const clearedAt = Date.now();
       const requests = await flowing;
       const during = unavailableBetween(requests, raisedAt, clearedAt);
       await finishBrokerScenario({
@@ -375,6 +398,7 @@ describe("Fault injection: broker edition", () => {
         row: {
           scenario: "RabbitMQ disk alarm (broker)",
           fault: "free-disk limit set above the disk for 7 s: publishers blocked",
+          end: "the limit set back",
         },
         proof: () => ({
           hit: alarms.length > 0 && during.length > 0,
@@ -409,11 +433,12 @@ describe("Fault injection: broker edition", () => {
         what: "a first decision stored",
       });
       await shop.payments.kill();
+      // The fault ends when the restart is asked for: the service's own start counts too.
+      const restartedAt = Date.now();
       await shop.start("f-kill-payments-2", "broker/payments", {
         ...shop.paymentsEnv,
         PAUSA_ANTES_DO_ACK_MS: "0",
       });
-      const restartedAt = Date.now();
       const requests = await flowing;
       await finishBrokerScenario({
         shop,
@@ -421,6 +446,7 @@ describe("Fault injection: broker edition", () => {
         row: {
           scenario: "payments killed before its ack (broker)",
           fault: "kill -9 payments with a decision stored and its delivery unacked",
+          end: "payments restarted",
         },
         proof: (state) => {
           const recognised = state.decisoes.filter((d) => d.repeticoes > 0).length;
@@ -485,6 +511,7 @@ describe("Fault injection: broker edition", () => {
             scenario: "connections dropped (broker)",
             fault:
               "TCP proxy drops every connection of the orders service and refuses new ones for 2 s",
+            end: "the proxy accepting again",
           },
           proof: () => ({
             hit: during.length > 0,
@@ -515,6 +542,7 @@ describe("Fault injection: broker edition", () => {
           row: {
             scenario: "traffic black-holed (broker)",
             fault: "TCP proxy holds every byte both ways for 7 s, then lets it through",
+            end: "the proxy letting bytes through",
           },
           proof: () => ({
             hit: during.length > 0,
@@ -543,6 +571,7 @@ describe("Fault injection: broker edition", () => {
             scenario: "publish confirm lost (broker)",
             fault:
               "TCP proxy lets a publish through, drops the broker's confirm and cuts the connection",
+            end: "the connection cut with the confirm",
           },
           proof: (state) => {
             const decided = new Map(state.decisoes.map((d) => [d.solicitacao_id, d]));
@@ -638,6 +667,8 @@ describe("Fault injection: broker edition", () => {
             scenario: "quorum queue leader killed (broker, cluster)",
             fault:
               "kill -9 the RabbitMQ node leading pagamentos.solicitacoes, of three; restart it",
+            end: "the kill: the cluster carries on without the node",
+            endedAt: killedAt,
           },
           proof: () => ({
             hit: before.membros.length === 3 && seen.lider !== before.lider,
@@ -682,6 +713,7 @@ describe("Fault injection: broker edition", () => {
           row: {
             scenario: "two of three RabbitMQ nodes stopped (broker, cluster)",
             fault: "`stop_app` on two of the test's own three nodes for 7 s, then one back",
+            end: "a majority back",
           },
           proof: () => ({
             hit: during.length > 0,

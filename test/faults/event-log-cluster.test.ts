@@ -227,6 +227,7 @@ describe("Fault injection: event-log edition", () => {
           scenario: "two of three Kafka brokers killed (event-log, cluster)",
           fault:
             "kill -9 two of three brokers (replication 3, min.insync.replicas 2), restart both",
+          end: "both restarted",
         },
         (state) => {
           const published = during.filter((id) => state.criadosPerPedido.has(id));
@@ -297,6 +298,8 @@ describe("Fault injection: event-log edition", () => {
           scenario: "partition leader killed (event-log, cluster)",
           fault:
             "kill -9 the broker leading pedidos-criados[0], first in every client's KAFKA_BROKERS; restart it",
+          end: "the kill: the cluster carries on without the node",
+          endedAt: killedAt,
         },
         () => ({
           hit: moved.partitions.every((p) => p.leader !== leader),
@@ -337,6 +340,8 @@ describe("Fault injection: event-log edition", () => {
           scenario: "active controller killed (event-log, cluster)",
           fault:
             "kill -9 the KRaft active controller (one of three dedicated controllers), restart it",
+          end: "the kill: the cluster carries on without the node",
+          endedAt: killedAt,
         },
         () => ({
           hit: next !== controller && controller > CONTROLLER_IDS,
@@ -375,6 +380,8 @@ describe("Fault injection: event-log edition", () => {
           scenario: "payments group coordinator killed (event-log, cluster)",
           fault:
             "kill -9 the node leading the payments group's __consumer_offsets partition; restart it",
+          end: "the kill: the cluster carries on without the node",
+          endedAt: killedAt,
         },
         async () => {
           const after = await committed(group, s.names.topics.pedidosCriados);
@@ -417,6 +424,7 @@ describe("Fault injection: event-log edition", () => {
           scenario: "payments group coordinator moved (event-log, cluster)",
           fault:
             "preferred-leader election moving the payments group's __consumer_offsets partition to another live node",
+          end: "the coordinator seen moved",
         },
         async () => {
           const after = await committed(group, s.names.topics.pedidosCriados);
@@ -426,7 +434,7 @@ describe("Fault injection: event-log edition", () => {
             text: `node ${from.node} led __consumer_offsets[${from.partition}], where ${group} commits, and stayed up; node ${to} led it ${(movedMs / 1000).toFixed(1)} s after the move began; the group committed ${after - atMove} more offsets after it`,
           };
         },
-        Date.now(),
+        movedAt + movedMs,
         movedAt,
       );
       withinFailoverGoal(r, stream);
@@ -480,6 +488,7 @@ describe("Fault injection: event-log edition", () => {
         {
           scenario: "partition leader paused 2 s (event-log, cluster)",
           fault: "SIGSTOP the broker leading pedidos-criados[0] for 2 s, then SIGCONT",
+          end: "SIGCONT",
         },
         () => ({
           hit: alive(pid) && resumedAt - pausedAt >= 2_000,

@@ -57,6 +57,7 @@ describe("Fault injection: event-log edition", () => {
         {
           scenario: "Kafka connections dropped (event-log)",
           fault: "TCP proxy drops every connection to Kafka and refuses new ones for 3 s",
+          end: "the proxy accepting again",
         },
         () => {
           const waited = waitedInOutbox(s.dbPath, 2000);
@@ -87,6 +88,7 @@ describe("Fault injection: event-log edition", () => {
         {
           scenario: "Kafka traffic black-holed (event-log)",
           fault: "TCP proxy holds every byte to and from Kafka for about 7 s, then lets it through",
+          end: "the proxy letting bytes through",
         },
         publishedAfter(unconfirmed, "nothing moved"),
         backAt,
@@ -105,6 +107,7 @@ describe("Fault injection: event-log edition", () => {
           scenario: "Kafka produce answer lost (event-log)",
           fault:
             "TCP proxy lets a Produce request through, drops Kafka's answer and cuts the connection",
+          end: "the connection cut with the answer",
         },
         (state) => {
           // The same bytes twice: a produce sent again, not a decision made again (a new

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { SESSION_MS } from "@shop/kafka";
 import { STORAGE_FULL_MESSAGE } from "@shop/service";
 import { Kafka, logLevel } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,7 +17,7 @@ import {
   streamOfOrders,
   uncommittedRecords,
 } from "./harness.ts";
-import { beyondFirst, recordRow } from "./report.ts";
+import { beyondFirst, recordRow, recovery } from "./report.ts";
 
 /**
  * Fault injection on the event-log edition: real processes, a real Kafka broker of this
@@ -119,6 +120,7 @@ describe("Fault injection: event-log edition", () => {
         {
           scenario: `payments instance killed, ENTREGA=${entrega} (event-log)`,
           fault: "kill -9 one of two payments instances mid-stream",
+          end: `the kill + the ${SESSION_MS / 1000} s session`,
         },
         async (state) => {
           // Every result written, aborted transactions' too: what caixa-1 had written.
@@ -147,7 +149,8 @@ describe("Fault injection: event-log edition", () => {
               (exactlyOnce ? `; ${aborted} results written in aborted transactions` : ""),
           };
         },
-        killedAt,
+        // Killed, caixa-1 says nothing: the group hears of it when its session ends.
+        killedAt + SESSION_MS,
       );
       if (exactlyOnce)
         // One result per order in the topic as its consumers read it.
@@ -174,7 +177,11 @@ describe("Fault injection: event-log edition", () => {
     await s.finish(
       api,
       stream,
-      { scenario: "Kafka killed (event-log)", fault: "kill -9 the Kafka broker, restart it" },
+      {
+        scenario: "Kafka killed (event-log)",
+        fault: "kill -9 the Kafka broker, restart it",
+        end: "Kafka answering again",
+      },
       publishedAfter(during, "Kafka was down"),
       backAt,
     );
@@ -211,8 +218,9 @@ describe("Fault injection: event-log edition", () => {
     });
     const joins: { memberId: string; at: number }[] = [];
     const crashes: boolean[] = [];
-    /** Reads of each record, by "partition:offset". */
+    /** Reads of each record, by "partition:offset", and when each was first read. */
     const reads = new Map<string, number>();
+    const firstReadAt = new Map<string, number>();
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) =>
       joins.push({ memberId: payload.memberId, at: Date.now() }),
     );
@@ -233,6 +241,7 @@ describe("Fault injection: event-log edition", () => {
         eachMessage: async ({ partition, message }) => {
           const at = `${partition}:${message.offset}`;
           reads.set(at, (reads.get(at) ?? 0) + 1);
+          if (!firstReadAt.has(at)) firstReadAt.set(at, Date.now());
         },
       });
       await send(0);
@@ -243,12 +252,13 @@ describe("Fault injection: event-log edition", () => {
       expect(crashes[0]).toBe(true);
       await kafka.start();
       const backAt = Date.now();
+      const readBefore = new Set(firstReadAt.keys());
       await send(30);
+      const sentAt = Date.now();
       await waitFor(allCommitted, {
         timeoutMs: 30_000,
         what: "the 30 records sent after the restart read and committed",
       });
-      const recoverMs = Date.now() - backAt;
       const [first, last] = [joins[0], joins.at(-1)];
       const ends = await endOffsets(kafka.brokers, topic);
       const written = [...ends.values()].reduce((a, b) => a + b, 0);
@@ -264,7 +274,15 @@ describe("Fault injection: event-log edition", () => {
         lost,
         redeliveriesAbsorbed: readAgain,
         doubled: { "records read twice": readAgain },
-        recoverMs,
+        // A record is final when it is read; those sent after the restart, from their sending.
+        recovery: recovery(
+          [...firstReadAt]
+            .filter(([at]) => !readBefore.has(at))
+            .map(([, readAt]) => ({ madeAt: sentAt, finalAt: readAt })),
+          backAt,
+          { decisionMs: 0, instances: 1 },
+          "Kafka answering again",
+        ),
       });
       expect(last?.memberId).toBe(first?.memberId);
       // Joined as the member the broker still knew: no wait for that member's session.
@@ -296,14 +314,16 @@ describe("Fault injection: event-log edition", () => {
     );
     await stream.done;
     await kafka.start();
-    api = await s.start("orders-api", "orders-api-2");
+    // The fault ends when the restart is asked for: the API's own start counts in the resume.
     const restartedAt = Date.now();
+    api = await s.start("orders-api", "orders-api-2");
     await s.finish(
       api,
       stream,
       {
         scenario: "orders API killed before publishing (event-log)",
         fault: "kill -9 the orders API with orders committed and unpublished",
+        end: "the orders API restarted",
       },
       (state) => ({
         hit: pending > 0 && state.criados.length >= pending,
@@ -325,9 +345,9 @@ describe("Fault injection: event-log edition", () => {
       s.dbPath,
       "SELECT COUNT(*) AS n FROM pedidos WHERE status = 'AGUARDANDO_PAGAMENTO'",
     );
+    const restartedAt = Date.now();
     api = await s.start("orders-api", "orders-api-2");
     payments = await s.payments("caixa-1");
-    const restartedAt = Date.now();
     await stream.done;
     const state = await s.finish(
       api,
@@ -335,6 +355,7 @@ describe("Fault injection: event-log edition", () => {
       {
         scenario: "SIGTERM under load (event-log)",
         fault: "SIGTERM to the orders API and payments, restart both",
+        end: "both restarted",
       },
       () => ({
         hit: waiting > 0,
@@ -373,14 +394,15 @@ describe("Fault injection: event-log edition", () => {
       ).map((r) => r.pedido_id),
     );
     await stream.done;
-    api = await s.start("orders-api", "orders-api-2");
     const restartedAt = Date.now();
+    api = await s.start("orders-api", "orders-api-2");
     await s.finish(
       api,
       stream,
       {
         scenario: "outbox relay killed between publish and mark (event-log)",
         fault: "kill -9 the orders API inside the relay's publish-to-mark window",
+        end: "the orders API restarted",
       },
       (state) => {
         const twice = [...unmarked].filter((id) => (state.criadosPerPedido.get(id) ?? 0) >= 2);
@@ -416,6 +438,7 @@ describe("Fault injection: event-log edition", () => {
       {
         scenario: "payments join and leave under load (event-log)",
         fault: "a second payments instance joins, the first leaves (SIGTERM)",
+        end: "caixa-1's SIGTERM: it leaves the group on its way out",
       },
       (state) => {
         const [first, second] = [decidedBy(state, "caixa-1"), decidedBy(state, "caixa-2")];
@@ -446,22 +469,22 @@ describe("Fault injection: event-log edition", () => {
     });
     const before = new Set(await partitionsOf(one));
     one.child.kill("SIGSTOP");
-    // The session (10 s) ends; the group moves caixa-1's partitions to caixa-2.
+    const stoppedAt = Date.now();
+    // The session ends; the group moves caixa-1's partitions to caixa-2.
     await waitFor(async () => (await partitionsOf(two)).length === 3, {
       timeoutMs: 30_000,
       intervalMs: 500,
       what: "caixa-2 to hold every partition",
     });
     one.child.kill("SIGCONT");
-    const resumedAt = Date.now();
     await stream.done;
     await s.finish(
       api,
       stream,
       {
         scenario: "payments paused past its session (event-log)",
-        fault:
-          "SIGSTOP one of two payments instances for longer than the 10 s session, then SIGCONT",
+        fault: `SIGSTOP one of two payments instances for longer than the ${SESSION_MS / 1000} s session, then SIGCONT`,
+        end: `SIGSTOP + the ${SESSION_MS / 1000} s session`,
       },
       (state) => {
         const second = decidedBy(state, "caixa-2");
@@ -472,7 +495,8 @@ describe("Fault injection: event-log edition", () => {
           text: `caixa-1's partitions ${[...before].join(", ")} moved to caixa-2 while it was stopped; ${both.length} orders decided by both`,
         };
       },
-      resumedAt,
+      // Stopped, caixa-1 says nothing: the group hears of it when its session ends.
+      stoppedAt + SESSION_MS,
     );
   }, 240_000);
 
@@ -508,6 +532,7 @@ describe("Fault injection: event-log edition", () => {
         {
           scenario: "orders database disk full (event-log)",
           fault: "the orders API's filesystem filled to the last byte mid-stream, then freed",
+          end: "space freed",
         },
         () => ({
           hit: refused.length > 0 && refused.every((e) => e === STORAGE_FULL_MESSAGE),

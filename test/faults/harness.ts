@@ -16,11 +16,13 @@ import {
   type Answer,
   beyondFirst,
   type FaultProgress,
-  type FaultRow,
   type FaultTiming,
   faultProgress,
   faultTiming,
   recordRow,
+  recovery,
+  type ScenarioRow,
+  stamp,
   tally,
 } from "./report.ts";
 
@@ -194,10 +196,15 @@ export async function finishEventLogScenario(opts: {
   ordersDb: string;
   kafkaBrokers: string;
   prefix: string;
-  row: Pick<FaultRow, "scenario" | "fault">;
+  row: ScenarioRow;
   proof: Proof;
-  /** When the fault ended (broker back, service restarted, the kill). */
+  /**
+   * When the fault ended (broker back, service restarted; for a death the shop cannot see,
+   * such as a kill -9 or SIGSTOP of a payments instance, the end of its consumer session).
+   */
   healedAt: number;
+  /** The rate the shop decided at: its payments' decision time and how many decide. */
+  rate: { decisionMs: number; instances: number };
   /** When it began: given, the row reports the client's timing in between (faultTiming). */
   faultAt?: number;
 }): Promise<EventLogState & { timing?: FaultTiming; progress?: FaultProgress }> {
@@ -211,7 +218,6 @@ export async function finishEventLogScenario(opts: {
     intervalMs: 500,
     what: "every order to reach a final state",
   }).catch(() => {}); // what is still open is counted as lost below
-  const recoverMs = Date.now() - opts.healedAt;
   const state = await eventLogState({
     ordersDb: opts.ordersDb,
     brokers: opts.kafkaBrokers,
@@ -237,8 +243,9 @@ export async function finishEventLogScenario(opts: {
           timing: faultTiming(stream.answers, opts.faultAt, opts.healedAt),
           progress: faultProgress(state.pedidos, state.decisionsPerPedido, opts.faultAt),
         };
+  const { endedAt: _, ...row } = opts.row;
   recordRow({
-    ...opts.row,
+    ...row,
     proof: proof.hit ? proof.text : `NOT HIT: ${proof.text}`,
     requests: stream.created.length,
     requestsNote: [
@@ -251,7 +258,15 @@ export async function finishEventLogScenario(opts: {
     lost: lost.length,
     redeliveriesAbsorbed,
     doubled,
-    recoverMs,
+    recovery: recovery(
+      state.pedidos.map((p) => ({
+        madeAt: Date.parse(p.criado_em),
+        finalAt: stamp(p.decidido_em),
+      })),
+      opts.row.endedAt ?? opts.healedAt,
+      opts.rate,
+      opts.row.end ?? "the fault's end",
+    ),
     ...(during ?? {}),
   });
 
@@ -345,18 +360,30 @@ export function eventLogShop(
     running.push(p);
     return p;
   };
-  const payments = (instancia: string, extra: Record<string, string> = {}) =>
-    start("payments", instancia, { INSTANCIA: instancia, TEMPO_DECISAO_MS: "100", ...extra });
+  /**
+   * The drain's rate: the decision time of the payments instance started last, the one that
+   * decides after the fault in every scenario here (the survivor of a kill, the newcomer of
+   * a join, the restarted one).
+   */
+  let decisionMs = 100;
+  const payments = (instancia: string, extra: Record<string, string> = {}) => {
+    const settings = { INSTANCIA: instancia, TEMPO_DECISAO_MS: "100", ...extra };
+    decisionMs = Number(settings.TEMPO_DECISAO_MS);
+    return start("payments", instancia, settings);
+  };
   const finish = (
     api: ServiceProcess,
     stream: Stream,
-    row: { scenario: string; fault: string },
+    row: ScenarioRow,
     proof: Proof,
     healedAt: number,
     faultAt?: number,
+    /** How many payments instances decide after the fault (1 unless said). */
+    instances = 1,
   ) =>
     finishEventLogScenario({
       ...(faultAt === undefined ? {} : { faultAt }),
+      rate: { decisionMs, instances },
       apiUrl: api.url(),
       stream,
       ordersDb,

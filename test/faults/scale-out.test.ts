@@ -87,6 +87,7 @@ describe("Fault injection: orders API instances on PostgreSQL", () => {
           "orders API instance killed -9 holding claimed outbox rows (two instances, PostgreSQL)",
         fault:
           "SIGKILL between Kafka's acknowledgement and the mark (PAUSA_ANTES_DE_MARCAR_MS=3000)",
+        end: "the kill (the other instance carries on)",
       },
       (st) => {
         const again = [...heldIds].filter((id) => (st.criadosPerPedido.get(id) ?? 0) > 1);
@@ -130,6 +131,7 @@ describe("Fault injection: orders API instances on PostgreSQL", () => {
       {
         scenario: "PostgreSQL stopped under the orders API",
         fault: "pg_ctl stop -m immediate while orders arrive, started again",
+        end: "PostgreSQL started again",
       },
       () => ({
         hit: stream.refused.length > 0,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { faultProgress, faultTiming } from "../faults/report.ts";
+import { faultProgress, faultTiming, recovery } from "../faults/report.ts";
 
 describe("What a client felt during a fault (faultTiming)", () => {
   it("When acknowledgements stop at the fault and resume after it, then the longest gap runs from the fault to the first acknowledgement after its end", () => {
@@ -62,5 +62,45 @@ describe("How the orders placed during a fault went on (faultProgress)", () => {
       [2, 1],
     ]);
     expect(faultProgress(pedidos, decisions, 1_000).mostDecisions).toBe(3);
+  });
+});
+
+describe("How soon the shop moved again, and how long its backlog took (recovery)", () => {
+  it("When requests wait at the fault's end, then the time to resume runs to the first made final after it, and the drain to the last of those waiting", () => {
+    const r = recovery(
+      [
+        { madeAt: 0, finalAt: 500 }, // final before the end (1000): neither backlog nor resume
+        { madeAt: 600, finalAt: 1800 }, // waiting at the end: the first final after it
+        { madeAt: 700, finalAt: 2600 }, // waiting at the end: the last of the backlog
+        { madeAt: 1500, finalAt: 3000 }, // made after the end: not backlog
+      ],
+      1000,
+      { decisionMs: 300, instances: 1 },
+      "Kafka back",
+    );
+    expect(r).toEqual({
+      end: "Kafka back",
+      resumeMs: 800,
+      backlog: 2,
+      drainMs: 1600,
+      drainBoundMs: 2 * 300 + 3000,
+    });
+  });
+
+  it("When a request of the backlog never became final, then the drain never ended; with no request final after the end there is no time to resume", () => {
+    const r = recovery(
+      [{ madeAt: 0, finalAt: null }],
+      1000,
+      { decisionMs: 100, instances: 2 },
+      "x",
+    );
+    expect(r.resumeMs).toBeNull();
+    expect(r.drainMs).toBe(Number.POSITIVE_INFINITY);
+    expect(r.drainBoundMs).toBe(100 + 3000);
+  });
+
+  it("When nothing waited at the fault's end, then there is no backlog to drain", () => {
+    const r = recovery([{ madeAt: 0, finalAt: 10 }], 1000, { decisionMs: 100, instances: 1 }, "x");
+    expect(r).toMatchObject({ backlog: 0, drainMs: 0, resumeMs: null });
   });
 });
