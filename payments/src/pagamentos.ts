@@ -1,3 +1,4 @@
+import { setTimeout as wait } from "node:timers/promises";
 import { fromCents, type Processado, toCents } from "@shop/contracts";
 import { processOutput } from "@shop/service";
 import { type Decisao, decide } from "./domain/decisao.ts";
@@ -24,15 +25,21 @@ export function pagamentoUseCases(deps: PagamentoUseCaseDeps) {
   const recent: Processado[] = [];
   const print = deps.print ?? printToStdout();
   // With no wait at all (benchmarks), no timer either: a 0 ms timer still costs about 1 ms.
-  const work = () =>
-    deps.decisionWaitMs > 0
-      ? new Promise((r) => setTimeout(r, deps.decisionWaitMs))
-      : Promise.resolve();
+  // Aborted (the group rebalancing), the wait rejects: nothing was decided yet.
+  const work = (signal?: AbortSignal) =>
+    deps.decisionWaitMs > 0 ? wait(deps.decisionWaitMs, undefined, { signal }) : Promise.resolve();
 
   return {
-    /** The AsyncAPI operation decidirPagamento: wait (a timer, so HTTP keeps answering), then decide. */
-    async decidePagamento(valor: number): Promise<Decisao & { instancia: string }> {
-      await work();
+    /**
+     * The AsyncAPI operation decidirPagamento: wait (a timer, so HTTP keeps answering), then
+     * decide. With `signal` aborted during the wait (the record's partition may be moving at a
+     * rebalance), it rejects and decides nothing: the partition's next owner will.
+     */
+    async decidePagamento(
+      valor: number,
+      signal?: AbortSignal,
+    ): Promise<Decisao & { instancia: string }> {
+      await work(signal);
       return { ...decide(toCents(valor)), instancia: deps.instancia };
     },
 

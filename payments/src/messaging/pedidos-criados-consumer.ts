@@ -55,7 +55,8 @@ async function handlePedidoCriado(
   evento: PedidoCriado,
   meta: RecordMeta,
 ) {
-  const decisao = await pagamentos.decidePagamento(evento.valor);
+  // Let go if the group rebalances during the wait (RecordMeta.signal): nothing decided yet.
+  const decisao = await pagamentos.decidePagamento(evento.valor, meta.signal);
   const processadoEm = new Date().toISOString();
   const topic = names.topics.pagamentosResultados;
   const key = pedidoKey(evento.pedidoId);

@@ -15,21 +15,38 @@ export interface BatchLoop {
   autoCommitInterval?: number;
 }
 
+/** kafkajs's answers to a heartbeat that mean "rejoin": the member's partitions may move. */
+const REJOIN = new Set([
+  "REBALANCE_IN_PROGRESS",
+  "UNKNOWN_MEMBER_ID",
+  "ILLEGAL_GENERATION",
+  "FENCED_INSTANCE_ID",
+]);
+
 /**
  * `work` with the member's heartbeat going on beside it, every HEARTBEAT_MS. kafkajs
  * heartbeats only when eachBatch calls it, between records; payments' record takes 3 s, so
  * the group heard from a busy member every 3 s and learned of a rebalance (a member gone,
  * one joining) only after the record. Beside the record, the session never comes near its
- * end, and a rebalance is known within a second. An error of that heartbeat (the group is
- * rebalancing) is left to the heartbeat after the record, which throws it to kafkajs: the
- * record in hand is finished first, then the member rejoins.
+ * end, and a rebalance is known within a second: `rebalance` is aborted then, with the
+ * heartbeat's error, so that a handler that has done nothing durable yet (payments, still
+ * waiting to decide) lets the record go instead of finishing it while the whole group
+ * waits for this member (RecordMeta.signal, consumer/record.ts). Any other error of that
+ * heartbeat is left to the heartbeat after the record.
  */
 export async function beatingWhile<R>(
   heartbeat: () => Promise<void>,
+  rebalance: AbortController,
   work: () => Promise<R>,
   everyMs = HEARTBEAT_MS,
 ): Promise<R> {
-  const beating = setInterval(() => void heartbeat().catch(() => {}), everyMs);
+  const beating = setInterval(
+    () =>
+      void heartbeat().catch((error: { type?: string }) => {
+        if (REJOIN.has(error?.type ?? "")) rebalance.abort(error);
+      }),
+    everyMs,
+  );
   try {
     return await work();
   } finally {
@@ -53,16 +70,22 @@ export function eachBatchOf(loop: BatchLoop) {
     try {
       for (const message of batch.messages) {
         if (!isRunning() || isStale()) break;
-        const done = await beatingWhile(heartbeat, () =>
+        const rebalance = new AbortController();
+        const { signal } = rebalance;
+        const done = await beatingWhile(heartbeat, rebalance, () =>
           loop.stuck.untilDone(
             batch.topic,
             batch.partition,
             message,
             payload,
-            () => loop.onRecord(batch.topic, batch.partition, message, tx),
+            () => loop.onRecord(batch.topic, batch.partition, message, tx, signal),
             tx !== null,
+            signal,
           ),
         );
+        // Let go at a rebalance: its error ends the batch as the heartbeat's would have
+        // (uncommitted, a transaction aborted), and kafkajs rejoins the group.
+        if (done === null && signal.aborted) throw signal.reason;
         if (done === null) break;
         offsets.add(message.offset, done.pending);
         // kafkajs commits an eachBatch consumer's offsets only when the batch ends; with

@@ -28,6 +28,13 @@ export interface RecordMeta {
    * committed with the offset after this record (resolves once written, not yet visible).
    */
   send?: (records: OutgoingRecord[]) => Promise<void>;
+  /**
+   * Aborted when the group rebalances while this record is in hand (consumer/batch.ts,
+   * beatingWhile). A handler that has done nothing durable yet may then throw, and the
+   * record is left to its partition's next owner, unfinished and uncommitted, instead of
+   * being finished while the whole group waits for this member to rejoin.
+   */
+  signal?: AbortSignal;
 }
 
 /** What a record's handling leaves behind: the pipelined step still running, if any. */
@@ -77,6 +84,7 @@ export function recordHandler<T>(h: RecordHandling<T>) {
     partition: number,
     message: KafkaMessage,
     tx: PartitionTransaction | null,
+    signal?: AbortSignal,
   ) =>
     inConsumerSpan(
       `process ${topic}`,
@@ -91,7 +99,7 @@ export function recordHandler<T>(h: RecordHandling<T>) {
         [MESSAGING.kafkaOffset]: message.offset,
         ...(message.key ? { [MESSAGING.kafkaKey]: message.key.toString("utf8") } : {}),
       },
-      () => handleRecord(h, { topic, partition, message, tx }),
+      () => handleRecord(h, { topic, partition, message, tx, signal }),
     );
 }
 
@@ -100,10 +108,11 @@ interface Delivery {
   partition: number;
   message: KafkaMessage;
   tx: PartitionTransaction | null;
+  signal?: AbortSignal | undefined;
 }
 
 async function handleRecord<T>(h: RecordHandling<T>, d: Delivery): Promise<RecordDone> {
-  const { topic, partition, message, tx } = d;
+  const { topic, partition, message, tx, signal } = d;
   const meta: RecordMeta = {
     topic,
     partition,
@@ -111,6 +120,7 @@ async function handleRecord<T>(h: RecordHandling<T>, d: Delivery): Promise<Recor
     key: message.key?.toString("utf8") ?? null,
     timestamp: new Date(Number(message.timestamp)).toISOString(),
     ...(tx ? { send: (records: OutgoingRecord[]) => tx.send(records) } : {}),
+    ...(signal ? { signal } : {}),
   };
   const name = recordName(topic, partition, message);
   h.events.emit("received", name);
@@ -125,7 +135,8 @@ async function handleRecord<T>(h: RecordHandling<T>, d: Delivery): Promise<Recor
   try {
     r = await h.handle(decoded.value, meta);
   } catch (error) {
-    metrics.failed.inc({ destino: topic });
+    // A record let go at a rebalance did not fail: its next owner handles it.
+    if (!signal?.aborted) metrics.failed.inc({ destino: topic });
     throw error;
   }
   const handled = () => {

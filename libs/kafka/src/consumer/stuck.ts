@@ -42,7 +42,8 @@ export class StuckPartitions {
    * `attempt` until it succeeds, waiting retryDelay between tries (heartbeating, so that
    * the group keeps this member); null once the partition went away (revoked, stopping).
    * With `rethrow` (a transaction, which a failed write may have broken) the first error
-   * goes to the batch instead: it is aborted and read again from the last commit.
+   * goes to the batch instead: it is aborted and read again from the last commit. An error
+   * after `rebalancing` was aborted is the handler letting the record go: null too.
    */
   async untilDone<R>(
     topic: string,
@@ -51,6 +52,7 @@ export class StuckPartitions {
     batch: BatchLiveness,
     attempt: () => Promise<R>,
     rethrow: boolean,
+    rebalancing?: AbortSignal,
   ): Promise<R | null> {
     const partitionKey = `${topic}:${partition}`;
     for (let n = 1; ; n++) {
@@ -59,6 +61,10 @@ export class StuckPartitions {
         this.stuck.delete(partitionKey);
         return r;
       } catch (error) {
+        if (rebalancing?.aborted) {
+          this.stuck.delete(partitionKey);
+          return null;
+        }
         if (rethrow) throw error;
         const delay = retryDelay(n);
         this.report(partitionKey, topic, partition, message, n, error, delay);

@@ -127,25 +127,54 @@ describe("the stuck-partition policy", () => {
 });
 
 describe("the member's heartbeat while a record is handled (beatingWhile)", () => {
-  it("When a record takes 3 s, then the group hears from the member every second meanwhile, a failed heartbeat is left to the one after the record, and none is sent once it is done", async () => {
+  it("When a record takes 3 s, then the group hears from the member every second meanwhile, an error that is no rebalance is left to the heartbeat after the record, and none is sent once it is done", async () => {
     vi.useFakeTimers();
     try {
       let beats = 0;
       const heartbeat = async () => {
         beats++;
-        if (beats === 2) throw new Error("The group is rebalancing, so a rejoin is needed");
+        if (beats === 2) throw new Error("Connection error");
       };
       let finish = (_: string) => {};
       const record = new Promise<string>((r) => {
         finish = r;
       });
-      const done = beatingWhile(heartbeat, () => record, 1000);
+      const rebalance = new AbortController();
+      const done = beatingWhile(heartbeat, rebalance, () => record, 1000);
       await vi.advanceTimersByTimeAsync(3000);
       expect(beats).toBe(3);
+      expect(rebalance.signal.aborted).toBe(false);
       finish("decided");
       await expect(done).resolves.toBe("decided");
       await vi.advanceTimersByTimeAsync(5000);
       expect(beats).toBe(3);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("When the coordinator answers that the group is rebalancing, then the record's signal is aborted with that answer within the second", async () => {
+    vi.useFakeTimers();
+    try {
+      const rebalancing = Object.assign(new Error("The group is rebalancing"), {
+        type: "REBALANCE_IN_PROGRESS",
+      });
+      const rebalance = new AbortController();
+      const record = new Promise<string>((_, reject) =>
+        rebalance.signal.addEventListener("abort", () => reject(new Error("let go"))),
+      );
+      const done = beatingWhile(
+        async () => {
+          throw rebalancing;
+        },
+        rebalance,
+        () => record,
+        1000,
+      );
+      const outcome = expect(done).rejects.toThrow("let go");
+      await vi.advanceTimersByTimeAsync(1000);
+      await outcome;
+      expect(rebalance.signal.reason).toBe(rebalancing);
     } finally {
       vi.useRealTimers();
     }
