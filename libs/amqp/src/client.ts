@@ -18,6 +18,38 @@ import amqp, {
 import { declareTopology } from "./topology.ts";
 import { amqpUrls, type BrokerAddress } from "./url.ts";
 
+/**
+ * On a cluster, how long a publish waits for its confirm before the same message is sent
+ * again on a fresh channel (AmqpClient.publish). A channel opened in the second after a
+ * quorum queue's leader died still sends to the dead leader, and RabbitMQ 3.10 confirmed
+ * what it sent 4.1 s later, although a new leader had been elected 1.1 s after the kill
+ * (the failover experiment's logs): with the spec's 5 s wait, clients were answered 503
+ * (issue 55). A fresh channel asks for the queue's leader anew.
+ */
+export const RESEND_AFTER_MS = 1_500;
+
+/**
+ * Settles as `primary` does, except that, when it is still pending after `afterMs`,
+ * `second()` is started too and its success is taken as well. A failure of the second is
+ * ignored: the primary's outcome decides then.
+ */
+export function firstConfirmed(
+  primary: Promise<void>,
+  second: () => Promise<void>,
+  afterMs: number,
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(() => {
+      if (!settled) second().then(resolve, () => {});
+    }, afterMs);
+    primary.then(resolve, reject).finally(() => {
+      settled = true;
+      clearTimeout(timer);
+    });
+  });
+}
+
 /** host:port of an AMQP URL, for the log (never its credentials). */
 const nodeOf = (url: string) => new URL(url).host;
 
@@ -286,7 +318,8 @@ export class AmqpClient {
   ): Promise<void> {
     const destino = `${exchange}/${routingKey}`;
     metrics.published.inc({ destino });
-    let timedOut = false;
+    // Over: timed out, or confirmed on a fresh channel while this loop still tried.
+    let over = false;
     const once = () => this.publishOnce(exchange, routingKey, body, headers);
     // On a cluster, a publication lost with its node (out of reach, its channel closed
     // before the confirm, or nacked while a quorum queue changes leader) is tried again, on
@@ -295,21 +328,30 @@ export class AmqpClient {
     // twice; the consumers' idempotency (solicitacaoId) absorbs it. With one node there is
     // nowhere else to go: the client hears at once, and repeats.
     const failsOver = Array.isArray(this.opts.url) && this.opts.url.length > 1;
-    const attempt = (async () => {
+    const tried = (async () => {
       for (;;) {
         try {
           return await once();
         } catch (error) {
-          if (timedOut || !failsOver || !lostOnTheWay(error)) throw error;
+          if (over || !failsOver || !lostOnTheWay(error)) throw error;
           await new Promise((r) => setTimeout(r, 250));
-          if (timedOut) throw error;
+          if (over) throw error;
         }
       }
     })();
+    // On a cluster, a confirm slow to come (a channel still aimed at a dead leader) is not
+    // waited for alone: the message goes again on a fresh channel (RESEND_AFTER_MS).
+    const attempt = failsOver
+      ? firstConfirmed(
+          tried,
+          () => this.publishOnFreshChannel(exchange, routingKey, body, headers),
+          RESEND_AFTER_MS,
+        )
+      : tried;
     attempt.catch(() => {});
     try {
       await withTimeLimit(attempt, timeoutMs, () => {
-        timedOut = true;
+        over = true;
         return new PublishFailed(
           "sem-confirmacao",
           `no publisher confirm from RabbitMQ within ${timeoutMs} ms`,
@@ -319,6 +361,8 @@ export class AmqpClient {
     } catch (error) {
       metrics.failed.inc({ destino });
       throw error;
+    } finally {
+      over = true;
     }
   }
 
@@ -346,6 +390,31 @@ export class AmqpClient {
         "sem-rota",
         `no queue is bound to ${exchange} with routing key ${routingKey}`,
       );
+    }
+  }
+
+  /** publishOnce on a confirm channel of its own, closed after: see RESEND_AFTER_MS. */
+  private async publishOnFreshChannel(
+    exchange: string,
+    routingKey: string,
+    body: string,
+    headers?: Record<string, unknown>,
+  ): Promise<void> {
+    await this.channel();
+    const conn = this.conn;
+    if (!conn) throw new Error("RabbitMQ: no connection");
+    const ch = await conn.createConfirmChannel();
+    ch.on("error", () => {});
+    const returned = new Set<string>();
+    ch.on("return", (msg: { properties: { messageId?: string } }) => {
+      if (msg.properties.messageId) returned.add(msg.properties.messageId);
+    });
+    try {
+      const messageId = randomUUID();
+      await sendConfirmed(ch, exchange, routingKey, body, messageId, headers);
+      if (returned.has(messageId)) throw new PublishFailed("sem-rota", "returned unrouted");
+    } finally {
+      await ch.close().catch(() => {});
     }
   }
 
