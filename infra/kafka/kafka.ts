@@ -59,7 +59,7 @@ export const KAFKA_VERSION = (() => {
 })();
 
 /**
- * Class data sharing (AppCDS): the classes a broker loads while it starts, parsed and
+ * Application class data sharing: the classes a broker loads while it starts, parsed and
  * verified once and kept in one file that every Kafka JVM of this checkout maps instead of
  * reading them from the jars again. A broker's start took 3.5-4.3 s of CPU on 2 cores,
  * 2.2-2.5 s with it, and 1.2 s as a short-lived broker (SHORT_LIVED_JVM); the suite starts
