@@ -1,11 +1,9 @@
 import { join } from "node:path";
 import { SESSION_MS } from "@shop/kafka";
 import { STORAGE_FULL_MESSAGE } from "@shop/service";
-import { Kafka, logLevel } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { uniqueName } from "../../harness/env.ts";
 import { ownKafka } from "../../harness/own-kafka.ts";
-import { committedOffsets, createTopic, endOffsets, readTopic } from "../helpers/kafka.ts";
+import { committedOffsets, endOffsets, readTopic } from "../helpers/kafka.ts";
 import { countRows, http, queryRows, type ServiceProcess } from "../helpers/shop.ts";
 import { smallDisk } from "../helpers/small-disk.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -13,11 +11,9 @@ import {
   decidedBy,
   type EventLogState,
   eventLogShop,
-  publishedAfter,
   streamOfOrders,
   uncommittedRecords,
 } from "./harness.ts";
-import { beyondFirst, recordRow, recovery } from "./report.ts";
 
 /**
  * Fault injection on the event-log edition: real processes, a real Kafka broker of this
@@ -158,180 +154,6 @@ describe("Fault injection: event-log edition", () => {
     },
     240_000,
   );
-
-  it("When the Kafka broker is killed -9 and restarted mid-stream, then nothing is lost: the outbox publishes what waited", async () => {
-    const s = shop("f-kill-kafka");
-    const api = await s.start("orders-api", "orders-api");
-    await s.payments("caixa-1");
-    const stream = streamOfOrders(() => api.url(), 50, 4, 100);
-    await waitFor(() => stream.created.length >= 10);
-    await kafka.kill();
-    await waitFor(() => stream.unconfirmed.length >= 2, {
-      timeoutMs: 30_000,
-      what: "orders placed while Kafka is down",
-    });
-    await kafka.start();
-    const backAt = Date.now();
-    const during = [...stream.unconfirmed];
-    await stream.done;
-    await s.finish(
-      api,
-      stream,
-      {
-        scenario: "Kafka killed (event-log)",
-        fault: "kill -9 the Kafka broker, restart it",
-        end: "Kafka answering again",
-      },
-      publishedAfter(during, "Kafka was down"),
-      backAt,
-    );
-  }, 240_000);
-
-  it("When the broker is killed -9 and a consumer crashes while it is down, then the restarted consumer joins its group again as the same member, without waiting out its old session, and reads every record once (patches/kafkajs)", async () => {
-    // kafkajs restarted a crashed consumer as a new member; the restarted broker still held
-    // the old one, and the group waited for its session (10 s) before it could rebalance:
-    // the orders API applied no result for 10 s after Kafka was back.
-    const client = new Kafka({
-      brokers: [kafka.brokers],
-      logLevel: logLevel.NOTHING,
-      // Crash soon after the broker dies (the services give up later, the same way).
-      retry: { retries: 1, initialRetryTime: 100, maxRetryTime: 500 },
-    });
-    const topic = uniqueName("rejoin");
-    const groupId = uniqueName("rejoin");
-    await createTopic(client, topic);
-    const send = async (from: number) => {
-      const producer = client.producer({ retry: { retries: 10, maxRetryTime: 500 } });
-      await producer.connect();
-      await producer.send({
-        topic,
-        acks: -1,
-        messages: Array.from({ length: 30 }, (_, i) => ({ key: String(from + i), value: "x" })),
-      });
-      await producer.disconnect();
-    };
-    const consumer = client.consumer({
-      groupId,
-      sessionTimeout: 10_000,
-      heartbeatInterval: 1000,
-      maxWaitTimeInMs: 100,
-    });
-    const joins: { memberId: string; at: number }[] = [];
-    const crashes: boolean[] = [];
-    /** Reads of each record, by "partition:offset", and when each was first read. */
-    const reads = new Map<string, number>();
-    const firstReadAt = new Map<string, number>();
-    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) =>
-      joins.push({ memberId: payload.memberId, at: Date.now() }),
-    );
-    consumer.on(consumer.events.CRASH, ({ payload }) => crashes.push(payload.restart));
-    // Every record read and committed, from the broker's offsets and the consumer's reads.
-    const allCommitted = async () => {
-      const [ends, committed] = await Promise.all([
-        endOffsets(kafka.brokers, topic),
-        committedOffsets(kafka.brokers, groupId, topic),
-      ]);
-      // A partition the group never committed reads -1: as 0, for a partition still empty.
-      return [...ends].every(([p, end]) => Math.max(0, committed.get(p) ?? 0) === end);
-    };
-    await consumer.connect();
-    try {
-      await consumer.subscribe({ topic, fromBeginning: true });
-      await consumer.run({
-        eachMessage: async ({ partition, message }) => {
-          const at = `${partition}:${message.offset}`;
-          reads.set(at, (reads.get(at) ?? 0) + 1);
-          if (!firstReadAt.has(at)) firstReadAt.set(at, Date.now());
-        },
-      });
-      await send(0);
-      await waitFor(allCommitted, { what: "the first 30 records read and committed" });
-      await kafka.kill();
-      // The fault hit: the consumer crashed, and kafkajs will start it again.
-      await waitFor(() => crashes.length > 0, { timeoutMs: 30_000, what: "the consumer's crash" });
-      expect(crashes[0]).toBe(true);
-      await kafka.start();
-      const backAt = Date.now();
-      const readBefore = new Set(firstReadAt.keys());
-      await send(30);
-      const sentAt = Date.now();
-      await waitFor(allCommitted, {
-        timeoutMs: 30_000,
-        what: "the 30 records sent after the restart read and committed",
-      });
-      const [first, last] = [joins[0], joins.at(-1)];
-      const ends = await endOffsets(kafka.brokers, topic);
-      const written = [...ends.values()].reduce((a, b) => a + b, 0);
-      const lost = written - reads.size;
-      const readAgain = beyondFirst(reads);
-      recordRow({
-        scenario: "consumer crashed while Kafka was down (kafkajs)",
-        fault:
-          "kill -9 the Kafka broker under a consumer that crashes before it returns; restart it",
-        proof: `the consumer crashed (kafkajs restarts it) and joined ${joins.length - 1} more time(s), as ${last?.memberId === first?.memberId ? "the same member" : "another member"}, ${(((last?.at ?? 0) - backAt) / 1000).toFixed(1)} s after the broker was back`,
-        requests: written,
-        requestsNote: "records, half written after the restart",
-        lost,
-        redeliveriesAbsorbed: readAgain,
-        doubled: { "records read twice": readAgain },
-        // A record is final when it is read; those sent after the restart, from their sending.
-        recovery: recovery(
-          [...firstReadAt]
-            .filter(([at]) => !readBefore.has(at))
-            .map(([, readAt]) => ({ madeAt: sentAt, finalAt: readAt })),
-          backAt,
-          { decisionMs: 0, instances: 1 },
-          "Kafka answering again",
-        ),
-      });
-      expect(last?.memberId).toBe(first?.memberId);
-      // Joined as the member the broker still knew: no wait for that member's session.
-      expect((last?.at ?? 0) - backAt).toBeLessThan(10_000);
-      // Nothing lost; the first 30 were committed before the kill, so none is read again.
-      expect(lost).toBe(0);
-      expect(readAgain).toBe(0);
-    } finally {
-      await consumer.disconnect();
-    }
-  }, 120_000);
-
-  it("When the orders API is killed -9 between its commit and the publish, then after a restart the outbox recovers every order", async () => {
-    const s = shop("f-kill-api");
-    let api = await s.start("orders-api", "orders-api");
-    await s.payments("caixa-1");
-    // Kafka away: orders are committed with their events, none can be published.
-    await kafka.stop();
-    const stream = streamOfOrders(() => api.url(), 12, 4, 0);
-    await waitFor(async () => {
-      const res = await fetch(`${api.url()}/saude`);
-      return ((await res.json()) as { outbox: { pendentes: number } }).outbox.pendentes >= 4;
-    });
-    await api.kill();
-    // Counted in the database once the process is dead: committed, not published.
-    const pending = countRows(
-      s.dbPath,
-      "SELECT COUNT(*) AS n FROM outbox WHERE enviado_em IS NULL",
-    );
-    await stream.done;
-    await kafka.start();
-    // The fault ends when the restart is asked for: the API's own start counts in the resume.
-    const restartedAt = Date.now();
-    api = await s.start("orders-api", "orders-api-2");
-    await s.finish(
-      api,
-      stream,
-      {
-        scenario: "orders API killed before publishing (event-log)",
-        fault: "kill -9 the orders API with orders committed and unpublished",
-        end: "the orders API restarted",
-      },
-      (state) => ({
-        hit: pending > 0 && state.criados.length >= pending,
-        text: `${pending} outbox rows committed and unpublished at the kill; ${state.criados.length} PedidoCriado records after the restart`,
-      }),
-      restartedAt,
-    );
-  }, 240_000);
 
   it("When every service gets SIGTERM under load, then in-flight work finishes and is committed: after a restart nothing is lost, re-read or doubled", async () => {
     const s = shop("f-sigterm");

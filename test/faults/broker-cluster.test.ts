@@ -1,0 +1,159 @@
+import { type PlataformaBroker, QUEUES } from "@shop/contracts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { brokerEnv } from "../../harness/env.ts";
+import { type OwnRabbitCluster, ownRabbitCluster } from "../../harness/own-rabbit.ts";
+import { createVhost, type ShopVhost } from "../../harness/vhost.ts";
+import { http, queryRows, type ServiceProcess } from "../helpers/shop.ts";
+import { waitFor } from "../helpers/wait.ts";
+import {
+  finishBrokerScenario,
+  slowest,
+  startShop,
+  streamOfPayments,
+  unavailableBetween,
+} from "./broker-harness.ts";
+
+/**
+ * Fault injection on the broker edition on a RabbitMQ cluster of three of this file's own
+ * (node names, ports and data folders of its own): a file apart from broker.test.ts, so that
+ * the two run side by side. Counted as every broker scenario is (broker-harness.ts).
+ */
+let vhost: ShopVhost;
+const running: ServiceProcess[] = [];
+
+beforeAll(async () => {
+  vhost = await createVhost("faults-cluster");
+}, 120_000);
+afterAll(async () => {
+  await Promise.all(running.map((p) => p.stop()));
+  await vhost?.dispose();
+}, 120_000);
+
+describe("Fault injection: broker edition", () => {
+  describe("on a RabbitMQ cluster of three", () => {
+    let cluster: OwnRabbitCluster;
+    beforeAll(async () => {
+      cluster = await ownRabbitCluster("faults-rc");
+    }, 180_000);
+    afterAll(async () => {
+      await cluster?.dispose();
+    }, 120_000);
+
+    const onCluster = (service: string) => ({ ...brokerEnv(vhost, service), ...cluster.env() });
+    const firstDecision = (paymentsDb: string) =>
+      waitFor(() => queryRows(paymentsDb, "SELECT 1 FROM decisoes LIMIT 1").length > 0, {
+        what: "a first decision before the fault",
+      });
+
+    /** The broker panel of the orders service (GET /plataforma): nodes, leaders, members. */
+    const panel = async (ordersUrl: string) =>
+      (await http<PlataformaBroker>("GET", `${ordersUrl}/plataforma`)).body;
+    const queueIn = (p: PlataformaBroker) => p.filas.find((f) => f.nome === QUEUES.solicitacoes);
+
+    it("When the node leading the quorum queues is killed -9 under load, then the panel shows a new leader and the node down, the services go on through another node within the 5 s wait, no request is refused after one repeat, and nothing acknowledged is lost", async () => {
+      const shop = await startShop(running, "f-rc-leader", onCluster);
+      try {
+        const flowing = streamOfPayments(() => shop.orders.url(), 30);
+        await firstDecision(shop.paymentsDb);
+        const before = queueIn(await panel(shop.orders.url()));
+        const leader = cluster.nodes.find((n) => n.node === before?.lider);
+        if (!before || !leader)
+          throw new Error(`the panel shows no leader for ${QUEUES.solicitacoes}`);
+        expect(before.tipo).toBe("quorum");
+        expect(before.membros).toHaveLength(3);
+        const killedAt = Date.now();
+        await leader.kill();
+        const seen = await waitFor(
+          async () => {
+            const p = await panel(shop.orders.url());
+            const q = queueIn(p);
+            const down = p.nos.find((n) => n.nome === leader.node)?.ativo === false;
+            return (
+              q?.lider && q.lider !== before.lider && !q.emLinha.includes(leader.node) && down && q
+            );
+          },
+          {
+            timeoutMs: 30_000,
+            intervalMs: 500,
+            what: "the panel to show a new leader and the node down",
+          },
+        );
+        const movedAt = Date.now();
+        await leader.start();
+        const backAt = Date.now();
+        await waitFor(async () => queueIn(await panel(shop.orders.url()))?.emLinha.length === 3, {
+          timeoutMs: 60_000,
+          intervalMs: 500,
+          what: "the restarted node online again as a member",
+        });
+        const requests = await flowing;
+        const during = unavailableBetween(requests, killedAt, movedAt);
+        const r = await finishBrokerScenario({
+          shop,
+          requests,
+          row: {
+            scenario: "quorum queue leader killed (broker, cluster)",
+            fault:
+              "kill -9 the RabbitMQ node leading pagamentos.solicitacoes, of three; restart it",
+            end: "the kill: the cluster carries on without the node",
+            endedAt: killedAt,
+          },
+          proof: () => ({
+            hit: before.membros.length === 3 && seen.lider !== before.lider,
+            text: `leader ${before.lider} of ${before.membros.length} members killed; the panel showed ${seen.lider} leading and the node down ${((movedAt - killedAt) / 1000).toFixed(1)} s later; ${during.length} answers 503 meanwhile`,
+          }),
+          healedAt: backAt,
+          faultAt: killedAt,
+        });
+        // The failover goal: within the spec's 5 s wait, and no request refused after the
+        // client's one repeat (a publish lost with its node is tried again on another).
+        expect(r.timing?.longestWithoutAckMs).toBeLessThan(5_000);
+        for (const q of requests)
+          expect(
+            q.answers.filter((a) => a.status !== 202 && a.status !== 200).length,
+            `request ${q.key}: answers before its 202`,
+          ).toBeLessThanOrEqual(1);
+      } finally {
+        await shop.stop();
+      }
+    }, 240_000);
+
+    it("When two of three RabbitMQ nodes are stopped, then the queues lose their majority, payment requests answer 503 within 5 s, and everything resumes when a node returns", async () => {
+      const shop = await startShop(running, "f-rc-majority", onCluster);
+      const [, second, third] = cluster.nodes;
+      if (!second || !third) throw new Error("the cluster has three nodes");
+      try {
+        // 15 s of requests: still flowing after two of the test's own nodes have stopped (their
+        // application stopped beside the stream, not blocking it) and after one has returned.
+        const flowing = streamOfPayments(() => shop.orders.url(), 60, 250);
+        await firstDecision(shop.paymentsDb);
+        const stoppedAt = Date.now();
+        await Promise.all([second.stopApp(), third.stopApp()]);
+        await new Promise((res) => setTimeout(res, 7000)); // longer than a confirmation
+        await second.startApp();
+        const backAt = Date.now();
+        const requests = await flowing;
+        await third.startApp();
+        const during = unavailableBetween(requests, stoppedAt, backAt);
+        await finishBrokerScenario({
+          shop,
+          requests,
+          row: {
+            scenario: "two of three RabbitMQ nodes stopped (broker, cluster)",
+            fault: "`stop_app` on two of the test's own three nodes for 7 s, then one back",
+            end: "a majority back",
+          },
+          proof: () => ({
+            hit: during.length > 0,
+            text: `${during.length} answers 503 without a majority (slowest ${slowest(during)} ms)`,
+          }),
+          healedAt: backAt,
+          faultAt: stoppedAt,
+        });
+        expect(slowest(during), "the slowest 503 without a majority").toBeLessThanOrEqual(6500);
+      } finally {
+        await shop.stop();
+      }
+    }, 240_000);
+  });
+});
