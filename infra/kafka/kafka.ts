@@ -352,10 +352,13 @@ export function quorumProperty(p: Paths, voters: string): string {
  * fenced and its partitions move; a 2 s pause is not (the SIGSTOP fault scenario), and 2 s
  * sessions fenced it.
  */
+/** broker.session.timeout.ms of the shop's brokers: a silent one is fenced after this. */
+export const BROKER_SESSION_MS = 2_500;
+
 export const clusterFailover = `# Failover within the spec's 5 s wait (docs/decisions.md, "Failover"): a silent broker
 # is fenced after 2.5 s, not 9 s, and a silent controller is replaced after 1 s, not 2 s
 # (its successor then gives every broker a full session before fencing a dead one).
-broker.session.timeout.ms=2500
+broker.session.timeout.ms=${BROKER_SESSION_MS}
 broker.heartbeat.interval.ms=250
 controller.quorum.fetch.timeout.ms=1000
 controller.quorum.election.backoff.max.ms=500
@@ -370,7 +373,7 @@ controller.quorum.election.backoff.max.ms=500
  * only that a pause of its whole process past 2.5 s (a GC pause) ends with a moment fenced.
  */
 export const singleNodeSession = `# Back within seconds after a kill -9, not after Kafka's 9 s session (infra/kafka/kafka.ts).
-broker.session.timeout.ms=2500
+broker.session.timeout.ms=${BROKER_SESSION_MS}
 broker.heartbeat.interval.ms=250
 `;
 

@@ -3,6 +3,7 @@ import {
   createKafka,
   createPublisher,
   ensureTopics,
+  memberIdentityFile,
   type Publisher,
   type RunningConsumer,
 } from "@shop/kafka";
@@ -37,7 +38,20 @@ export async function startOrdersApi(
   const kafka = config.modo === "eventos" ? await startKafkaSide(config, store, log) : null;
   const announcer = kafka?.announcer ?? paymentsHttpAnnouncer(config.pagamentosUrl);
   const pedidos = pedidoPorts({ store, announcer, log });
-  const consumer = kafka ? await startResultadosConsumer({ ...kafka, pedidos, log }) : null;
+  // On SQLite the API is its database's one instance: killed -9 and started again, it
+  // rejoins its group as the member it was, not after that member's session (issue 55).
+  // Several instances share PostgreSQL: each joins as a new member.
+  const memberIdentity = config.databaseUrl
+    ? undefined
+    : memberIdentityFile(`${config.dbPath}.kafka-member`);
+  const consumer = kafka
+    ? await startResultadosConsumer({
+        ...kafka,
+        pedidos,
+        log,
+        ...(memberIdentity ? { memberIdentity } : {}),
+      })
+    : null;
   const app = createApp({
     pedidos,
     outbox: kafka?.relay ? () => outboxStatus(store) : null,

@@ -5,7 +5,7 @@ import { ensureTopics } from "@shop/kafka";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { step } from "../../harness/logs.ts";
 import { ownKafkaCluster } from "../../harness/own-kafka.ts";
-import { CONTROLLER_IDS } from "../../infra/kafka/kafka.ts";
+import { BROKER_SESSION_MS, CONTROLLER_IDS } from "../../infra/kafka/kafka.ts";
 import { clientOf } from "../helpers/kafka.ts";
 import { http, type ServiceProcess } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -298,8 +298,8 @@ describe("Fault injection: event-log edition", () => {
           scenario: "partition leader killed (event-log, cluster)",
           fault:
             "kill -9 the broker leading pedidos-criados[0], first in every client's KAFKA_BROKERS; restart it",
-          end: "the kill: the cluster carries on without the node",
-          endedAt: killedAt,
+          end: `the kill + the ${BROKER_SESSION_MS / 1000} s broker session: the node fenced`,
+          endedAt: killedAt + BROKER_SESSION_MS,
         },
         () => ({
           hit: moved.partitions.every((p) => p.leader !== leader),
@@ -380,8 +380,8 @@ describe("Fault injection: event-log edition", () => {
           scenario: "payments group coordinator killed (event-log, cluster)",
           fault:
             "kill -9 the node leading the payments group's __consumer_offsets partition; restart it",
-          end: "the kill: the cluster carries on without the node",
-          endedAt: killedAt,
+          end: `the kill + the ${BROKER_SESSION_MS / 1000} s broker session: the node fenced`,
+          endedAt: killedAt + BROKER_SESSION_MS,
         },
         async () => {
           const after = await committed(group, s.names.topics.pedidosCriados);

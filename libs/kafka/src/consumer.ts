@@ -4,6 +4,7 @@ import type { Consumer, ConsumerConfig, EachBatchHandler, Kafka } from "kafkajs"
 import { withRetries } from "./client.ts";
 import { eachBatchOf } from "./consumer/batch.ts";
 import { type Membership, watchGroup } from "./consumer/group.ts";
+import type { MemberIdentity } from "./consumer/member.ts";
 import { type RecordHandling, type RecordMeta, recordHandler } from "./consumer/record.ts";
 import { StuckPartitions } from "./consumer/stuck.ts";
 import { HEARTBEAT_MS, SESSION_MS } from "./consumer/timings.ts";
@@ -12,6 +13,7 @@ import type { Publisher } from "./publisher.ts";
 import { partitionTransactions } from "./transactions.ts";
 
 export type { Partitions } from "./consumer/group.ts";
+export { type MemberIdentity, memberIdentityFile } from "./consumer/member.ts";
 export type { RecordMeta } from "./consumer/record.ts";
 export { retryDelay } from "./consumer/stuck.ts";
 export { HEARTBEAT_MS, SESSION_MS } from "./consumer/timings.ts";
@@ -55,6 +57,11 @@ export interface ConsumerOptions<T> {
    * partition is kept whatever the number.
    */
   partitionsAtOnce?: number;
+  /**
+   * Where the consumer keeps its member id, to rejoin as the same member after its process
+   * is killed and started again (consumer/member.ts). For a process that is its only user.
+   */
+  memberIdentity?: MemberIdentity;
 }
 
 export interface RunningConsumer {
@@ -156,6 +163,8 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
       stopMeasuring();
       stopCounting();
       await current.disconnect();
+      // It left its group: no member to rejoin as next time.
+      options.memberIdentity?.save(null);
       await transactions?.close();
     },
   };
@@ -174,8 +183,16 @@ async function runKafkajsConsumer<T>(
   },
 ): Promise<Consumer> {
   const { kafka, groupId, topics, log } = options;
-  const consumer = kafka.consumer(consumerConfig(groupId, options.consumer));
+  const identity = options.memberIdentity;
+  const rejoinAs = identity?.load() ?? null;
+  // rejoinAs: patches/kafkajs+2.2.4.patch (kafkajs's types do not know it).
+  const consumer = kafka.consumer({
+    ...consumerConfig(groupId, options.consumer),
+    ...(rejoinAs ? { rejoinAs } : {}),
+  } as ConsumerConfig);
   watchGroup(consumer, run.state, run.events, log, () => run.onCrash(consumer));
+  if (identity)
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => identity.save(payload.memberId));
   await consumer.connect();
   // Right after its topics were created, a broker of a cluster (one just restarted, say)
   // may not know them yet: UNKNOWN_TOPIC_OR_PARTITION is retried, not a failed start.

@@ -1,5 +1,11 @@
 import { type KafkaNames, pedidoKey, ResultadoPagamento } from "@shop/contracts";
-import { type Publisher, type RecordMeta, type RunningConsumer, startConsumer } from "@shop/kafka";
+import {
+  type MemberIdentity,
+  type Publisher,
+  type RecordMeta,
+  type RunningConsumer,
+  startConsumer,
+} from "@shop/kafka";
 import { currentContext, type Logger } from "@shop/service";
 import type { Kafka } from "kafkajs";
 import { applyResultado, type PedidoPorts } from "../pedidos.ts";
@@ -23,6 +29,7 @@ export function startResultadosConsumer(deps: ConsumerDeps): Promise<RunningCons
     // Applying a result is a short database write: the three partitions' results are
     // applied side by side, and their writes share group commits.
     partitionsAtOnce: 3,
+    ...(deps.memberIdentity ? { memberIdentity: deps.memberIdentity } : {}),
     handle: (resultado, meta) => handleResultado(deps, resultado, meta),
   });
 }
@@ -33,6 +40,8 @@ interface ConsumerDeps {
   publisher: Publisher;
   pedidos: PedidoPorts;
   log: Logger;
+  /** On SQLite, the one instance of its database: its group member id, kept beside it. */
+  memberIdentity?: MemberIdentity;
 }
 
 /**

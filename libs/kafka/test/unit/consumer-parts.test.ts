@@ -1,7 +1,11 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ConsumerEvents, createLogger } from "@shop/service";
 import type { KafkaMessage } from "kafkajs";
 import { describe, expect, it, vi } from "vitest";
 import { beatingWhile } from "../../src/consumer/batch.ts";
+import { memberIdentityFile } from "../../src/consumer/member.ts";
 import { BatchOffsets } from "../../src/consumer/offsets.ts";
 import { StuckPartitions } from "../../src/consumer/stuck.ts";
 
@@ -178,5 +182,17 @@ describe("the member's heartbeat while a record is handled (beatingWhile)", () =
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe("a consumer's member id kept across its process's restarts (memberIdentityFile)", () => {
+  it("When a member id is saved, then the next process loads it; once the member left (null), none is loaded", () => {
+    const path = join(mkdtempSync(join(tmpdir(), "member-")), "pedidos.db.kafka-member");
+    const identity = memberIdentityFile(path);
+    expect(identity.load()).toBeNull();
+    identity.save("orders-api-1a2b");
+    expect(memberIdentityFile(path).load()).toBe("orders-api-1a2b");
+    identity.save(null);
+    expect(memberIdentityFile(path).load()).toBeNull();
   });
 });
