@@ -168,8 +168,11 @@ describe("Fault injection: event-log edition", () => {
       "SELECT COUNT(*) AS n FROM pedidos WHERE status = 'AGUARDANDO_PAGAMENTO'",
     );
     const restartedAt = Date.now();
-    api = await s.start("orders-api", "orders-api-2");
-    payments = await s.payments("caixa-1");
+    // Both restarted at once, as a person restarting the shop would.
+    [api, payments] = await Promise.all([
+      s.start("orders-api", "orders-api-2"),
+      s.payments("caixa-1"),
+    ]);
     await stream.done;
     const state = await s.finish(
       api,
