@@ -6,8 +6,8 @@ import {
   beyondFirst,
   faultTiming,
   recordRow,
-  recovery,
   type ScenarioRow,
+  scenarioRecovery,
   stamp,
   tally,
 } from "./report.ts";
@@ -226,9 +226,18 @@ export async function finishBrokerScenario(opts: {
           opts.faultAt,
           opts.healedAt,
         );
-  const { endedAt: _, ...row } = opts.row;
+  // Payments decides at once: the drain is bounded by the 3 s alone.
+  const { names, recovery } = scenarioRecovery(
+    opts.row,
+    opts.healedAt,
+    state.solicitacoes.map((s) => ({
+      madeAt: Date.parse(s.criada_em),
+      finalAt: stamp(s.concluida_em),
+    })),
+    { decisionMs: 0, instances: 1 },
+  );
   recordRow({
-    ...row,
+    ...names,
     proof: proof.hit ? proof.text : `NOT HIT: ${proof.text}`,
     requests: requests.length,
     requestsNote: repeatedAnswers > 0 ? `after ${repeatedAnswers} repeats with the same key` : "",
@@ -237,16 +246,7 @@ export async function finishBrokerScenario(opts: {
       state.decisoes.reduce((sum, d) => sum + d.repeticoes, 0) +
       state.solicitacoes.reduce((sum, s) => sum + s.resultados_repetidos, 0),
     doubled,
-    // Payments decides at once: the drain is bounded by the 3 s alone.
-    recovery: recovery(
-      state.solicitacoes.map((s) => ({
-        madeAt: Date.parse(s.criada_em),
-        finalAt: stamp(s.concluida_em),
-      })),
-      opts.row.endedAt ?? opts.healedAt,
-      { decisionMs: 0, instances: 1 },
-      opts.row.end ?? "the fault's end",
-    ),
+    recovery,
     ...(timing ? { timing } : {}),
   });
 

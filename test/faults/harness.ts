@@ -20,8 +20,8 @@ import {
   faultProgress,
   faultTiming,
   recordRow,
-  recovery,
   type ScenarioRow,
+  scenarioRecovery,
   stamp,
   tally,
 } from "./report.ts";
@@ -243,9 +243,14 @@ export async function finishEventLogScenario(opts: {
           timing: faultTiming(stream.answers, opts.faultAt, opts.healedAt),
           progress: faultProgress(state.pedidos, state.decisionsPerPedido, opts.faultAt),
         };
-  const { endedAt: _, ...row } = opts.row;
+  const { names, recovery } = scenarioRecovery(
+    opts.row,
+    opts.healedAt,
+    state.pedidos.map((p) => ({ madeAt: Date.parse(p.criado_em), finalAt: stamp(p.decidido_em) })),
+    opts.rate,
+  );
   recordRow({
-    ...row,
+    ...names,
     proof: proof.hit ? proof.text : `NOT HIT: ${proof.text}`,
     requests: stream.created.length,
     requestsNote: [
@@ -258,15 +263,7 @@ export async function finishEventLogScenario(opts: {
     lost: lost.length,
     redeliveriesAbsorbed,
     doubled,
-    recovery: recovery(
-      state.pedidos.map((p) => ({
-        madeAt: Date.parse(p.criado_em),
-        finalAt: stamp(p.decidido_em),
-      })),
-      opts.row.endedAt ?? opts.healedAt,
-      opts.rate,
-      opts.row.end ?? "the fault's end",
-    ),
+    recovery,
     ...(during ?? {}),
   });
 

@@ -129,6 +129,23 @@ export function recovery(
   };
 }
 
+/**
+ * A scenario's names as its row records them, and its Recovery: counted from `endedAt`
+ * when the row gives one, else from the heal, and labelled with the row's `end`.
+ */
+export function scenarioRecovery(
+  row: ScenarioRow,
+  healedAt: number,
+  requests: Finality[],
+  rate: { decisionMs: number; instances: number },
+): { names: Pick<FaultRow, "scenario" | "fault">; recovery: Recovery } {
+  const { endedAt, end, ...names } = row;
+  return {
+    names,
+    recovery: recovery(requests, endedAt ?? healedAt, rate, end ?? "the fault's end"),
+  };
+}
+
 /** A database's time stamp (ISO text) as milliseconds; null stays null. */
 export const stamp = (text: string | null): number | null =>
   text === null ? null : Date.parse(text);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { faultProgress, faultTiming, recovery } from "../faults/report.ts";
+import { faultProgress, faultTiming, recovery, scenarioRecovery } from "../faults/report.ts";
 
 describe("What a client felt during a fault (faultTiming)", () => {
   it("When acknowledgements stop at the fault and resume after it, then the longest gap runs from the fault to the first acknowledgement after its end", () => {
@@ -102,5 +102,18 @@ describe("How soon the shop moved again, and how long its backlog took (recovery
   it("When nothing waited at the fault's end, then there is no backlog to drain", () => {
     const r = recovery([{ madeAt: 0, finalAt: 10 }], 1000, { decisionMs: 100, instances: 1 }, "x");
     expect(r).toMatchObject({ backlog: 0, drainMs: 0, resumeMs: null });
+  });
+});
+
+describe("A scenario's row and its recovery (scenarioRecovery)", () => {
+  it("When a row names its own end (a node killed in a cluster), then the resume counts from it, not from the heal, and the row keeps only its names", () => {
+    const requests = [{ madeAt: 0, finalAt: 1500 }];
+    const rate = { decisionMs: 100, instances: 1 };
+    const row = { scenario: "s", fault: "f", end: "the kill", endedAt: 1000 };
+    const { names, recovery: r } = scenarioRecovery(row, 9000, requests, rate);
+    expect(names).toEqual({ scenario: "s", fault: "f" });
+    expect(r).toMatchObject({ end: "the kill", resumeMs: 500 });
+    const healed = scenarioRecovery({ scenario: "s", fault: "f" }, 1200, requests, rate);
+    expect(healed.recovery).toMatchObject({ end: "the fault's end", resumeMs: 300 });
   });
 });
