@@ -101,7 +101,7 @@ export async function streamOfPayments(
 }
 
 /** One payment request, repeated with its key every 500 ms until 202 or 200. */
-export async function payUntilAccepted(ordersUrl: () => string, r: Request) {
+async function payUntilAccepted(ordersUrl: () => string, r: Request) {
   for (;;) {
     const at = Date.now();
     const res = await http("POST", `${ordersUrl()}/pedidos/${r.pedidoId}/pagamentos`, {
@@ -134,7 +134,7 @@ export async function afterFirstDecision(paymentsDb: string, fault: () => Promis
 export const unavailableBetween = (requests: Request[], from: number, to: number) =>
   requests.flatMap((r) => r.answers).filter((a) => a.status === 503 && a.at >= from && a.at <= to);
 
-export interface SolicitacaoRow {
+interface SolicitacaoRow {
   solicitacao_id: string;
   pedido_id: string;
   estado: string;
@@ -145,7 +145,7 @@ export interface SolicitacaoRow {
   concluida_em: string | null;
 }
 
-export interface DecisaoRow {
+interface DecisaoRow {
   solicitacao_id: string;
   pedido_id: string;
   aprovado: number;
@@ -154,7 +154,7 @@ export interface DecisaoRow {
 }
 
 /** Both services' databases, read now. */
-export function brokerState(ordersDb: string, paymentsDb: string) {
+function brokerState(ordersDb: string, paymentsDb: string) {
   return {
     solicitacoes: queryRows<SolicitacaoRow>(
       ordersDb,

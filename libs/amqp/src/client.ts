@@ -202,10 +202,7 @@ export class AmqpClient {
       pub.on("close", () => {
         if (this.pub === pub) this.pub = null;
       });
-      // The broker sends basic.return before the ack of an unroutable mandatory message.
-      pub.on("return", (msg: { properties: { messageId?: string } }) => {
-        if (msg.properties.messageId) this.returned.add(msg.properties.messageId);
-      });
+      collectReturns(pub, this.returned);
       await this.opts.topology(pub);
       for (const c of this.consumers) await this.startChannelConsumer(conn, c);
       this.conn = conn;
@@ -383,14 +380,7 @@ export class AmqpClient {
         { cause: error },
       );
     }
-    const messageId = randomUUID();
-    await sendConfirmed(ch, exchange, routingKey, body, messageId, headers);
-    if (this.returned.delete(messageId)) {
-      throw new PublishFailed(
-        "sem-rota",
-        `no queue is bound to ${exchange} with routing key ${routingKey}`,
-      );
-    }
+    await sendRouted(ch, this.returned, exchange, routingKey, body, headers);
   }
 
   /** publishOnce on a confirm channel of its own, closed after: see RESEND_AFTER_MS. */
@@ -406,13 +396,9 @@ export class AmqpClient {
     const ch = await conn.createConfirmChannel();
     ch.on("error", () => {});
     const returned = new Set<string>();
-    ch.on("return", (msg: { properties: { messageId?: string } }) => {
-      if (msg.properties.messageId) returned.add(msg.properties.messageId);
-    });
+    collectReturns(ch, returned);
     try {
-      const messageId = randomUUID();
-      await sendConfirmed(ch, exchange, routingKey, body, messageId, headers);
-      if (returned.has(messageId)) throw new PublishFailed("sem-rota", "returned unrouted");
+      await sendRouted(ch, returned, exchange, routingKey, body, headers);
     } finally {
       await ch.close().catch(() => {});
     }
@@ -439,6 +425,39 @@ export function shopClient(broker: BrokerAddress, log: Logger): AmqpClient {
     log,
     topology: (ch) => declareTopology(ch, TOPOLOGY, { cluster: (broker.nodes?.length ?? 0) > 1 }),
   });
+}
+
+/**
+ * Notes in `returned` the message id of each message the broker sends back unrouted: it
+ * sends basic.return before the ack of an unroutable mandatory message.
+ */
+function collectReturns(ch: ConfirmChannel, returned: Set<string>): void {
+  ch.on("return", (msg: { properties: { messageId?: string } }) => {
+    if (msg.properties.messageId) returned.add(msg.properties.messageId);
+  });
+}
+
+/**
+ * One message sent on `ch` and confirmed (sendConfirmed), under a message id of its own;
+ * PublishFailed "sem-rota" when the broker sent it back unrouted (`returned`, filled by
+ * collectReturns on the same channel).
+ */
+async function sendRouted(
+  ch: ConfirmChannel,
+  returned: Set<string>,
+  exchange: string,
+  routingKey: string,
+  body: string,
+  headers?: Record<string, unknown>,
+): Promise<void> {
+  const messageId = randomUUID();
+  await sendConfirmed(ch, exchange, routingKey, body, messageId, headers);
+  if (returned.delete(messageId)) {
+    throw new PublishFailed(
+      "sem-rota",
+      `no queue is bound to ${exchange} with routing key ${routingKey}`,
+    );
+  }
 }
 
 /**
