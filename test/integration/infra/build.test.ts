@@ -1,8 +1,14 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { buildBundles, DIST, NODE_FLAGS } from "../../../infra/build.ts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  bundlePath,
+  DIST,
+  ENTRY_POINTS,
+  type EntryPoint,
+  NODE_FLAGS,
+} from "../../../infra/build.ts";
 import { ROOT } from "../../../infra/config.ts";
 import {
   analyticsCli,
@@ -28,16 +34,19 @@ function olderNodesOnPath(): { path: string; version: string }[] {
 
 /**
  * npm run build bundles each service to plain JavaScript (dist/), which production runs and
- * the benchmarks measure. These run the bundles with plain node, no tsx, end to end.
+ * the benchmarks measure. These run the bundles with plain node, no tsx, end to end. The
+ * bundles are the ones test/global-setup.ts built for this run with the same buildBundles
+ * (every broker test runs them): building again here would rewrite files that other
+ * tests' services are loading at that moment.
  */
 describe("npm run build", () => {
   const running: ServiceProcess[] = [];
-  beforeAll(async () => {
-    await buildBundles();
-    vi.stubEnv("SHOP_CONSTRUIDO", "1");
-  }, 60_000);
+  beforeAll(() => {
+    expect(process.env.SHOP_CONSTRUIDO).toBe("1");
+    for (const name of Object.keys(ENTRY_POINTS) as EntryPoint[])
+      expect(existsSync(bundlePath(name)), bundlePath(name)).toBe(true);
+  });
   afterAll(async () => {
-    vi.unstubAllEnvs();
     await Promise.all(running.map((p) => p.stop()));
   });
 
