@@ -103,6 +103,38 @@ describe(`The orders store (${TEST_STORE})`, () => {
     expect((await store.steps(p.id)).map((s) => s.etapa)).toEqual(["aplicado", "repetido"]);
   });
 
+  it("When an order's results are handed over without waiting (the consumer's pipeline), then they apply in the order given: the first decides, the rest repeat", async () => {
+    // A store opened now: on PostgreSQL its pool opens a connection per transaction at
+    // first, and those connections come up in any order.
+    const opened = await openStore(settings());
+    try {
+      const pedidos = await Promise.all(Array.from({ length: 8 }, () => opened.savePedido(novo())));
+      const decide = (instancia: string) => (pedido: Pedido) => ({
+        status:
+          pedido.status === "AGUARDANDO_PAGAMENTO"
+            ? { status: "PAGO" as const, motivo: null, processadoPor: instancia }
+            : null,
+        steps: [{ etapa: "decidido", details: { instancia } }],
+        answer: pedido.status,
+      });
+      await Promise.all(
+        pedidos.flatMap((p) =>
+          ["caixa-1", "caixa-2", "caixa-3"].map((c) => opened.updatePedido(p.id, decide(c))),
+        ),
+      );
+      for (const p of pedidos) {
+        expect((await opened.findPedido(p.id))?.processadoPor).toBe("caixa-1");
+        expect((await opened.steps(p.id)).map((s) => s.detalhes.instancia)).toEqual([
+          "caixa-1",
+          "caixa-2",
+          "caixa-3",
+        ]);
+      }
+    } finally {
+      await opened.close();
+    }
+  });
+
   it("When the relay claims the outbox, then it gets the oldest rows first; rows it marks leave it, a failed round leaves them pending", async () => {
     const entry = (p: Pedido) => ({
       topic: "t",
