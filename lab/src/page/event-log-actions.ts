@@ -404,6 +404,14 @@ export function eventLogActions(shop: EventLogShop): AnyLabAction[] {
         (row) => row.enviado_em !== null && row.enviado_em >= backIso,
       ).length;
       const first = await shop.db.firstDecisionSince(backIso);
+      // The shop resumed when the relay published again: counted from Kafka's answer (0 when
+      // the relay's first send came before startKafka saw that answer).
+      const answeredAt = backAt + r.ms;
+      const firstSent = rows
+        .map((row) => row.enviado_em)
+        .filter((e): e is string => e !== null && e >= backIso)
+        .sort()[0];
+      const resumedMs = firstSent ? Math.max(0, Date.parse(firstSent) - answeredAt) : null;
       const twice = (await shop.db.repeatedResults()) - down.repeated;
       story.figure("outboxNaVolta", kept);
       story.figure("pedidosDuranteQueda", rows.length);
@@ -411,6 +419,7 @@ export function eventLogActions(shop: EventLogShop): AnyLabAction[] {
       story.figure("publicadosPeloOutboxDepois", publishedAfter);
       story.figure("kafkaRespondeuEmS", r.ms / 1000);
       story.figure("primeiraDecisaoS", first ? (Date.parse(first) - backAt) / 1000 : -1);
+      story.figure("relayRetomouS", resumedMs === null ? -1 : resumedMs / 1000);
       story.figure("pedidosPerdidos", lost);
       story.figure("decididosDuasVezes", twice);
       story.after(
@@ -421,6 +430,10 @@ export function eventLogActions(shop: EventLogShop): AnyLabAction[] {
           ? `A primeira decisão depois da volta veio ${seconds(Date.parse(first) - backAt)} depois de pedir o Kafka de volta (ele respondeu em ${seconds(r.ms)}): o relay publica, o grupo pagamentos volta a estável${stable ? ` (${seconds(stable.at - backAt)}${stable.at - backAt > 2000 ? `: um membro que o broker ainda conhecia foi esperado até sua sessão de ${seconds(shop.sessionMs)} acabar` : ""})` : ""}, o pagamento espera ${seconds(shop.decisionMs)} e o resultado volta.`
           : "Nenhuma decisão foi aplicada depois da volta (nenhum pedido esperava).",
       );
+      if (resumedMs !== null && first)
+        story.after(
+          `Depois da resposta do Kafka, o relay publicou de novo em ${seconds(resumedMs)} e a primeira decisão veio em ${seconds(Date.parse(first) - answeredAt)}: ${seconds(shop.decisionMs)} disso é a espera do pagamento antes de decidir.`,
+        );
       story.after(`Pedidos perdidos: ${lost}. Decididos duas vezes: ${twice}.`);
       story.after(
         `No painel, eventos no outbox: ${kept} quando o Kafka voltou → ${await shop.db.outboxPending()} agora.`,

@@ -1,6 +1,6 @@
 import type { Plataforma } from "@shop/contracts";
 import { waitFor } from "@shop/service";
-import { AssignerProtocol } from "kafkajs";
+import { type Admin, AssignerProtocol } from "kafkajs";
 import { withAdmin } from "../../../harness/kafka.ts";
 import { queryOrdersDb } from "../../../harness/orders-store.ts";
 
@@ -16,21 +16,19 @@ export interface Holders {
   byInstance: Map<string, number[]>;
 }
 
-export async function groupHolders(
-  brokers: string,
-  group: string,
-  topic: string,
-): Promise<Holders> {
-  return withAdmin(brokers, async (admin) => {
-    const [g] = (await admin.describeGroups([group])).groups;
-    const byInstance = new Map<string, number[]>();
-    for (const m of g?.members ?? []) {
-      const a = AssignerProtocol.MemberAssignment.decode(m.memberAssignment);
-      const ps = [...(a?.assignment[topic] ?? [])].sort((x, y) => x - y);
-      byInstance.set(m.clientId.replace(/^payments-/, ""), ps);
-    }
-    return { state: g?.state ?? "Dead", byInstance };
-  });
+export function groupHolders(brokers: string, group: string, topic: string): Promise<Holders> {
+  return withAdmin(brokers, (admin) => holdersIn(admin, group, topic));
+}
+
+async function holdersIn(admin: Admin, group: string, topic: string): Promise<Holders> {
+  const [g] = (await admin.describeGroups([group])).groups;
+  const byInstance = new Map<string, number[]>();
+  for (const m of g?.members ?? []) {
+    const a = AssignerProtocol.MemberAssignment.decode(m.memberAssignment);
+    const ps = [...(a?.assignment[topic] ?? [])].sort((x, y) => x - y);
+    byInstance.set(m.clientId.replace(/^payments-/, ""), ps);
+  }
+  return { state: g?.state ?? "Dead", byInstance };
 }
 
 /** "caixa-1: 0, 1; caixa-2: 2", the way the panel reads; "ninguém" for an empty group. */
@@ -58,18 +56,25 @@ export async function waitForHolders(
   timeoutMs = 60_000,
 ): Promise<{ holders: Holders; at: number }> {
   let last: Holders | null = null;
-  const holders = await waitFor(
-    async () => {
-      last = await groupHolders(brokers, group, topic).catch(() => null);
-      return last && ok(last) ? last : null;
-    },
-    {
-      timeoutMs,
-      intervalMs: 200,
-      what: `the group ${group} (last: ${last ? describeHolders(last) : "no answer"})`,
-    },
+  let seenAt = 0;
+  // One client for the whole wait, asked every 100 ms: the time a story reports is when
+  // Kafka's description first showed the change, not a new connection's start-up later.
+  const holders = await withAdmin(brokers, (admin) =>
+    waitFor(
+      async () => {
+        last = await holdersIn(admin, group, topic).catch(() => null);
+        if (!last || !ok(last)) return null;
+        seenAt = Date.now();
+        return last;
+      },
+      {
+        timeoutMs,
+        intervalMs: 100,
+        what: `the group ${group} (last: ${last ? describeHolders(last) : "no answer"})`,
+      },
+    ),
   );
-  return { holders, at: Date.now() };
+  return { holders, at: seenAt };
 }
 
 /** The orders database's own counts, for the figures of a story. */

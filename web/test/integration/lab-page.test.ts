@@ -3,6 +3,7 @@ import type { Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LabStateSchema, type Relato } from "@shop/contracts";
+import { HEARTBEAT_MS, SESSION_MS } from "@shop/kafka";
 import { waitFor } from "@shop/service";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { build } from "vite";
@@ -61,6 +62,15 @@ async function storyOf(acao: string, timeout = 90_000): Promise<Relato> {
     .historico.find((r) => r.acao === acao) as Relato;
   expect(story.resultado, JSON.stringify(story, null, 1)).toBe("ok");
   return story;
+}
+
+/** Clicks `acao` and returns its new story (the action may have run before on this page). */
+async function runAgain(acao: string, fields: Record<string, string> = {}, timeout = 90_000) {
+  const done = page.locator(`details[data-relato="${acao}"]:not([data-resultado="andamento"])`);
+  const before = await done.count();
+  await click(acao, fields);
+  await expect.poll(() => done.count(), { timeout }).toBeGreaterThan(before);
+  return storyOf(acao);
 }
 
 async function click(acao: string, fields: Record<string, string> = {}) {
@@ -200,7 +210,27 @@ describe("Issue 47: the lab on the page (event-log edition), in a real browser",
       .poll(() => page.locator('.particao[data-dono="caixa-2"]').count(), { timeout: 10_000 })
       .toBe(0);
     expect(story.numeros.segundosAteParticoesMudarem).toBeGreaterThan(0);
+    // Issue 55: a graceful leave moves the partitions within the decision in flight + 1 s.
+    expect(story.numeros.segundosAteParticoesMudarem).toBeLessThanOrEqual(4);
     expect(shop.processes.running("caixa-2")).toBeNull();
+  });
+
+  it("When the learner kills caixa-2 (kill -9), then its partitions move to caixa-1 once its session ends, by the session + 1 s, and the story says why", async () => {
+    await runAgain("iniciar-pagamentos", { instancia: "caixa-2" });
+    await page.locator('.particao[data-dono="caixa-2"]').first().waitFor({ timeout: 10_000 });
+    const story = await runAgain("matar-pagamentos", { instancia: "caixa-2" }, 60_000);
+    const holders = await groupHolders(
+      kafka.brokers,
+      `${prefix}pagamentos`,
+      `${prefix}pedidos-criados`,
+    );
+    expect(holders.byInstance.get("caixa-1")).toEqual([0, 1, 2]);
+    const moved = story.numeros.segundosAteParticoesMudarem as number;
+    // The fault hit: caixa-2 said nothing, so the group waited for its session to end
+    // (counted from its last heartbeat, up to a second before the kill).
+    expect(moved).toBeGreaterThanOrEqual((SESSION_MS - HEARTBEAT_MS) / 1000);
+    expect(moved).toBeLessThanOrEqual(SESSION_MS / 1000 + 1);
+    expect(story.depois.join(" ")).toContain(`a sessão expira (${SESSION_MS / 1000},0 s`);
   });
 
   it("When the learner sends a poison record, then it reaches the dead-letter topic and the panel's dead-letter count", async () => {
@@ -264,6 +294,15 @@ describe("Issue 47: the lab on the page (event-log edition), in a real browser",
     expect(story.numeros.primeiraDecisaoS).toBeGreaterThan(
       story.numeros.kafkaRespondeuEmS as number,
     );
+    // Issue 55: the shop resumes within 3 s of Kafka's answer (the relay publishes again),
+    // and the first decision follows after the payment's wait (1 s here), plus a second.
+    const resumed = story.numeros.relayRetomouS as number;
+    expect(resumed).toBeGreaterThanOrEqual(0);
+    expect(resumed).toBeLessThanOrEqual(3);
+    expect(
+      (story.numeros.primeiraDecisaoS as number) - (story.numeros.kafkaRespondeuEmS as number),
+    ).toBeLessThanOrEqual(resumed + 1 + 1);
+    expect(story.depois.join(" ")).toMatch(/o relay publicou de novo em \d+,\d s/);
   }, 240_000);
 
   it("When the learner opens an order's timeline, then each step names the code that did it (file and function)", async () => {
