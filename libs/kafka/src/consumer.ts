@@ -4,7 +4,7 @@ import type { Consumer, ConsumerConfig, EachBatchHandler, Kafka } from "kafkajs"
 import { withRetries } from "./client.ts";
 import { eachBatchOf } from "./consumer/batch.ts";
 import { type Membership, watchGroup } from "./consumer/group.ts";
-import type { MemberIdentity } from "./consumer/member.ts";
+import { type MemberIdentity, memberIdentityInMemory } from "./consumer/member.ts";
 import { type RecordHandling, type RecordMeta, recordHandler } from "./consumer/record.ts";
 import { StuckPartitions } from "./consumer/stuck.ts";
 import { HEARTBEAT_MS, SESSION_MS } from "./consumer/timings.ts";
@@ -124,18 +124,24 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
     ...(options.autoCommitInterval ? { autoCommitInterval: options.autoCommitInterval } : {}),
   });
   let stopping = false;
+  // The member a replacement rejoins as: across processes when given (a file), else in this
+  // process only.
+  const identity = options.memberIdentity ?? memberIdentityInMemory();
 
-  /** After a crash kafkajs will not restart from, a fresh consumer takes its place. */
+  /** After a crash kafkajs will not restart from, a fresh consumer takes its place, as the same member. */
   const start = () =>
-    runKafkajsConsumer(options, {
-      state,
-      events,
-      eachBatch,
-      transactional: transactions !== null,
-      onCrash: (crashed) => {
-        if (!stopping) setTimeout(() => void replace(crashed), 1_000);
+    runKafkajsConsumer(
+      { ...options, memberIdentity: identity },
+      {
+        state,
+        events,
+        eachBatch,
+        transactional: transactions !== null,
+        onCrash: (crashed) => {
+          if (!stopping) setTimeout(() => void replace(crashed), 1_000);
+        },
       },
-    });
+    );
 
   async function replace(crashed: Consumer): Promise<void> {
     if (stopping || crashed !== current) return;
@@ -147,7 +153,8 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
       log.error("consumer could not be replaced yet; trying again", {
         error: (error as Error).message,
       });
-      setTimeout(() => void replace(crashed), 2_000);
+      // Within half a second of the broker answering again (a refused connection fails at once).
+      setTimeout(() => void replace(crashed), 500);
     }
   }
 
@@ -164,7 +171,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
       stopCounting();
       await current.disconnect();
       // It left its group: no member to rejoin as next time.
-      options.memberIdentity?.save(null);
+      identity.save(null);
       await transactions?.close();
     },
   };
