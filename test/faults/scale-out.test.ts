@@ -1,4 +1,5 @@
 import { kafkaNames } from "@shop/contracts";
+import { SESSION_MS } from "@shop/kafka";
 import { afterAll, describe, expect, it } from "vitest";
 import { shopConfig } from "../../harness/env.ts";
 import { queryOrdersDb } from "../../harness/orders-store.ts";
@@ -87,7 +88,9 @@ describe("Fault injection: orders API instances on PostgreSQL", () => {
           "orders API instance killed -9 holding claimed outbox rows (two instances, PostgreSQL)",
         fault:
           "SIGKILL between Kafka's acknowledgement and the mark (PAUSA_ANTES_DE_MARCAR_MS=3000)",
-        end: "the kill (the other instance carries on)",
+        // The killed instance also held partitions of the results topic: its group waited
+        // for that member's session before the other instance applied their results.
+        end: `the kill + the ${SESSION_MS / 1000} s session`,
       },
       (st) => {
         const again = [...heldIds].filter((id) => (st.criadosPerPedido.get(id) ?? 0) > 1);
@@ -96,7 +99,8 @@ describe("Fault injection: orders API instances on PostgreSQL", () => {
           text: `${heldIds.size} rows unmarked at the kill; ${again.length} of them published by the killed instance and again by the other`,
         };
       },
-      killedAt,
+      // Killed, its results consumer says nothing: its group hears of it when the session ends.
+      killedAt + SESSION_MS,
       killedAt,
     );
     // The other relay took the dead one's rows over within the spec's 5 s.
