@@ -218,11 +218,23 @@ export async function finishEventLogScenario(opts: {
     intervalMs: 500,
     what: "every order to reach a final state",
   }).catch(() => {}); // what is still open is counted as lost below
-  const state = await eventLogState({
-    ordersDb: opts.ordersDb,
-    brokers: opts.kafkaBrokers,
-    prefix: opts.prefix,
-  });
+  const readState = () =>
+    eventLogState({ ordersDb: opts.ordersDb, brokers: opts.kafkaBrokers, prefix: opts.prefix });
+  // An order is final with its first result; a second decision of it (at-least-once) may
+  // still be on its way to the orders API. Waited for as state, up to 15 s: every result in
+  // the topic read by the orders API (applied or repeated), as asserted below.
+  const everyResultRead = (st: EventLogState) =>
+    st.pedidos.every(
+      (p) =>
+        (st.applied.get(p.id) ?? 0) + (st.repeated.get(p.id) ?? 0) >=
+        (st.decisionsPerPedido.get(p.id) ?? 0),
+    );
+  let state = await readState();
+  const readBy = Date.now() + 15_000;
+  while (!everyResultRead(state) && Date.now() < readBy) {
+    await new Promise((res) => setTimeout(res, 500));
+    state = await readState();
+  }
   const byId = new Map(state.pedidos.map((p) => [p.id, p]));
   const lost = acknowledged.filter((id) => {
     const p = byId.get(id);
