@@ -254,22 +254,26 @@ export async function startRabbitCluster(nodes: RabbitNode[], users: ShopUsers, 
       return [];
     }
   };
+  // Each cluster_status is an Erlang VM: the last one read is kept, and read again only
+  // after a join by hand.
+  let members: string[] = [];
   const all = async () => {
-    const r = await running();
-    return others.every((n) => r.includes(n.node));
+    members = await running();
+    return others.every((n) => members.includes(n.node));
   };
   try {
     await waitFor("the nodes to join the first as they boot", all, 20_000);
   } catch {
     // A node that was up already on its own (a cluster left half-made): joined by hand.
-  }
-  for (const n of others) {
-    if ((await running()).includes(n.node)) continue;
-    log(`rabbitmq: ${n.node} joins ${first.node}`);
-    await n.join(first.node);
+    for (const n of others) {
+      if ((await running()).includes(n.node)) continue;
+      log(`rabbitmq: ${n.node} joins ${first.node}`);
+      await n.join(first.node);
+    }
+    members = await running();
   }
   await first.addUsers(users);
-  return { running: await running(), reused: answered.every(Boolean) };
+  return { running: members, reused: answered.every(Boolean) };
 }
 
 /**
