@@ -13,6 +13,7 @@ import {
   streamOfPayments,
   unavailableBetween,
 } from "./broker-harness.ts";
+import { startedIn } from "./report.ts";
 
 /**
  * Fault injection on the broker edition: real processes, real RabbitMQ. A broker the test
@@ -172,12 +173,13 @@ describe("Fault injection: broker edition", () => {
         what: "a first decision stored",
       });
       await shop.payments.kill();
-      // The fault ends when the restart is asked for: the service's own start counts too.
-      const restartedAt = Date.now();
+      // The fault ends when the restarted payments answers (its own start printed beside it).
+      const askedAt = Date.now();
       await shop.start("f-kill-payments-2", "broker/payments", {
         ...shop.paymentsEnv,
         PAUSA_ANTES_DO_ACK_MS: "0",
       });
+      const restartedAt = Date.now();
       const requests = await flowing;
       await finishBrokerScenario({
         shop,
@@ -185,7 +187,7 @@ describe("Fault injection: broker edition", () => {
         row: {
           scenario: "payments killed before its ack (broker)",
           fault: "kill -9 payments with a decision stored and its delivery unacked",
-          end: "payments restarted",
+          end: `payments answering again, ${startedIn(askedAt, restartedAt)}`,
         },
         proof: (state) => {
           const recognised = state.decisoes.filter((d) => d.repeticoes > 0).length;

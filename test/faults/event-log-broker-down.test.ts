@@ -6,7 +6,7 @@ import { committedOffsets, createTopic, endOffsets } from "../helpers/kafka.ts";
 import { countRows, type ServiceProcess } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { eventLogShop, publishedAfter, streamOfOrders } from "./harness.ts";
-import { beyondFirst, recordRow, recovery } from "./report.ts";
+import { beyondFirst, recordRow, recovery, startedIn } from "./report.ts";
 
 /**
  * Fault injection on the event-log edition with its Kafka broker killed or stopped: a broker
@@ -183,16 +183,17 @@ describe("Fault injection: event-log edition, its broker down", () => {
     );
     await stream.done;
     await kafka.start();
-    // The fault ends when the restart is asked for: the API's own start counts in the resume.
-    const restartedAt = Date.now();
+    // The fault ends when the restarted API answers (its own start printed beside it).
+    const askedAt = Date.now();
     api = await s.start("orders-api", "orders-api-2");
+    const restartedAt = Date.now();
     await s.finish(
       api,
       stream,
       {
         scenario: "orders API killed before publishing (event-log)",
         fault: "kill -9 the orders API with orders committed and unpublished",
-        end: "the orders API restarted",
+        end: `the orders API answering again, ${startedIn(askedAt, restartedAt)}`,
       },
       (state) => ({
         hit: pending > 0 && state.criados.length >= pending,

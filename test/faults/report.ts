@@ -189,6 +189,10 @@ export function faultTiming(answers: Answer[], from: number, to: number): FaultT
 }
 
 /** How many times each value occurs. */
+/** A restarted service's own start, printed beside a row whose fault ends when it answers. */
+export const startedIn = (askedAt: number, answeredAt: number) =>
+  `started in ${((answeredAt - askedAt) / 1000).toFixed(1)} s`;
+
 export function tally<T>(values: T[]): Map<T, number> {
   const m = new Map<T, number>();
   for (const v of values) m.set(v, (m.get(v) ?? 0) + 1);

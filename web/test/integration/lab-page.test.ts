@@ -295,13 +295,15 @@ describe("Issue 47: the lab on the page (event-log edition), in a real browser",
       story.numeros.kafkaRespondeuEmS as number,
     );
     // Issue 55: the shop resumes within 3 s of Kafka's answer (the relay publishes again),
-    // and the first decision follows after the payment's wait (1 s here), plus a second.
+    // and the first decision comes within 3 s of it too (the issue's figure; this page's
+    // payments waits 1 s a decision, the spec's 3 s could not). A clean-clone run of
+    // 2026-11-28 read 2.1 s: the payments consumers reconnect and fetch, then wait 1 s.
     const resumed = story.numeros.relayRetomouS as number;
     expect(resumed).toBeGreaterThanOrEqual(0);
     expect(resumed).toBeLessThanOrEqual(3);
     expect(
       (story.numeros.primeiraDecisaoS as number) - (story.numeros.kafkaRespondeuEmS as number),
-    ).toBeLessThanOrEqual(resumed + 1 + 1);
+    ).toBeLessThanOrEqual(3);
     expect(story.depois.join(" ")).toMatch(/o relay publicou de novo em \d+,\d s/);
   }, 240_000);
 
