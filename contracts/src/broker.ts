@@ -149,6 +149,9 @@ export const PlataformaBrokerSchema = z.object({
       membros: z.array(z.string()),
       emLinha: z.array(z.string()),
       mensagens: z.number().int().nullable(),
+      /** Of them, waiting for a consumer (ready) and delivered, not yet acked (unacked). */
+      prontas: z.number().int().nullable().optional(),
+      semAck: z.number().int().nullable().optional(),
       /** Consumers attached now (the services' own). */
       consumidores: z.number().int().nullable().optional(),
     }),

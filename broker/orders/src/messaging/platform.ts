@@ -9,6 +9,8 @@ interface ManagementQueue {
   members?: string[];
   online?: string[];
   messages?: number;
+  messages_ready?: number;
+  messages_unacknowledged?: number;
   consumers?: number;
 }
 
@@ -64,7 +66,7 @@ async function readFrom(base: string, auth: string, vhost: string): Promise<Plat
   const [nodes, queues] = await Promise.all([
     get<{ name: string; running: boolean }[]>("/nodes?columns=name,running"),
     get<ManagementQueue[]>(
-      `/queues/${encodeURIComponent(vhost)}?columns=name,type,node,leader,members,online,messages,consumers`,
+      `/queues/${encodeURIComponent(vhost)}?columns=name,type,node,leader,members,online,messages,messages_ready,messages_unacknowledged,consumers`,
     ),
   ]);
   return {
@@ -80,6 +82,8 @@ async function readFrom(base: string, auth: string, vhost: string): Promise<Plat
         membros: [...(q.members ?? (q.node ? [q.node] : []))].sort(),
         emLinha: [...(q.online ?? (q.node ? [q.node] : []))].sort(),
         mensagens: q.messages ?? null,
+        prontas: q.messages_ready ?? null,
+        semAck: q.messages_unacknowledged ?? null,
         consumidores: q.consumers ?? null,
       }))
       .sort((a, b) => a.nome.localeCompare(b.nome)),
