@@ -253,6 +253,11 @@ export const PlataformaSchema = z.object({
   mortas: z
     .array(z.object({ topic: z.string(), origem: z.string(), cartas: z.number().int() }))
     .optional(),
+  /**
+   * Set when Kafka did not answer: why. Topics and groups are then empty (the page keeps
+   * its last reading of them); the outbox, the orders database's, is still this moment's.
+   */
+  indisponivel: z.string().optional(),
   lidoEm: z.string(),
 });
 export type Plataforma = z.output<typeof PlataformaSchema>;

@@ -3,13 +3,14 @@ import { useCallback, useState } from "react";
 import { fetchJson } from "./api.ts";
 import { BrokerPanel } from "./components/BrokerPanel.tsx";
 import { DeadLetters } from "./components/DeadLetters.tsx";
+import { FlowPicture } from "./components/FlowPicture.tsx";
 import { Laboratorio } from "./components/Laboratorio.tsx";
 import { PedidoForm } from "./components/PedidoForm.tsx";
 import { PedidoHistorico } from "./components/PedidoHistorico.tsx";
 import { PedidosList } from "./components/PedidosList.tsx";
 import { PlataformaPanel } from "./components/PlataformaPanel.tsx";
 import { LAB_URL } from "./lab.ts";
-import { usePlatformHistory } from "./platformHistory.ts";
+import { useKafkaView, usePlatformHistory } from "./platformHistory.ts";
 import { usePolling } from "./usePolling.ts";
 
 export const POLL_INTERVAL_MS = 2000;
@@ -26,7 +27,9 @@ export function App({ apiUrl, brokerUrl = null }: { apiUrl: string; brokerUrl?: 
   );
   const loadPlataforma = useCallback(() => fetchJson<Plataforma>(`${apiUrl}/plataforma`), [apiUrl]);
   const pedidos = usePolling(loadPedidos, POLL_INTERVAL_MS, "pedidos");
-  const plataforma = usePolling(loadPlataforma, POLL_INTERVAL_MS);
+  const polled = usePolling(loadPlataforma, POLL_INTERVAL_MS);
+  const view = useKafkaView(polled.data, polled.error);
+  const plataforma = { ...polled, data: view.plataforma, error: view.error };
   const history = usePlatformHistory(plataforma.data);
   const loadBroker = useCallback(
     () => (brokerUrl ? fetchJson<PlataformaBroker>(`${brokerUrl}/plataforma`) : NO_BROKER()),
@@ -59,6 +62,13 @@ export function App({ apiUrl, brokerUrl = null }: { apiUrl: string; brokerUrl?: 
           />
         </div>
         <div className="coluna">
+          {/* The order opened, or else the latest (the list is newest first). */}
+          <FlowPicture
+            apiUrl={apiUrl}
+            plataforma={plataforma.data}
+            pedidoId={open ?? pedidos.data?.[0]?.id ?? null}
+            intervalMs={POLL_INTERVAL_MS}
+          />
           <PlataformaPanel
             plataforma={plataforma.data}
             error={plataforma.error}

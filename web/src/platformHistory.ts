@@ -1,5 +1,5 @@
 import type { Plataforma } from "@shop/contracts";
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { formatTimeOfDay, listParticoes } from "./format.ts";
 
 /** A payments instance's name as people know it: its Kafka client id without `payments-`. */
@@ -111,4 +111,27 @@ export function usePlatformHistory(plataforma: Plataforma | null): PlatformHisto
     });
   }, [plataforma]);
   return history;
+}
+
+/**
+ * What the page shows of the platform: the latest reading, or, when Kafka did not answer
+ * it (`indisponivel`), the last reading that had Kafka's state with this reading's outbox,
+ * and why as the error, so the panel says so and the picture's outbox goes on counting.
+ */
+export function useKafkaView(
+  reading: Plataforma | null,
+  error: string | null,
+): { plataforma: Plataforma | null; error: string | null } {
+  const lastWithKafka = useRef<Plataforma | null>(null);
+  return useMemo(() => {
+    if (!reading?.indisponivel) {
+      if (reading) lastWithKafka.current = reading;
+      return { plataforma: reading, error };
+    }
+    const last = lastWithKafka.current;
+    return {
+      plataforma: last ? { ...last, outbox: reading.outbox } : reading,
+      error: `o Kafka não respondeu: ${reading.indisponivel}`,
+    };
+  }, [reading, error]);
 }

@@ -152,10 +152,37 @@ async function getHistoricoById({ pedidos }: AppDeps, req: Request, res: Respons
   res.json(historico);
 }
 
+/**
+ * How long GET /plataforma waits for Kafka (a healthy read takes tens of milliseconds)
+ * before it answers with what the orders database knows: the outbox, which is what rises
+ * while Kafka is down, so that the page's picture shows it rise and drain (issue 56).
+ */
+export const PLATFORM_WAIT_MS = 2000;
+
 async function getPlataforma({ plataforma, outbox }: AppDeps, _req: Request, res: Response) {
   if (!plataforma)
     throw new AppError("sem-kafka", "the synchronous configuration does not use Kafka", 404);
-  res.json({ ...(await plataforma()), outbox: (await outbox?.()) ?? null });
+  const pending = (await outbox?.()) ?? null;
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`Kafka did not answer in ${PLATFORM_WAIT_MS} ms`)),
+      PLATFORM_WAIT_MS,
+    );
+  });
+  try {
+    res.json({ ...(await Promise.race([plataforma(), waited])), outbox: pending });
+  } catch (error) {
+    res.json({
+      topicos: [],
+      grupos: [],
+      outbox: pending,
+      indisponivel: error instanceof Error ? error.message : String(error),
+      lidoEm: new Date().toISOString(),
+    } satisfies Plataforma);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function getDeadLetters({ deadLetters }: AppDeps, req: Request, res: Response) {

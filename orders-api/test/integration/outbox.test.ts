@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { OutboxState, Pedido } from "@shop/contracts";
+import type { OutboxState, Pedido, Plataforma } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ownKafka } from "../../../harness/own-kafka.ts";
 import { readConfig as paymentsConfig } from "../../../payments/src/config.ts";
@@ -79,6 +79,11 @@ describe("Outbox for the event-log orders API", () => {
     const saude = (await http<{ outbox: OutboxState }>("GET", `${api.url}/saude`)).body.outbox;
     expect(saude.pendentes).toBe(1);
     expect(saude.idadeMaisAntigoMs).toBeGreaterThanOrEqual(4000);
+    // Issue 56: the panel's endpoint answers without Kafka, with the outbox and why.
+    const painel = (await http<Plataforma>("GET", `${api.url}/plataforma`)).body;
+    expect(painel.outbox?.pendentes).toBe(1);
+    expect(painel.indisponivel).toMatch(/Kafka/);
+    expect(painel.topicos).toEqual([]);
 
     await kafka.start();
     expect((await decidido(api.url, id)).status).toBe("PAGO");
