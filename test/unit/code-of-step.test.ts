@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../../infra/config.ts";
-import { BROKER_STEPS, EVENT_LOG_STEPS } from "../../web/src/codeOfStep.ts";
+import { BROKER_STEPS, EVENT_LOG_STEPS, FLOW_BOXES } from "../../web/src/codeOfStep.ts";
 import { defines } from "../helpers/source.ts";
 
 /**
@@ -29,6 +29,7 @@ describe("Issue 47: each timeline step names the code that did it, and the names
   for (const [edition, steps] of Object.entries({
     "event-log": EVENT_LOG_STEPS,
     broker: BROKER_STEPS,
+    "picture's": FLOW_BOXES,
   })) {
     for (const [step, refs] of Object.entries(steps)) {
       it(`When the ${edition} page shows the step ${step}, then each function it names is defined in its file`, () => {

@@ -157,6 +157,22 @@ describe("Issue 48: the code's shape", () => {
     expect(long).toEqual([]);
   });
 
+  // Issue 56 asks the same of all of web/ and lab/; today these files are held to it, the
+  // rest of the page and the lab (BrokerApp, PlataformaPanel, the lab's actions) not yet.
+  it(`When the picture of the flow is read, then no function of it is longer than ${MAX_LINES} lines`, () => {
+    const files = [
+      "web/src/flow.ts",
+      "web/src/components/FlowPicture.tsx",
+      "web/src/components/BrokerFlowPicture.tsx",
+    ];
+    const long = files.flatMap((file) =>
+      functionLengths(join(ROOT, file))
+        .filter((f) => f.lines > MAX_LINES)
+        .map((f) => `${file}:${f.line} ${f.name} (${f.lines} lines)`),
+    );
+    expect(long).toEqual([]);
+  });
+
   it("When the checker meets a long function, then it is found (the check can fail)", () => {
     const probe = join(ROOT, "test/unit/fixtures/long-function.ts");
     expect(functionLengths(probe).map((f) => [f.name, f.lines])).toEqual([["longFactory", 64]]);

@@ -3,6 +3,7 @@ import { type FormEvent, useCallback, useId, useState } from "react";
 import { POLL_INTERVAL_MS } from "./App.tsx";
 import { fetchJson } from "./api.ts";
 import { BROKER_STEPS, describeCode } from "./codeOfStep.ts";
+import { BrokerFlowPicture } from "./components/BrokerFlowPicture.tsx";
 import { BrokerPanel } from "./components/BrokerPanel.tsx";
 import { Laboratorio } from "./components/Laboratorio.tsx";
 import { type PedidoBrokerSummary, PedidosBrokerList } from "./components/PedidosBrokerList.tsx";
@@ -263,11 +264,6 @@ export function BrokerApp({ apiUrl }: { apiUrl: string }) {
           />
         </div>
         <div className="coluna">
-          <BrokerPanel
-            plataforma={plataforma.data}
-            error={plataforma.error}
-            updatedAt={plataforma.updatedAt}
-          />
           <section className="card" aria-labelledby={`${id}-respostas`}>
             <h2 id={`${id}-respostas`}>Respostas</h2>
             {answers.length === 0 && <p className="discreto">Nenhuma requisição ainda.</p>}
@@ -281,6 +277,12 @@ export function BrokerApp({ apiUrl }: { apiUrl: string }) {
               ))}
             </ol>
           </section>
+          <BrokerFlowPicture plataforma={plataforma.data} historico={historico.data} />
+          <BrokerPanel
+            plataforma={plataforma.data}
+            error={plataforma.error}
+            updatedAt={plataforma.updatedAt}
+          />
         </div>
       </main>
     </>

@@ -55,3 +55,42 @@ export const BROKER_STEPS: Record<string, CodeRef[]> = {
 /** "orders-api/src/pedidos.ts · createPedido", the way a step names its code on the page. */
 export const describeCode = (refs: CodeRef[] | undefined) =>
   (refs ?? []).map((r) => `${r.file} · ${r.fn}`).join("; ");
+
+/**
+ * The code behind each box of the picture of the flow (components/FlowPicture.tsx): the
+ * timeline's own entries where a box is a step's place, one more where it is not. Held to
+ * the code by the same test.
+ */
+export const FLOW_BOXES: Record<string, CodeRef[]> = {
+  "event-log:orders-api": [
+    ...(EVENT_LOG_STEPS.criado ?? []),
+    ...(EVENT_LOG_STEPS["evento-confirmado"] ?? []),
+  ],
+  "event-log:pagamentos": [
+    {
+      file: "payments/src/messaging/pedidos-criados-consumer.ts",
+      fn: "startPedidosCriadosConsumer",
+    },
+    ...(EVENT_LOG_STEPS.decidido ?? []),
+  ],
+  "event-log:pedidos-api": [
+    { file: "orders-api/src/messaging/resultados-consumer.ts", fn: "startResultadosConsumer" },
+    ...(EVENT_LOG_STEPS["resultado-aplicado"] ?? []),
+  ],
+  "event-log:analytics": [{ file: "analytics/src/analytics.ts", fn: "runAnalytics" }],
+  "event-log:dlq": [{ file: "libs/kafka/src/consumer/record.ts", fn: "deadLetter" }],
+  "event-log:brokers": [{ file: "orders-api/src/messaging/platform.ts", fn: "platformReader" }],
+  "broker:orders": [
+    ...(BROKER_STEPS["registro-guardado"] ?? []),
+    ...(BROKER_STEPS["publicacao-confirmada"] ?? []),
+  ],
+  "broker:payments": [
+    {
+      file: "broker/payments/src/messaging/solicitacoes-consumer.ts",
+      fn: "startSolicitacoesConsumer",
+    },
+    ...(BROKER_STEPS["decisao-guardada"] ?? []),
+  ],
+  "broker:erros": [{ file: "libs/amqp/src/consumer.ts", fn: "retryOrDeadLetter" }],
+  "broker:nodes": [{ file: "broker/orders/src/messaging/platform.ts", fn: "readFrom" }],
+};

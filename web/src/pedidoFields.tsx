@@ -85,7 +85,7 @@ export const COLUMNS: { [F in Exclude<keyof Pedido, "id">]-?: Column } = {
   cliente: { label: "Cliente", cell: (p) => p.cliente },
   item: { label: "Item", cell: (p) => p.item },
   quantidade: { label: "Qtd.", cell: (p) => p.quantidade, num: true },
-  processadoPor: { label: "Processado por", cell: (p) => p.processadoPor ?? "—" },
+  processadoPor: { label: "Decidido por", cell: (p) => p.processadoPor ?? "—" },
   criadoEm: {
     label: "Criado em",
     cell: (p) => <time dateTime={p.criadoEm}>{formatTime(p.criadoEm)}</time>,

@@ -40,7 +40,7 @@ export function BrokerPanel({
             ))}
           </p>
           <ScrollArea label="Filas do RabbitMQ">
-            <table>
+            <table className="empilha filas">
               <caption>Filas (lidas de {plataforma.lidoDe})</caption>
               <thead>
                 <tr>
@@ -58,16 +58,22 @@ export function BrokerPanel({
                   const errors = f.nome.endsWith(".erros") && (f.mensagens ?? 0) > 0;
                   return (
                     <tr key={f.nome} data-fila={f.nome}>
-                      <td>{f.nome}</td>
-                      <td className="num" data-testid={`mensagens-${f.nome}`}>
+                      <td data-label="Fila">{f.nome}</td>
+                      <td
+                        className="num"
+                        data-label="Mensagens"
+                        data-testid={`mensagens-${f.nome}`}
+                      >
                         <span className={errors ? "lag" : undefined}>{f.mensagens ?? "—"}</span>
                       </td>
-                      <td className="num">{f.consumidores ?? "—"}</td>
-                      <td>{f.tipo}</td>
-                      <td data-testid={`lider-${f.nome}`}>
+                      <td className="num" data-label="Consumidores">
+                        {f.consumidores ?? "—"}
+                      </td>
+                      <td data-label="Tipo">{f.tipo}</td>
+                      <td data-label="Líder" data-testid={`lider-${f.nome}`}>
                         {f.lider ?? <span className="alerta">sem líder</span>}
                       </td>
-                      <td data-testid={`membros-${f.nome}`}>
+                      <td data-label="Membros (em linha)" data-testid={`membros-${f.nome}`}>
                         {f.emLinha.length} de {f.membros.length}
                         {offline.length > 0 && (
                           <span className="lag"> fora de linha: {offline.join(", ")}</span>

@@ -65,7 +65,7 @@ export function PedidosList({
       {total > 0 && (
         <>
           <ScrollArea label="Lista de pedidos">
-            <table>
+            <table className="empilha pedidos">
               <thead>
                 <tr>
                   <th scope="col">#</th>
@@ -83,7 +83,7 @@ export function PedidosList({
                     data-pedido={p.id}
                     className={changed.has(p.id) ? "mudou" : undefined}
                   >
-                    <td>
+                    <td data-label="#">
                       {onOpenPedido ? (
                         <button
                           type="button"
@@ -98,7 +98,7 @@ export function PedidosList({
                       )}
                     </td>
                     {Object.entries(COLUMNS).map(([field, c]) => (
-                      <td key={field} className={c.num ? "num" : undefined}>
+                      <td key={field} className={c.num ? "num" : undefined} data-label={c.label}>
                         {c.cell(p)}
                       </td>
                     ))}

@@ -1,4 +1,5 @@
 import type { Plataforma } from "@shop/contracts";
+import { prefixOf, shortName } from "../flow.ts";
 import { formatTimeOfDay } from "../format.ts";
 import { holdersOf, instanciaOf, type PlatformHistory, WINDOW_MS } from "../platformHistory.ts";
 import { ScrollArea } from "./ScrollArea.tsx";
@@ -85,6 +86,7 @@ export function PlataformaPanel({
   const owners = plataforma ? holdersOf(plataforma) : new Map();
   const colours = plataforma ? coloursOf(plataforma) : new Map<string, string>();
   const lagNow = (grupo: string) => history.lag.get(grupo)?.at(-1)?.lag;
+  const prefix = plataforma ? prefixOf(plataforma) : "";
   return (
     <section className="card plataforma" aria-labelledby="plataforma-titulo">
       <h2 id="plataforma-titulo">
@@ -152,7 +154,7 @@ export function PlataformaPanel({
           )}
 
           <ScrollArea label="Grupos de consumidores">
-            <table data-testid="grupos">
+            <table data-testid="grupos" className="empilha">
               <caption>Grupos de consumidores com offsets nos tópicos da loja</caption>
               <thead>
                 <tr>
@@ -168,17 +170,19 @@ export function PlataformaPanel({
               <tbody>
                 {plataforma.grupos.map((g) => (
                   <tr key={g.grupo} data-grupo={g.grupo}>
-                    <td className="grupo">{g.grupo}</td>
-                    <td className="num">
+                    <td className="grupo" data-label="Grupo" title={g.grupo}>
+                      {shortName(g.grupo, prefix)}
+                    </td>
+                    <td className="num" data-label="Lag">
                       <span className={(lagNow(g.grupo) ?? 0) > 0 ? "lag" : undefined}>
                         {lagNow(g.grupo) ?? "—"}
                       </span>
                     </td>
-                    <td>
+                    <td data-label={`Lag (até ${WINDOW_MS / 60_000} min)`}>
                       <LagChart lagPoints={history.lag.get(g.grupo) ?? []} />
                     </td>
-                    <td>{stateLabel(g.estado)}</td>
-                    <td>
+                    <td data-label="Estado">{stateLabel(g.estado)}</td>
+                    <td data-label="Membros">
                       {g.membros.length === 0
                         ? "nenhum"
                         : g.membros.map((m) => (
@@ -260,8 +264,8 @@ export function PlataformaPanel({
             const grupos = t.particoes[0]?.grupos.map((g) => g.grupo) ?? [];
             return (
               <ScrollArea key={t.topic} label={`Partições de ${t.topic}`}>
-                <table>
-                  <caption>{t.topic}</caption>
+                <table className="empilha">
+                  <caption title={t.topic}>{shortName(t.topic, prefix)}</caption>
                   <thead>
                     <tr>
                       <th scope="col">Partição</th>
@@ -269,8 +273,8 @@ export function PlataformaPanel({
                       <th scope="col">Réplicas / em sincronia</th>
                       <th scope="col">Fim</th>
                       {grupos.map((g) => (
-                        <th scope="col" key={g} className="grupo">
-                          {g}: offset / lag
+                        <th scope="col" key={g} className="grupo" title={g}>
+                          {shortName(g, prefix)}: offset / lag
                         </th>
                       ))}
                     </tr>
@@ -278,23 +282,38 @@ export function PlataformaPanel({
                   <tbody>
                     {t.particoes.map((p) => (
                       <tr key={p.partition}>
-                        <td className="num">{p.partition}</td>
-                        <td className="num" data-testid={`lider-${t.topic}-${p.partition}`}>
+                        <td className="num" data-label="Partição">
+                          {p.partition}
+                        </td>
+                        <td
+                          className="num"
+                          data-label="Líder"
+                          data-testid={`lider-${t.topic}-${p.partition}`}
+                        >
                           {p.leader >= 0 ? (
                             p.leader
                           ) : (
                             <span className="alerta">sem líder: partição fora do ar</span>
                           )}
                         </td>
-                        <td data-testid={`isr-${t.topic}-${p.partition}`}>
+                        <td
+                          data-label="Réplicas / em sincronia"
+                          data-testid={`isr-${t.topic}-${p.partition}`}
+                        >
                           [{p.replicas.join(", ")}] / [{p.isr.join(", ")}]
                           {p.isr.length < p.replicas.length && (
                             <span className="lag"> sub-replicada</span>
                           )}
                         </td>
-                        <td className="num">{p.endOffset}</td>
+                        <td className="num" data-label="Fim">
+                          {p.endOffset}
+                        </td>
                         {p.grupos.map((g) => (
-                          <td className="num" key={g.grupo}>
+                          <td
+                            className="num"
+                            key={g.grupo}
+                            data-label={`${shortName(g.grupo, prefix)}: offset / lag`}
+                          >
                             {g.committedOffset ?? "—"} /{" "}
                             <span className={g.lag > 0 ? "lag" : undefined}>{g.lag}</span>
                           </td>

@@ -152,6 +152,23 @@ const overflowsAt390 = (page: Page) =>
   page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
 
 /**
+ * Table cells and headers with text narrower than 40 px: a column one word wide or a
+ * heading wrapped letter by letter (issue 56 saw both at 390 px). Each as its text.
+ */
+const narrowCells = (page: Page) =>
+  page.evaluate(() =>
+    [...document.querySelectorAll("td, th")]
+      .filter((c) => {
+        const r = c.getBoundingClientRect();
+        // A stacked table's headings are hidden for sight (each cell names its column).
+        const head = c.closest("thead");
+        if (head && getComputedStyle(head).position === "absolute") return false;
+        return r.width > 0 && r.width < 40 && (c.textContent ?? "").trim().length > 2;
+      })
+      .map((c) => (c.textContent ?? "").trim().slice(0, 40)),
+  );
+
+/**
  * What a page reports as wrong while it loads and runs: console errors, uncaught
  * exceptions, and any answer of 400 or more to one of its requests (a missing favicon
  * logs a 404 in the console too). Listening from before the first request.
@@ -228,8 +245,30 @@ describe("The event-log edition's page", () => {
     ]) {
       expect(await inViewSideways(page, s), s).toBe(true);
     }
-    // Everything in sight at 1280×800: the form, the latest orders, the platform panel.
-    for (const s of ["form.card", 'tr[data-pedido="2"]', "section.plataforma", ".atribuicao"]) {
+    // Issue 56: the picture of the flow draws each partition of pedidos-criados to caixa-1,
+    // the outbox's count, and the latest order's three confirmations as they happen.
+    const fluxo = page.getByTestId("fluxo");
+    for (const p of [0, 1, 2])
+      await fluxo
+        .locator(`[data-seta="${p}->caixa-1"]`)
+        .waitFor({ state: "attached", timeout: 10_000 });
+    expect(await page.getByTestId("fluxo-outbox").textContent()).toBe(
+      "outbox: 0 eventos esperando o Kafka",
+    );
+    await expect
+      .poll(() => page.getByTestId("onde").textContent(), { timeout: 20_000 })
+      .toMatch(/^resultado aplicado: RECUSADO \(decidido por caixa-1\)$/);
+    await fluxo
+      .locator('[data-confirmacao="commit do offset"][data-feita="true"]')
+      .waitFor({ timeout: 20_000 });
+    for (const c of ["201", "acks=all"])
+      expect(await fluxo.locator(`[data-confirmacao="${c}"]`).getAttribute("data-feita")).toBe(
+        "true",
+      );
+    // Every column of the orders in view at 1280×800 (it was cut after "Qtd.").
+    expect(await inViewSideways(page, 'tr[data-pedido="2"] td:last-child')).toBe(true);
+    // Everything in sight at 1280×800: the form, the latest orders, the picture's partitions.
+    for (const s of ["form.card", 'tr[data-pedido="2"]', '[data-testid="fluxo"] svg.salto']) {
       expect(await inFirstViewport(page, s), s).toBe(true);
     }
     expect(await seriousViolations(page)).toEqual([]);
@@ -256,6 +295,13 @@ describe("The event-log edition's page", () => {
         .toMatch(
           /caixa-2 entrou às \d{2}:\d{2}:\d{2}(.|\n)*partiç(ão|ões) [\d, e]+ mud(ou|aram) de dono|partiç(ão|ões) [\d, e]+ mud(ou|aram) de dono(.|\n)*caixa-2 entrou às \d{2}:\d{2}:\d{2}/,
         );
+      // Issue 56: the picture draws the new member and at least one partition moved to it.
+      const hop = page.locator('[data-testid="fluxo"] svg[data-topico="pedidos-criados"]');
+      await hop.locator('[data-membro="caixa-2"]').waitFor({ timeout: 10_000 });
+      await hop
+        .locator('[data-seta$="->caixa-2"]')
+        .first()
+        .waitFor({ state: "attached", timeout: 10_000 });
     } finally {
       await segunda.stop();
     }
@@ -280,6 +326,10 @@ describe("The event-log edition's page", () => {
     expect(problems).toEqual([]);
     expect(await inViewSideways(page, 'tr[data-pedido="1"] [data-status]')).toBe(true);
     expect(await overflowsAt390(page)).toBe(false);
+    // Issue 56: no column one word wide, and the picture in view without scrolling sideways.
+    await page.locator('[data-testid="fluxo"] [data-seta]').first().waitFor({ state: "attached" });
+    expect(await narrowCells(page)).toEqual([]);
+    expect(await inViewSideways(page, '[data-testid="fluxo"] svg.salto')).toBe(true);
     expect(await seriousViolations(page)).toEqual([]);
     await page.screenshot({ path: join(ARTIFACTS, "web-eventos-390x844.png"), fullPage: true });
     await page.close();
@@ -378,12 +428,20 @@ describe("The broker edition's page", () => {
     expect(await page.locator('[data-http="409"] pre').textContent()).toMatch(/"mensagem"/);
     await page.locator('li[data-etapa="resultado-aplicado"]').waitFor({ timeout: 10_000 });
     await page.locator('tr[data-fila="pagamentos.solicitacoes"]').waitFor({ timeout: 10_000 });
-    for (const s of [
-      "form.card",
-      '[data-testid="pedido-broker"]',
-      'tr[data-fila="pedidos.resultados"]',
-      '[data-http="409"]',
-    ]) {
+    // Issue 56: the picture gives the request's three confirmations, each done, and every
+    // column of the queue table is in view (it was cut after "Tipo").
+    const fluxo = page.getByTestId("fluxo");
+    for (const c of ["202", "confirmação do publicador", "ack do consumidor"])
+      await fluxo
+        .locator(`[data-confirmacao="${c}"][data-feita="true"]`)
+        .waitFor({ timeout: 10_000 });
+    expect(await page.getByTestId("onde").textContent()).toBe(
+      "concluída: o resultado foi aplicado ao pedido",
+    );
+    expect(
+      await inViewSideways(page, 'tr[data-fila="pagamentos.solicitacoes"] td:last-child'),
+    ).toBe(true);
+    for (const s of ["form.card", '[data-testid="pedido-broker"]', '[data-http="409"]']) {
       expect(await inFirstViewport(page, s), s).toBe(true);
     }
     expect(await seriousViolations(page)).toEqual([]);
@@ -434,6 +492,8 @@ describe("The broker edition's page", () => {
     expect(problems).toEqual([]);
     expect(await inViewSideways(page, "tr[data-pedido-broker] [data-status]")).toBe(true);
     expect(await overflowsAt390(page)).toBe(false);
+    expect(await narrowCells(page)).toEqual([]);
+    expect(await inViewSideways(page, '[data-testid="fluxo"] [data-fila]')).toBe(true);
     expect(await seriousViolations(page)).toEqual([]);
     await page.screenshot({ path: join(ARTIFACTS, "web-broker-390x844.png"), fullPage: true });
     await page.close();

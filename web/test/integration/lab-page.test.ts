@@ -52,6 +52,12 @@ const control = (path: string, init: RequestInit = {}, headers: Record<string, s
   });
 
 /** Waits for the story of `acao` to end on the page, and returns it as the control API has it. */
+/** The page's picture of the flow's partitions of pedidos-criados (issue 56). */
+const picture = {
+  locator: (selector: string) =>
+    page.locator(`[data-testid="fluxo"] svg[data-topico="pedidos-criados"] ${selector}`),
+};
+
 async function storyOf(acao: string, timeout = 90_000): Promise<Relato> {
   await page
     .locator(`details[data-relato="${acao}"]:not([data-resultado="andamento"])`)
@@ -191,6 +197,12 @@ describe("Issue 47: the lab on the page (event-log edition), in a real browser",
     );
     expect(holders.byInstance.get("caixa-2")?.length ?? 0).toBeGreaterThan(0);
     await page.locator('.particao[data-dono="caixa-2"]').first().waitFor({ timeout: 10_000 });
+    // Issue 56: the picture draws caixa-2 as a member and a partition's line to it.
+    await picture.locator('[data-membro="caixa-2"]').waitFor({ timeout: 10_000 });
+    await picture
+      .locator('[data-seta$="->caixa-2"]')
+      .first()
+      .waitFor({ state: "attached", timeout: 10_000 });
     expect(story.numeros.segundosAteParticoesMudarem).toBeGreaterThan(0);
     expect(story.numeros.pedidosPerdidos).toBe(0);
     expect(story.depois.join(" ")).toMatch(/caixa-2: \d/);
@@ -208,6 +220,9 @@ describe("Issue 47: the lab on the page (event-log edition), in a real browser",
     expect(holders.byInstance.get("caixa-1")).toEqual([0, 1, 2]);
     await expect
       .poll(() => page.locator('.particao[data-dono="caixa-2"]').count(), { timeout: 10_000 })
+      .toBe(0);
+    await expect
+      .poll(() => picture.locator('[data-membro="caixa-2"]').count(), { timeout: 10_000 })
       .toBe(0);
     expect(story.numeros.segundosAteParticoesMudarem).toBeGreaterThan(0);
     // Issue 55: a graceful leave moves the partitions within the decision in flight + 1 s.
@@ -244,6 +259,9 @@ describe("Issue 47: the lab on the page (event-log edition), in a real browser",
     await expect
       .poll(() => page.locator('[data-testid="mortas"]').textContent(), { timeout: 10_000 })
       .toMatch(/1 em .*pedidos-criados\.dlq/);
+    await page
+      .locator('[data-testid="fluxo"] [data-morta="pedidos-criados.dlq"][data-cartas="1"]')
+      .waitFor({ timeout: 10_000 });
   });
 
   it("When the learner kills Kafka, places a burst of orders and starts Kafka again, then every order ends PAGO or RECUSADO and the story's figures are the orders database's", async () => {
@@ -252,6 +270,10 @@ describe("Issue 47: the lab on the page (event-log edition), in a real browser",
     await click("rajada", { quantidade: "4" });
     const burst = await storyOf("rajada", 60_000);
     expect(burst.numeros.respondidos500).toBe(4);
+    // Issue 56: the picture's outbox rises with the orders Kafka has not acknowledged.
+    await expect
+      .poll(() => page.getByTestId("fluxo-outbox").textContent(), { timeout: 10_000 })
+      .toBe("outbox: 4 eventos esperando o Kafka");
     await click("iniciar-kafka");
     // While it runs the page greys the buttons out, and a second request from the page
     // (one sent before the page saw it running) is refused with what is running.
