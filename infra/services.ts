@@ -49,7 +49,7 @@ export const SHOPS = {
     needsKafka: false,
     services: [
       { name: "orders", dir: "broker/orders", url: "http://127.0.0.1:8080" },
-      { name: "payments", dir: "broker/payments" },
+      { name: "payments", dir: "broker/payments", url: "http://127.0.0.1:8081/saude" },
       WEB,
     ],
     urls: (c): Record<string, string> => {

@@ -187,6 +187,12 @@ export const ResultadoPagamento = defineMessage(
   { 1: resultadoPagamentoV1Fast },
 );
 
+/**
+ * The consumers' session (libs/kafka/src/consumer/timings.ts says why 6 s): here so that the
+ * page's picture can count a stopped member's session down with the value the shop runs.
+ */
+export const CONSUMER_SESSION_MS = 6_000;
+
 /** Record key on both topics: the pedidoId as text. */
 export function pedidoKey(pedidoId: number): string {
   return String(pedidoId);

@@ -1,4 +1,4 @@
-import type { Pedido, Plataforma, PlataformaBroker } from "@shop/contracts";
+import type { LabState, Pedido, Plataforma, PlataformaBroker } from "@shop/contracts";
 import { useCallback, useState } from "react";
 import { fetchJson } from "./api.ts";
 import { BrokerPanel } from "./components/BrokerPanel.tsx";
@@ -38,6 +38,7 @@ export function App({ apiUrl, brokerUrl = null }: { apiUrl: string; brokerUrl?: 
   const broker = usePolling(loadBroker, brokerUrl ? POLL_INTERVAL_MS : 3_600_000);
   const [open, setOpen] = useState<number | null>(null);
   const [lettersOf, setLettersOf] = useState<string | null>(null);
+  const [processes, setProcesses] = useState<LabState["processos"]>([]);
   return (
     <>
       <header>
@@ -50,7 +51,7 @@ export function App({ apiUrl, brokerUrl = null }: { apiUrl: string; brokerUrl?: 
       <main>
         <div className="coluna">
           <PedidoForm apiUrl={apiUrl} onCreated={pedidos.refresh} />
-          {LAB_URL && <Laboratorio labUrl={LAB_URL} />}
+          {LAB_URL && <Laboratorio labUrl={LAB_URL} onProcesses={setProcesses} />}
           {open !== null && (
             <PedidoHistorico apiUrl={apiUrl} pedidoId={open} onClose={() => setOpen(null)} />
           )}
@@ -67,6 +68,7 @@ export function App({ apiUrl, brokerUrl = null }: { apiUrl: string; brokerUrl?: 
             apiUrl={apiUrl}
             plataforma={plataforma.data}
             pedidoId={open ?? pedidos.data?.[0]?.id ?? null}
+            processes={processes}
             intervalMs={POLL_INTERVAL_MS}
           />
           <PlataformaPanel

@@ -288,3 +288,35 @@ export function brokerFlow(p: PlataformaBroker): BrokerFlow {
     queues,
   };
 }
+
+// --- Members that went silent -------------------------------------------------------------
+
+/** A member Kafka still lists whose process the lab reports not running (killed, stopped, paused). */
+export interface SilentMember {
+  state: string;
+  /** How long ago the page first saw it so. */
+  forMs: number;
+}
+
+/**
+ * The members of a hop that went silent: Kafka keeps a member until its session ends, so a
+ * killed or paused instance is drawn, marked, while the group waits. `seen` keeps when the
+ * page first saw each one silent, across polls; one back or gone is forgotten.
+ */
+export function silentMembers(
+  members: string[],
+  processes: { nome: string; estado: string }[],
+  seen: Map<string, number>,
+  now: number,
+): Map<string, SilentMember> {
+  const silent = new Map<string, SilentMember>();
+  for (const m of members) {
+    const state = processes.find((p) => p.nome === m)?.estado;
+    if (state === undefined || state === "rodando") continue;
+    const since = seen.get(m) ?? now;
+    seen.set(m, since);
+    silent.set(m, { state, forMs: now - since });
+  }
+  for (const m of seen.keys()) if (!silent.has(m)) seen.delete(m);
+  return silent;
+}

@@ -76,6 +76,72 @@ interface PedidoBroker {
   total: number;
 }
 
+/**
+ * Issue 56: N orders and a payment request for each, four at a time. With payments stopped
+ * the requests wait in the queue (the picture's ready count rises); with it running they
+ * drain. Counted from the orders service's answers, the queue and the orders database.
+ */
+function paymentBurst(shop: BrokerShop): LabAction<{ quantidade: number }> {
+  const queue = QUEUES.solicitacoes;
+  return {
+    acao: "rajada-pagamentos",
+    rotulo: "Rajada de pagamentos",
+    resumo: `Cria N pedidos e pede o pagamento de cada um: com o pagamento parado, as solicitações esperam em ${queue}.`,
+    campos: [
+      { nome: "quantidade", rotulo: "pagamentos", tipo: "numero", min: 1, max: 50, padrao: 10 },
+    ],
+    params: z.object({ quantidade: z.number().int().min(1).max(50) }),
+    title: (p) => `Rajada de ${p.quantidade} pagamentos`,
+    refusal: () => null,
+    async run(p, story) {
+      story.before(
+        `${p.quantidade} pedidos são criados e cada um pede o seu pagamento (uma solicitacaoId nova cada). A resposta 202 quer dizer aceito e guardado, não pago.`,
+      );
+      story.before(`Observe ${queue} no desenho: prontas sobe com o pagamento parado.`);
+      const statuses = new Map<number, number>();
+      let next = 0;
+      const started = Date.now();
+      await Promise.all(
+        Array.from({ length: Math.min(4, p.quantidade) }, async () => {
+          while (next < p.quantidade) {
+            next++;
+            const status = await askOnePayment(shop).catch(() => 0);
+            statuses.set(status, (statuses.get(status) ?? 0) + 1);
+          }
+        }),
+      );
+      const waiting = (await depths(shop.amqpAdminUrl, [queue])).get(queue) ?? 0;
+      story.figure("respondidos202", statuses.get(202) ?? 0);
+      story.figure("mensagensNaFila", waiting);
+      story.figure("pendentes", pendingRequestsOf(shop));
+      story.after(
+        `Em ${seconds(Date.now() - started)}: ${[...statuses].map(([s, n]) => `${n}× ${s === 0 ? "sem resposta" : s}`).join(", ")}. Agora ${waiting} mensagens esperam em ${queue} e ${pendingRequestsOf(shop)} solicitações estão pendentes no banco de pedidos.`,
+      );
+    },
+  };
+}
+
+/** One new order and its payment request (APROVAR); the request's HTTP status. */
+async function askOnePayment(shop: BrokerShop): Promise<number> {
+  const pedido = (
+    await send<PedidoBroker>("POST", `${shop.ordersUrl}/pedidos`, {
+      clienteId: "laboratorio",
+      itens: [{ sku: "CAFE", quantidade: 1, precoUnitario: 9.9 }],
+    })
+  ).body;
+  const res = await send("POST", `${shop.ordersUrl}/pedidos/${pedido.id}/pagamentos`, {
+    solicitacaoId: randomUUID(),
+    cenario: "APROVAR",
+  });
+  return res.status;
+}
+
+const pendingRequestsOf = (shop: BrokerShop) =>
+  queryRows<{ n: number }>(
+    shop.ordersDb,
+    "SELECT COUNT(*) AS n FROM solicitacoes WHERE estado = 'PENDENTE'",
+  )[0]?.n ?? 0;
+
 export function brokerActions(shop: BrokerShop): AnyLabAction[] {
   const newOrder = async () =>
     (
@@ -91,11 +157,7 @@ export function brokerActions(shop: BrokerShop): AnyLabAction[] {
     });
   const statusOf = async (id: string) =>
     (await send<PedidoBroker>("GET", `${shop.ordersUrl}/pedidos/${id}`)).body.status;
-  const pendingRequests = () =>
-    queryRows<{ n: number }>(
-      shop.ordersDb,
-      "SELECT COUNT(*) AS n FROM solicitacoes WHERE estado = 'PENDENTE'",
-    )[0]?.n ?? 0;
+  const pendingRequests = () => pendingRequestsOf(shop);
   const paymentsRunning = () =>
     shop.processes.running(PAYMENTS)
       ? null
@@ -335,6 +397,7 @@ export function brokerActions(shop: BrokerShop): AnyLabAction[] {
     anyAction(leave("parar-pagamentos", "SIGTERM", "Parar pagamentos")),
     anyAction(leave("matar-pagamentos", "SIGKILL", "Matar pagamentos (kill -9)")),
     anyAction(startPayments),
+    anyAction(paymentBurst(shop)),
     anyAction(poison),
     anyAction(course("pagamento-repetido")),
     anyAction(course("pagamento-conflitante")),

@@ -1,5 +1,10 @@
-import type { Historico, Plataforma } from "@shop/contracts";
-import { type ReactNode, useCallback } from "react";
+import {
+  CONSUMER_SESSION_MS,
+  type Historico,
+  type LabState,
+  type Plataforma,
+} from "@shop/contracts";
+import { type ReactNode, useCallback, useRef } from "react";
 import { fetchJson } from "../api.ts";
 import { type CodeRef, describeCode, FLOW_BOXES } from "../codeOfStep.ts";
 import {
@@ -9,6 +14,8 @@ import {
   type FlowPartition,
   type Hop,
   type OrderMarks,
+  type SilentMember,
+  silentMembers,
   TOPIC,
 } from "../flow.ts";
 import { usePolling } from "../usePolling.ts";
@@ -102,8 +109,50 @@ function PartitionBox({
   );
 }
 
+/** A member of the group: in its colour, or grey and dashed once its process went silent. */
+function MemberBox(props: {
+  name: string;
+  y: number;
+  colour: string;
+  marked: boolean;
+  silent: SilentMember | undefined;
+}) {
+  const { name, y, colour, marked, silent } = props;
+  const session = CONSUMER_SESSION_MS / 1000;
+  return (
+    <g data-membro={name} data-silencioso={silent ? silent.state : undefined}>
+      <rect
+        x={220}
+        y={y}
+        width={140}
+        height={ROW - 6}
+        rx={4}
+        fill={silent ? "#6b7280" : colour}
+        strokeDasharray={silent ? "4 3" : undefined}
+        stroke={silent ? "#1b1f24" : undefined}
+      />
+      <text x={228} y={y + 16} fill="#fff">
+        {name}
+        {silent ? ` ✖ ${Math.round(silent.forMs / 1000)} s / ${session} s` : ""}
+        {marked ? " ◀ pedido" : ""}
+      </text>
+      {silent && (
+        <title>{`${name} ${silent.state}: o grupo o mantém até a sessão (${session} s) expirar`}</title>
+      )}
+    </g>
+  );
+}
+
 /** A topic's partitions, each drawn to the member of the group that holds it now. */
-export function HopDiagram({ hop, mark }: { hop: Hop; mark: OrderMarks | null }) {
+export function HopDiagram({
+  hop,
+  mark,
+  silent = new Map(),
+}: {
+  hop: Hop;
+  mark: OrderMarks | null;
+  silent?: Map<string, SilentMember>;
+}) {
   const rows = Math.max(hop.partitions.length, hop.members.length, 1);
   const height = rows * ROW + 4;
   const memberY = (name: string) => 2 + hop.members.indexOf(name) * ROW;
@@ -135,13 +184,14 @@ export function HopDiagram({ hop, mark }: { hop: Hop; mark: OrderMarks | null })
         );
       })}
       {hop.members.map((m) => (
-        <g key={m} data-membro={m}>
-          <rect x={220} y={memberY(m)} width={140} height={ROW - 6} rx={4} fill={colour(m)} />
-          <text x={228} y={memberY(m) + 16} fill="#fff">
-            {m}
-            {mark?.decidedBy === m && hop.topic === TOPIC.criados ? " ◀ pedido" : ""}
-          </text>
-        </g>
+        <MemberBox
+          key={m}
+          name={m}
+          y={memberY(m)}
+          colour={colour(m) as string}
+          marked={mark?.decidedBy === m && hop.topic === TOPIC.criados}
+          silent={silent.get(m)}
+        />
       ))}
       {hop.members.length === 0 && (
         <text x={220} y={18} className="discreto-svg">
@@ -172,7 +222,15 @@ export function OrderLife({ marks }: { marks: OrderMarks }) {
   );
 }
 
-function EventLogStages({ flow, marks }: { flow: EventLogFlow; marks: OrderMarks | null }) {
+function EventLogStages({
+  flow,
+  marks,
+  silent,
+}: {
+  flow: EventLogFlow;
+  marks: OrderMarks | null;
+  silent: Map<string, SilentMember>;
+}) {
   const outboxAlert = (flow.outbox?.pending ?? 0) > 0;
   return (
     <div className="fluxo">
@@ -193,7 +251,13 @@ function EventLogStages({ flow, marks }: { flow: EventLogFlow; marks: OrderMarks
         code={FLOW_BOXES["event-log:pagamentos"]}
         id="pagamentos"
       >
-        <HopDiagram hop={flow.criados} mark={marks} />
+        <HopDiagram hop={flow.criados} mark={marks} silent={silent} />
+        {[...silent].map(([m, x]) => (
+          <p key={m} className="alerta" data-testid="membro-silencioso">
+            {m} {x.state} há {Math.round(x.forMs / 1000)} s: o Kafka o mantém no grupo até a sessão
+            ({CONSUMER_SESSION_MS / 1000} s) expirar; então as partições dele passam para os outros.
+          </p>
+        ))}
       </Stage>
       <Stage
         title={`${flow.resultados.topic} → grupo ${flow.resultados.group}`}
@@ -255,13 +319,17 @@ export function FlowPicture({
   apiUrl,
   plataforma,
   pedidoId,
+  processes = [],
   intervalMs = 2000,
 }: {
   apiUrl: string;
   plataforma: Plataforma | null;
   pedidoId: number | null;
+  /** The lab's processes (npm start only): a member whose process is not running is marked. */
+  processes?: LabState["processos"];
   intervalMs?: number;
 }) {
+  const seen = useRef(new Map<string, number>());
   const load = useCallback(
     () =>
       pedidoId === null
@@ -272,12 +340,15 @@ export function FlowPicture({
   const historico = usePolling(load, intervalMs);
   const flow = plataforma ? eventLogFlow(plataforma) : null;
   const marks = flow && historico.data ? eventLogMarks(historico.data, flow) : null;
+  const silent = flow
+    ? silentMembers(flow.criados.members, processes, seen.current, Date.now())
+    : new Map<string, SilentMember>();
   return (
     <section className="card" aria-labelledby="fluxo-titulo" data-testid="fluxo">
       <h2 id="fluxo-titulo">O fluxo, agora</h2>
       {!flow && <p className="discreto">Esperando a primeira leitura da plataforma.</p>}
       {flow && marks && <OrderLife marks={marks} />}
-      {flow && <EventLogStages flow={flow} marks={marks} />}
+      {flow && <EventLogStages flow={flow} marks={marks} silent={silent} />}
     </section>
   );
 }

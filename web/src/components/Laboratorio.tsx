@@ -1,5 +1,5 @@
 import type { LabField, LabState, Relato } from "@shop/contracts";
-import { useCallback, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 import { LabRefusal, labToken, readLab, runLabAction } from "../lab.ts";
 import { usePolling } from "../usePolling.ts";
 
@@ -111,7 +111,14 @@ function Story({ r, open }: { r: Relato; open: boolean }) {
  * process, stop the broker, a poison message, a burst, a replay, an experiment), the one
  * running now with its lines as they come, and the history of what the learner did.
  */
-export function Laboratorio({ labUrl }: { labUrl: string }) {
+export function Laboratorio({
+  labUrl,
+  onProcesses,
+}: {
+  labUrl: string;
+  /** The processes npm start owns, at each reading (the picture marks the stopped ones). */
+  onProcesses?: (processos: LabState["processos"]) => void;
+}) {
   const [token] = useState(labToken);
   const [refusal, setRefusal] = useState<string | null>(null);
   const [running, setRunning] = useState(false);
@@ -122,6 +129,9 @@ export function Laboratorio({ labUrl }: { labUrl: string }) {
   const lab = usePolling(load, running ? RUNNING_POLL_MS : IDLE_POLL_MS);
   const state = lab.data;
   const busy = state?.emAndamento != null;
+  useEffect(() => {
+    if (state) onProcesses?.(state.processos);
+  }, [state, onProcesses]);
   if (running !== busy && state) setRunning(busy);
 
   const run = (acao: string, params: Record<string, unknown>) => {

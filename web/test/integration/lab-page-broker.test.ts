@@ -123,6 +123,13 @@ describe("Issue 47: the lab on the page (broker edition)", () => {
     });
     expect(asked.status).toBe(202);
     expect(await depth(QUEUES.solicitacoes)).toBe(1);
+    // Issue 56: a burst of payment requests from the page waits in the queue beside it.
+    const burst = await act("rajada-pagamentos", { quantidade: 4 });
+    expect(burst.resultado, burst.depois.join("\n")).toBe("ok");
+    expect(burst.numeros.respondidos202).toBe(4);
+    expect(burst.numeros.mensagensNaFila).toBe(5);
+    expect(burst.numeros.pendentes).toBe(5);
+    expect(await depth(QUEUES.solicitacoes)).toBe(5);
 
     const started = await act("iniciar-pagamentos");
     expect(started.resultado, started.depois.join("\n")).toBe("ok");

@@ -233,7 +233,13 @@ describe("Issue 47: the lab on the page (event-log edition), in a real browser",
   it("When the learner kills caixa-2 (kill -9), then its partitions move to caixa-1 once its session ends, by the session + 1 s, and the story says why", async () => {
     await runAgain("iniciar-pagamentos", { instancia: "caixa-2" });
     await page.locator('.particao[data-dono="caixa-2"]').first().waitFor({ timeout: 10_000 });
+    // Issue 56: while the group waits for the session, the picture draws caixa-2 silent.
+    const silent = picture
+      .locator('[data-membro="caixa-2"][data-silencioso]')
+      .waitFor({ state: "attached", timeout: SESSION_MS + 5000 });
     const story = await runAgain("matar-pagamentos", { instancia: "caixa-2" }, 60_000);
+    await silent;
+    expect(await picture.locator('[data-membro="caixa-2"]').count()).toBe(0);
     const holders = await groupHolders(
       kafka.brokers,
       `${prefix}pagamentos`,

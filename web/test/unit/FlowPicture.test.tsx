@@ -3,7 +3,13 @@ import { cleanup, render, screen } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 import { BrokerFlowPicture } from "../../src/components/BrokerFlowPicture.tsx";
 import { HopDiagram, OrderLife } from "../../src/components/FlowPicture.tsx";
-import { brokerFlow, brokerMarks, eventLogFlow, eventLogMarks } from "../../src/flow.ts";
+import {
+  brokerFlow,
+  brokerMarks,
+  eventLogFlow,
+  eventLogMarks,
+  silentMembers,
+} from "../../src/flow.ts";
 
 afterEach(cleanup);
 
@@ -205,5 +211,28 @@ describe("Issue 56: the broker edition's picture", () => {
       ["confirmação do publicador", true],
       ["ack do consumidor", false],
     ]);
+  });
+});
+
+describe("Issue 56: a member whose process went silent", () => {
+  it("When the lab reports caixa-2 stopped while Kafka still lists it, then it is marked with how long ago, and forgotten once it is gone", () => {
+    const seen = new Map<string, number>();
+    const processes = [
+      { nome: "caixa-1", estado: "rodando" },
+      { nome: "caixa-2", estado: "parado" },
+    ];
+    const first = silentMembers(["caixa-1", "caixa-2"], processes, seen, 10_000);
+    expect([...first]).toEqual([["caixa-2", { state: "parado", forMs: 0 }]]);
+    const later = silentMembers(["caixa-1", "caixa-2"], processes, seen, 14_000);
+    expect(later.get("caixa-2")).toEqual({ state: "parado", forMs: 4000 });
+    render(<HopDiagram hop={eventLogFlow(plataforma).criados} mark={null} silent={later} />);
+    const box = document.querySelector('[data-membro="caixa-2"]');
+    expect(box?.getAttribute("data-silencioso")).toBe("parado");
+    expect(box?.textContent).toContain("caixa-2 ✖ 4 s / 6 s");
+    // The session ended: Kafka dropped it; started again later, it counts from 0.
+    expect(silentMembers(["caixa-1"], processes, seen, 20_000).size).toBe(0);
+    expect(
+      silentMembers(["caixa-1", "caixa-2"], processes, seen, 30_000).get("caixa-2")?.forMs,
+    ).toBe(0);
   });
 });
