@@ -11,31 +11,31 @@ import { startKafka } from "../infra/kafka/kafka.ts";
 import { startRabbit } from "../infra/rabbitmq/rabbitmq.ts";
 import { benchBroker } from "./broker.ts";
 import { benchCluster } from "./cluster.ts";
-import { benchScaleOut } from "./escala.ts";
 import { costRows, costSvg, costTable } from "./goals.ts";
 import { bareExpress, benchIntake, type Row } from "./intake.ts";
 import { benchPipeline } from "./pipeline.ts";
 import { printProfiles } from "./profile.ts";
 import { benchReplay } from "./replay.ts";
+import { benchScaleOut } from "./scale-out.ts";
 import { KAFKA_BROKER, pidsOf } from "./stats.ts";
 import { kafkaTwoHop } from "./two-hop.ts";
 import { warmKafka } from "./warm.ts";
 
 /**
- * npm run bench [-- --quick] [--only=decode,intake,pipeline,replay,broker,cluster,escala] [--profile] [--fonte]
+ * npm run bench [-- --quick] [--only=decode,intake,pipeline,replay,broker,cluster,scale-out] [--profile] [--source]
  * Every figure is a ratio to a baseline measured in the same run: absolute numbers on a
  * shared 2-core machine are noise. The headline is the cost table (goals.ts): CPU per unit
  * of work against a baseline's, each with its goal. Results go to bench/results/
  * (git-ignored) as JSON, the cost table as Markdown, and SVG charts of both.
  */
-const BENCHMARKS = ["decode", "intake", "pipeline", "replay", "broker", "cluster", "escala"];
-const USAGE = `usage: npm run bench [-- --quick] [--only=${BENCHMARKS.join(",")}] [--profile] [--fonte]
+const BENCHMARKS = ["decode", "intake", "pipeline", "replay", "broker", "cluster", "scale-out"];
+const USAGE = `usage: npm run bench [-- --quick] [--only=${BENCHMARKS.join(",")}] [--profile] [--source]
 
 Measures the shop's cost against baselines run beside it (about 29 minutes on 2 cores; --quick 4 to 6).
   --quick     shorter runs, one each, and no cluster unless --only names it
   --only=a,b  some of the benchmarks (the bare-Express ceiling always runs)
   --profile   every service writes a CPU profile to bench/results/profiles-<time>/
-  --fonte     run the services from source instead of the bundles in dist/
+  --source     run the services from source instead of the bundles in dist/
   --help      this text`;
 
 /** The command line, read strictly: an unknown option is named, never ignored. */
@@ -46,7 +46,7 @@ function readArgs() {
         quick: { type: "boolean", default: false },
         only: { type: "string" },
         profile: { type: "boolean", default: false },
-        fonte: { type: "boolean", default: false },
+        source: { type: "boolean", default: false },
         help: { type: "boolean", default: false },
       },
       strict: true,
@@ -148,8 +148,8 @@ async function main() {
   const config = readInfraConfig();
   await Promise.all([startKafka(config.kafka, log), startRabbit(config.rabbit, log)]);
   // The services run as production runs them: bundled to plain JavaScript (npm run build),
-  // without tsx's loader. --fonte measures them run from source instead.
-  if (!args.fonte) {
+  // without tsx's loader. --source measures them run from source instead.
+  if (!args.source) {
     await buildBundles();
     process.env.SHOP_CONSTRUIDO = "1";
   }
@@ -165,7 +165,7 @@ async function main() {
   const rows: Row[] = [];
   if (wanted("decode")) rows.push(contractDecode());
   const seconds = quick ? 5 : 20;
-  if (["intake", "pipeline", "cluster", "escala", "replay"].some(wanted))
+  if (["intake", "pipeline", "cluster", "scale-out", "replay"].some(wanted))
     await warmKafka("kafka", brokers, pidsOf(KAFKA_BROKER), log);
   const ceiling = await bareExpress(seconds, 64, log);
   let intakeRps = ceiling.rps / 2;
@@ -255,7 +255,7 @@ async function main() {
       })),
     );
   }
-  if (wanted("escala"))
+  if (wanted("scale-out"))
     rows.push(
       ...(await benchScaleOut({ seconds, connections: 64, brokers, trials: quick ? 1 : 3, log })),
     );

@@ -55,9 +55,9 @@ export async function ownRabbit(name: string, { tls }: { tls?: TlsFiles } = {}) 
   const { rabbit } = shopConfig();
   return {
     node: n.node,
-    porta: n.ports.amqp,
+    port: n.ports.amqp,
     /** With `tls`, the amqps:// listener's port. */
-    portaTls: n.ports.tls,
+    tlsPort: n.ports.tls,
     /** The services' settings for this node (its `/` vhost). */
     env(): Record<string, string> {
       return { BROKER_HOST: "127.0.0.1", BROKER_PORT: String(n.ports.amqp), BROKER_VHOST: "/" };

@@ -1,27 +1,27 @@
 import { readArguments } from "@shop/service";
 import { portIsFree } from "../../infra/ports.ts";
 import type { Experiment } from "./experiment.ts";
-import { escala } from "./experiments/escala.ts";
+import { brokerCourse } from "./experiments/broker-course.ts";
 import { failover } from "./experiments/failover.ts";
-import { kafkaFora } from "./experiments/kafka-fora.ts";
-import { provaBroker } from "./experiments/prova-broker.ts";
+import { kafkaDown } from "./experiments/kafka-down.ts";
+import { poison } from "./experiments/poison.ts";
 import { rebalance } from "./experiments/rebalance.ts";
 import { replay } from "./experiments/replay.ts";
-import { veneno } from "./experiments/veneno.ts";
+import { scaleOut } from "./experiments/scale-out.ts";
 import { Narrator } from "./narrator.ts";
 import { LabWorld } from "./world.ts";
 
 const EXPERIMENTS: Experiment[] = [
   rebalance,
-  kafkaFora,
-  veneno,
+  kafkaDown,
+  poison,
   replay,
-  provaBroker,
+  brokerCourse,
   failover,
-  escala,
+  scaleOut,
 ];
 
-const USAGE = `usage: npm run lab -- <experiment> [--porta N]
+const USAGE = `usage: npm run lab -- <experiment> [--port N]
        npm run lab -- list
 
 Runs one experiment against the real brokers: it starts what it needs (services under
@@ -29,14 +29,14 @@ names of their own, beside any shop you run), says what it does and what to watc
 checks the outcome from the shop's real state (PASS or FAIL lines) and stops what it
 started. Exit status 0 when every check passed.
 
-  --porta N   the orders service's port (default 8080 when free, otherwise any free port)
+  --port N    the orders service's port (default 8080 when free, otherwise any free port)
   --help      this text`;
 
 async function main(): Promise<number> {
   const parsed = readArguments(
     {
       allowPositionals: true,
-      options: { porta: { type: "string" }, help: { type: "boolean", short: "h" } },
+      options: { port: { type: "string" }, help: { type: "boolean", short: "h" } },
     },
     USAGE,
   );
@@ -60,9 +60,9 @@ async function main(): Promise<number> {
     return 2;
   }
   const port =
-    values.porta === undefined ? ((await portIsFree(8080)) ? 8080 : 0) : Number(values.porta);
+    values.port === undefined ? ((await portIsFree(8080)) ? 8080 : 0) : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    console.error(`lab: --porta takes a port number from 0 to 65535, not ${values.porta}`);
+    console.error(`lab: --port takes a port number from 0 to 65535, not ${values.port}`);
     return 2;
   }
 

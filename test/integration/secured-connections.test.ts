@@ -76,7 +76,7 @@ const rabbitSecure = (extra: Record<string, string> = {}) => {
     HOST: "127.0.0.1",
     DB_PATH: tempDb("secure-orders"),
     BROKER_HOST: "127.0.0.1",
-    BROKER_PORT: String(rabbit.portaTls),
+    BROKER_PORT: String(rabbit.tlsPort),
     BROKER_VHOST: "/",
     BROKER_USER: r.user,
     BROKER_PASSWORD: r.password,

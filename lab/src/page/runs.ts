@@ -15,12 +15,12 @@ import { type AnyLabAction, anyAction } from "./session.ts";
 /** The experiments `npm run lab -- list` lists (lab/src/main.ts). */
 export const EXPERIMENTS = [
   "rebalance",
-  "kafka-fora",
-  "veneno",
+  "kafka-down",
+  "poison",
   "replay",
-  "prova-broker",
+  "broker-course",
   "failover",
-  "escala",
+  "scale-out",
 ] as const;
 
 const tsxArgs = (file: string, ...flags: string[]) => [
@@ -121,7 +121,7 @@ export function experimentAction(processes: ShopProcesses): AnyLabAction {
         {
           name: p.nome,
           dir: "lab",
-          args: tsxArgs("lab/src/main.ts", p.nome, "--porta", "0"),
+          args: tsxArgs("lab/src/main.ts", p.nome, "--port", "0"),
           env: { NO_COLOR: "1" },
         },
         `lab-${p.nome}`,

@@ -285,7 +285,7 @@ describe(`The orders store (${TEST_STORE})`, () => {
     it("When another instance's relay announces a row before this instance's request waits for it, then the wait ends at once", async () => {
       // Under load an instance's event loop can run late: between an order's commit and its
       // request's waitUntilSent, the other instance's relay claimed, published, marked and
-      // announced the row. The escala bench met it (5 to 15 answers 500 in 32,000).
+      // announced the row. The scale-out bench met it (5 to 15 answers 500 in 32,000).
       const other = await openStore(settings());
       const relay = startOutboxRelay({
         store,

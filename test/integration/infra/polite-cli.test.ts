@@ -23,7 +23,7 @@ describe("Issue 34.3: an unknown argument is named, with the usage, exit 2", () 
   it("When the lab is given an unknown option or experiment, or a port that is no number, then it says so", async () => {
     expectSentence(await lab(["--bogus"]), 2, /bogus/);
     expectSentence(await lab(["nada"]), 2, /^lab: no experiment named "nada"/m);
-    expectSentence(await lab(["rebalance", "--porta", "abc"]), 2, /--porta takes a port number/);
+    expectSentence(await lab(["rebalance", "--port", "abc"]), 2, /--port takes a port number/);
   });
 
   it("When the benchmarks are given an unknown option or benchmark, then they say so before starting anything; --help prints the usage", async () => {

@@ -1,9 +1,9 @@
 import { describe, it } from "vitest";
 import { expectPassed } from "./lab.ts";
 
-describe("npm run lab -- prova-broker (it stops a RabbitMQ node of its own)", () => {
+describe("npm run lab -- broker-course (it stops a RabbitMQ node of its own)", () => {
   it("When the course's eight validation scenarios run against the broker edition, then each passes, checked from the queues and both databases", async () => {
-    await expectPassed("prova-broker", [
+    await expectPassed("broker-course", [
       /^PASS 1\. consumer stopped: 202, the order EM_PAGAMENTO, the message Ready/,
       /^PASS 2\. pending repeat 202, conflict 409, unknown order 404, bad format 400, items locked 409/,
       /^PASS 3\. an approval delivered twice gave one stored decision and a PAGO order/,

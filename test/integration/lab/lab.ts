@@ -16,7 +16,7 @@ export function runExperiment(
   return new Promise((resolve) => {
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", join(ROOT, "lab/src/main.ts"), name, "--porta", "0"],
+      ["--import", "tsx", join(ROOT, "lab/src/main.ts"), name, "--port", "0"],
       {
         cwd: ROOT,
         env: { ...process.env, NO_COLOR: "1", ...env },
@@ -52,7 +52,7 @@ async function labTopics(name: string): Promise<string[]> {
  * An experiment that passed: exit 0, no FAIL, the PASS lines it promises, in under 4
  * minutes (or `maxMs`), and no topic of its own left on the shop's Kafka. The bound only
  * catches a run that hangs: a machine of 2026-11-27 ran the whole suite 2.3 times slower
- * than the one before it (1,351 s against 576 s), and kafka-fora took 128 s there.
+ * than the one before it (1,351 s against 576 s), and kafka-down took 128 s there.
  */
 export async function expectPassed(
   name: string,

@@ -492,16 +492,16 @@ describe("Issue 47: what the lab's control API refuses, each with a sentence", (
 describe("Issue 47: nothing the lab started outlives npm start", () => {
   it("When npm start stops (Ctrl-C), then every process it started, the ones the page started included, has exited", async () => {
     // An experiment runs from the page, its lines shown as they come; npm start stops under it.
-    const experiment = await lab().session.begin("experimento", { nome: "veneno" });
+    const experiment = await lab().session.begin("experimento", { nome: "poison" });
     expect("status" in experiment).toBe(false);
     await waitFor(
       () =>
         lab()
           .session.state()
-          .emAndamento?.linhas.some((l) => l.includes("== veneno")),
+          .emAndamento?.linhas.some((l) => l.includes("== poison")),
       { timeoutMs: 90_000, what: "the experiment's first lines on the page's story" },
     );
-    expect(shop.processes.running("lab-veneno")).not.toBeNull();
+    expect(shop.processes.running("lab-poison")).not.toBeNull();
     // caixa-2, started from the page earlier, is among what npm start owns.
     expect(shop.processes.all().map((p) => p.name)).toContain("caixa-2");
     await shop.stop();

@@ -11,8 +11,8 @@ import type { LabWorld } from "../world.ts";
 
 const PER_PHASE = 10;
 
-export const escala = {
-  name: "escala",
+export const scaleOut = {
+  name: "scale-out",
   summary:
     "two orders APIs share PostgreSQL and split the results' partitions; one is killed, the other takes over",
   async run(w: LabWorld) {

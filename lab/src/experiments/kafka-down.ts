@@ -15,8 +15,8 @@ interface Setting {
   during: number[];
 }
 
-export const kafkaFora = {
-  name: "kafka-fora",
+export const kafkaDown = {
+  name: "kafka-down",
   summary:
     "Kafka stops under a stream of orders: the outbox keeps and charges them, OUTBOX=desligado orphans them",
   async run(w: LabWorld) {

@@ -22,8 +22,8 @@ interface Decisao {
   repeticoes: number;
 }
 
-export const provaBroker = {
-  name: "prova-broker",
+export const brokerCourse = {
+  name: "broker-course",
   summary: "the course's eight validation scenarios against the broker edition (RabbitMQ)",
   async run(w: LabWorld) {
     const { say } = w;

@@ -54,7 +54,7 @@ async function measure(
   const urls = apis.map((a) => a.url());
   const postgres = opts.withPostgres ? rootsOf(pidsOf(POSTGRES)) : [];
   await loadAll(urls, 2, opts.connections);
-  opts.log(`escala: ${label}, ${opts.connections} connections, ${opts.seconds} s...`);
+  opts.log(`scale-out: ${label}, ${opts.connections} connections, ${opts.seconds} s...`);
   const cpu = measureCpu({
     "orders APIs": apis.map((a) => a.child.pid as number),
     Kafka: pidsOf(KAFKA_BROKER),
@@ -80,7 +80,7 @@ export async function benchScaleOut(opts: {
   trials?: number;
   log: (l: string) => void;
 }): Promise<Row[]> {
-  const prefix = uniquePrefix("escala");
+  const prefix = uniquePrefix("scale-out");
   const env = (extra: Record<string, string>) => ({
     ...serviceEnv(prefix, extra),
     KAFKA_BROKERS: opts.brokers,
@@ -91,7 +91,7 @@ export async function benchScaleOut(opts: {
     const single = await ServiceProcess.start(
       "orders-api",
       "orders-api",
-      env({ DB_PATH: tempDb("escala") }),
+      env({ DB_PATH: tempDb("scale-out") }),
     );
     const two = [
       await ServiceProcess.start("orders-api-1", "orders-api", env({ DATABASE_URL: database.url })),

@@ -14,8 +14,8 @@ import type { LabWorld } from "../world.ts";
 
 const run = promisify(execFile);
 
-export const veneno = {
-  name: "veneno",
+export const poison = {
+  name: "poison",
   summary:
     "a record that breaks the contract goes to <topic>.dlq; the partition moves on; a fixed copy is redriven",
   async run(w: LabWorld) {
