@@ -240,9 +240,11 @@ export function usersDefinitions(users: ShopUsers) {
 export async function startRabbitCluster(nodes: RabbitNode[], users: ShopUsers, log: Log) {
   const answered = await Promise.all(nodes.map((n) => n.answers()));
   const [first, ...others] = nodes as [RabbitNode, ...RabbitNode[]];
-  // The first, then the others at once, each joining the first as it boots.
+  // The first, then the others one after the other, each joining the first as it boots.
+  // Both at once, a clean-clone run of 2026-11-28 (08:27) saw the third never answer AMQP
+  // in 90 s: two nodes joining one seed at the same moment is a race RabbitMQ can lose.
   await first.start();
-  await Promise.all(others.map((n) => n.start({ seed: first.node })));
+  for (const n of others) await n.start({ seed: first.node });
   const running = async () => {
     try {
       return (

@@ -57,6 +57,7 @@ export function replayAction(
       );
       story.before(`Observe no painel o grupo ${p.grupo} aparecer, com seu lag caindo a zero.`);
       const out: string[] = [];
+      const said: string[] = [];
       const started = Date.now();
       const run = processes.start(
         {
@@ -72,13 +73,19 @@ export function replayAction(
           },
         },
         `analytics-${p.grupo}`,
+        // Its own lines (English, as the CLI's) stay in its log; the story tells in pt-BR
+        // what its JSON counted, and quotes its last lines only if it failed.
         (line) => {
           if (line.startsWith("{") || out.length > 0) out.push(line);
-          else story.line(line);
+          else said.push(line);
         },
       );
+      story.line(
+        `O analytics lê ${p.grupo} do offset 0 até o fim atual dos dois tópicos (o desenho mostra o lag caindo).`,
+      );
       const code = await run.exited;
-      if (code !== 0) return story.fail(`O analytics terminou com ${code}.`);
+      if (code !== 0)
+        return story.fail(`O analytics terminou com ${code}: ${said.slice(-3).join(" / ")}`);
       const d = JSON.parse(out.join("\n")) as DashboardJson;
       story.figure("registrosLidos", d.registrosLidos);
       story.figure("pedidosVistos", d.pedidosVistos);
