@@ -3,6 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { brokerEnv } from "../../harness/env.ts";
 import { type OwnRabbitCluster, ownRabbitCluster } from "../../harness/own-rabbit.ts";
 import { createVhost, type ShopVhost } from "../../harness/vhost.ts";
+import { ShopProcesses } from "../../infra/services.ts";
+import { brokerActions } from "../../lab/src/page/broker-actions.ts";
+import type { LabAction, Story } from "../../lab/src/page/session.ts";
 import { http, queryRows, type ServiceProcess } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
 import {
@@ -113,6 +116,59 @@ describe("Fault injection: broker edition", () => {
             q.answers.filter((a) => a.status !== 202 && a.status !== 200).length,
             `request ${q.key}: answers before its 202`,
           ).toBeLessThanOrEqual(1);
+      } finally {
+        await shop.stop();
+      }
+    }, 240_000);
+
+    it("Issue 56: when the page's lab kills the node leading the queues and starts it again, then its stories count the queues it led, the seconds until each had another leader, and until it was a member of each again, as the panel reads them", async () => {
+      const shop = await startShop(running, "f-rc-lab", onCluster);
+      try {
+        const before = await panel(shop.orders.url());
+        const leader = cluster.nodes.find((n) => n.node === queueIn(before)?.lider);
+        if (!leader) throw new Error(`the panel shows no leader for ${QUEUES.solicitacoes}`);
+        const led = before.filas.filter((f) => f.lider === leader.node).map((f) => f.nome);
+        const actions = brokerActions({
+          processes: new ShopProcesses(() => {}),
+          payments: { name: "payments", dir: "broker/payments" },
+          ordersUrl: shop.orders.url(),
+          ordersDb: shop.ordersDb,
+          paymentsDb: shop.paymentsDb,
+          amqpAdminUrl: vhost.urlAdmin,
+          nodes: cluster.nodes,
+          machineRabbit: "",
+        });
+        const run = async (acao: string) => {
+          const told = { figures: {} as Record<string, number>, failed: [] as string[] };
+          const story: Story = {
+            before: () => {},
+            line: () => {},
+            after: () => {},
+            figure: (name, value) => {
+              told.figures[name] = value;
+            },
+            fail: (text) => told.failed.push(text),
+          };
+          const action = actions.find((a) => a.acao === acao) as unknown as LabAction<{
+            no: string;
+          }>;
+          await action.run({ no: leader.node.split("@")[0] as string }, story);
+          return told;
+        };
+        const killed = await run("matar-no");
+        expect(killed.failed).toEqual([]);
+        expect(led.length).toBeGreaterThan(0);
+        expect(killed.figures.filasLideradasPeloNo).toBe(led.length);
+        expect(killed.figures.segundosAteNovoLider).toBeGreaterThan(0);
+        const moved = await panel(shop.orders.url());
+        for (const q of led)
+          expect(moved.filas.find((f) => f.nome === q)?.lider).not.toBe(leader.node);
+        const started = await run("iniciar-no");
+        expect(started.failed).toEqual([]);
+        const back = await panel(shop.orders.url());
+        const member = back.filas.filter((f) => f.membros.includes(leader.node));
+        expect(started.figures.filasComONo).toBe(member.length);
+        for (const f of member) expect(f.emLinha, f.nome).toContain(leader.node);
       } finally {
         await shop.stop();
       }

@@ -1,5 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { ERROR_QUEUES, EXCHANGES, QUEUES, ROUTING_KEYS } from "@shop/contracts";
+import {
+  ERROR_QUEUES,
+  EXCHANGES,
+  type PlataformaBroker,
+  QUEUES,
+  ROUTING_KEYS,
+} from "@shop/contracts";
 import amqp from "amqplib";
 import { z } from "zod";
 import { send } from "../../../harness/http.ts";
@@ -119,6 +125,75 @@ function paymentBurst(shop: BrokerShop): LabAction<{ quantidade: number }> {
       );
     },
   };
+}
+
+// --- What a node action counts (issue 56): from the orders service's panel ------------------
+
+const panelOf = async (shop: BrokerShop) =>
+  (await send<PlataformaBroker>("GET", `${shop.ordersUrl}/plataforma`)).body;
+
+/** The shop's queues the node leads now (none when the panel cannot be read). */
+async function queuesLedBy(shop: BrokerShop, node: string): Promise<string[]> {
+  const panel = await panelOf(shop).catch(() => null);
+  return panel?.filas.filter((f) => f.lider === node).map((f) => f.nome) ?? [];
+}
+
+/** Polls the panel every 250 ms until `done` holds of it (30 s at most); the last reading. */
+async function panelUntil(
+  shop: BrokerShop,
+  done: (p: PlataformaBroker) => boolean,
+): Promise<{ panel: PlataformaBroker | null; held: boolean }> {
+  let panel: PlataformaBroker | null = null;
+  const held = await until(async () => {
+    panel = await panelOf(shop).catch(() => null);
+    return panel !== null && done(panel);
+  }, 30_000);
+  return { panel, held };
+}
+
+const waitingIn = (p: PlataformaBroker | null) =>
+  (p?.filas ?? [])
+    .filter((f) => !f.nome.endsWith(".erros"))
+    .reduce((n, f) => n + (f.mensagens ?? 0), 0);
+
+/** After a node stopped or killed: how many queues it led, and when each had another leader. */
+async function tellLeadersMoved(
+  shop: BrokerShop,
+  node: string,
+  led: string[],
+  started: number,
+  story: Story,
+) {
+  story.figure("filasLideradasPeloNo", led.length);
+  const { panel, held } = await panelUntil(shop, (p) =>
+    led.every((q) => {
+      const lider = p.filas.find((f) => f.nome === q)?.lider;
+      return lider !== undefined && lider !== null && lider !== node;
+    }),
+  );
+  story.figure("mensagensEsperando", waitingIn(panel));
+  if (!held) return story.fail(`Em 30 s, nem toda fila que ${node} liderava tinha outro líder.`);
+  story.figure("segundosAteNovoLider", (Date.now() - started) / 1000);
+  const moved = led.map((q) => `${q} → ${panel?.filas.find((f) => f.nome === q)?.lider}`);
+  story.after(
+    led.length === 0
+      ? `${node} não liderava nenhuma fila: nenhum líder precisou mudar. ${waitingIn(panel)} mensagens esperam nas filas.`
+      : `${led.length} filas que ${node} liderava tinham novo líder em ${seconds(Date.now() - started)}: ${moved.join(", ")}. ${waitingIn(panel)} mensagens esperam nas filas.`,
+  );
+}
+
+/** After a node started: when it was an online member of every queue it belongs to again. */
+async function tellMembersBack(shop: BrokerShop, node: string, started: number, story: Story) {
+  const { panel, held } = await panelUntil(shop, (p) =>
+    p.filas.every((f) => !f.membros.includes(node) || f.emLinha.includes(node)),
+  );
+  const queues = (panel?.filas ?? []).filter((f) => f.membros.includes(node)).length;
+  story.figure("filasComONo", queues);
+  if (!held) return story.fail(`Em 30 s, ${node} não voltou a ser membro em linha de toda fila.`);
+  story.figure("segundosAteMembrosDeVolta", (Date.now() - started) / 1000);
+  story.after(
+    `${node} voltou como membro em linha das suas ${queues} filas em ${seconds(Date.now() - started)}; ele segue como seguidor e alcança o líder.`,
+  );
 }
 
 /** One new order and its payment request (APROVAR); the request's HTTP status. */
@@ -384,12 +459,16 @@ export function brokerActions(shop: BrokerShop): AnyLabAction[] {
     async run(p, story) {
       story.before(resumo);
       story.before(
-        "Observe no painel do RabbitMQ os nós, e o líder e os membros de cada fila quorum.",
+        "Observe no desenho os nós, e o líder, as mensagens e os membros de cada fila quorum.",
       );
+      const node = nodeOf(p.no) as RabbitNode;
+      const led = await queuesLedBy(shop, node.node);
       const started = Date.now();
-      await act(nodeOf(p.no) as RabbitNode);
+      await act(node);
       story.figure("segundos", (Date.now() - started) / 1000);
-      story.after(`${rotulo} ${p.no}: feito em ${seconds(Date.now() - started)}.`);
+      story.line(`${rotulo} ${p.no}: feito em ${seconds(Date.now() - started)}.`);
+      if (acao === "iniciar-no") await tellMembersBack(shop, node.node, started, story);
+      else await tellLeadersMoved(shop, node.node, led, started, story);
     },
   });
 
