@@ -80,7 +80,7 @@ export const describeHolders = (holders: Map<string, number[]>) =>
     .sort(([a], [b]) => a.localeCompare(b))
     .map(
       ([who, ps]) =>
-        `${who} holds ${ps.length ? `partition${ps.length > 1 ? "s" : ""} ${ps.join(", ")}` : "nothing"}`,
+        `${who} com ${ps.length ? `a${ps.length > 1 ? "s" : ""} partiç${ps.length > 1 ? "ões" : "ão"} ${ps.join(", ")}` : "nada"}`,
     )
     .join("; ");
 

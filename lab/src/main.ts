@@ -71,7 +71,7 @@ async function main(): Promise<number> {
   const started = Date.now();
   say.title(experiment.name, experiment.summary);
   const interrupted = () => {
-    say.saw("Interrupted: stopping what the experiment started.");
+    say.saw("Interrompido: parando o que o experimento iniciou.");
     void world.cleanUp().then(() => process.exit(130));
   };
   process.once("SIGINT", interrupted);
@@ -79,9 +79,9 @@ async function main(): Promise<number> {
   try {
     await experiment.run(world);
   } catch (error) {
-    say.check(false, `the experiment could not go on: ${(error as Error).message}`);
+    say.check(false, `o experimento não pôde seguir: ${(error as Error).message}`);
   } finally {
-    say.doing("Stopping what the experiment started");
+    say.doing("Parando o que o experimento iniciou");
     await world.cleanUp();
   }
   return say.finish(experiment.name, (Date.now() - started) / 1000);

@@ -1,6 +1,7 @@
 /**
  * What an experiment says to the person running it: what it does, what to watch and what
- * just happened, in plain words, then PASS or FAIL lines it checked from the shop's state.
+ * just happened, in plain words and in pt-BR (the page's language: the page's lab shows
+ * these lines too, issue 56), then PASS or FAIL lines it checked from the shop's state.
  * PASS and FAIL start their lines, so that a script (the test suite) can read them.
  */
 export class Narrator {
@@ -31,7 +32,7 @@ export class Narrator {
 
   /** Where to look while it happens: the web page, a panel, a log. */
   watch(text: string): void {
-    this.write(this.paint(33, `   watch: ${text}`));
+    this.write(this.paint(33, `   observe: ${text}`));
   }
 
   /** What just happened, as read from the shop. */
@@ -51,7 +52,7 @@ export class Narrator {
     const failed = this.results.filter((r) => !r.ok).length;
     const passed = this.results.length - failed;
     const ok = failed === 0 && passed > 0;
-    const text = `${name}: ${passed} PASS, ${failed} FAIL in ${seconds.toFixed(0)} s`;
+    const text = `${name}: ${passed} PASS, ${failed} FAIL em ${seconds.toFixed(0)} s`;
     this.write(this.paint(ok ? 32 : 31, `\n${text}`));
     return ok ? 0 : 1;
   }

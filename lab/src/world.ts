@@ -65,7 +65,7 @@ export class LabWorld {
       try {
         await undo();
       } catch (error) {
-        this.say.saw(`(while cleaning up: ${(error as Error).message})`);
+        this.say.saw(`(ao limpar: ${(error as Error).message})`);
       }
     }
     this.cleanups.length = 0;
@@ -79,10 +79,10 @@ export class LabWorld {
     // Said, so that a test run or npm start elsewhere does not stop it under the lab.
     const using = kafkaUsers(k).join();
     this.atEnd(() => using.leave());
-    if (r.reused) this.say.saw(`Kafka answers on ${brokers}; using it.`);
+    if (r.reused) this.say.saw(`O Kafka responde em ${brokers}; usando esse.`);
     else {
       this.say.saw(
-        `Started Kafka on ${brokers} (${(r.ms / 1000).toFixed(1)} s); stopped at the end unless another run uses it.`,
+        `Kafka iniciado em ${brokers} (${(r.ms / 1000).toFixed(1)} s); parado no fim, a não ser que outra execução o use.`,
       );
       this.atEnd(() => stopKafkaUnlessUsed(k, (line) => this.say.saw(line)));
     }
@@ -112,7 +112,7 @@ export class LabWorld {
     this.atEnd(() => stopKafka(quiet, { instance }));
     const ms = await start();
     this.say.saw(
-      `Started a Kafka broker of this experiment's own on ${settings.brokers[0]} (${(ms / 1000).toFixed(1)} s)`,
+      `Um broker Kafka só deste experimento iniciado em ${settings.brokers[0]} (${(ms / 1000).toFixed(1)} s)`,
     );
     return {
       brokers: settings.brokers.join(","),
@@ -139,7 +139,7 @@ export class LabWorld {
     await node.addUsers(this.config.rabbit);
     const r = this.config.rabbit;
     this.say.saw(
-      `Started a RabbitMQ node of this experiment's own, ${node.node} on 127.0.0.1:${ports.amqp} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+      `Um nó RabbitMQ só deste experimento iniciado, ${node.node} em 127.0.0.1:${ports.amqp} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
     );
     return {
       node,
@@ -187,7 +187,7 @@ export class LabWorld {
       DB_PATH: ordersDb,
     });
     const url = orders.url();
-    this.say.saw(`orders API on ${url}`);
+    this.say.saw(`API de pedidos em ${url}`);
     return { brokers, url, ordersDb };
   }
 

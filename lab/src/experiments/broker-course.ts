@@ -24,18 +24,18 @@ interface Decisao {
 
 export const brokerCourse = {
   name: "broker-course",
-  summary: "the course's eight validation scenarios against the broker edition (RabbitMQ)",
+  summary: "os oito cenários de validação do curso contra a edição broker (RabbitMQ)",
   async run(w: LabWorld) {
     const { say } = w;
     say.explain(
-      "The broker edition ports a course whose lessons end with eight checks: a request waits\n" +
-        "in its queue while payments is down, the HTTP rules answer 202/409/404/400, duplicates\n" +
-        "and redeliveries decide once, a refusal then an approval never reopen a paid order,\n" +
-        "divergent content is dead-lettered, a broker down answers 503 and recovers with the\n" +
-        "same key, and the old approval shortcut is gone. Each runs here, checked from the\n" +
-        "queues and both services' databases.",
+      "A edição broker porta um curso cujas lições terminam com oito verificações: uma\n" +
+        "solicitação espera na fila com o pagamento fora, as regras HTTP respondem\n" +
+        "202/409/404/400, duplicatas e reentregas decidem uma vez, uma recusa e depois uma\n" +
+        "aprovação nunca reabrem um pedido pago, conteúdo divergente vai para a fila de erros, um\n" +
+        "broker fora responde 503 e se recupera com a mesma chave, e o velho atalho de aprovação\n" +
+        "acabou. Cada um roda aqui, verificado pelas filas e pelos bancos dos dois serviços.",
     );
-    say.doing("Starting a RabbitMQ node of the experiment's own, and the orders service");
+    say.doing("Iniciando um nó RabbitMQ só do experimento, e o serviço de pedidos");
     const rabbit = await w.ownRabbit();
     const ordersDb = w.dbPath("broker-orders");
     const paymentsDb = w.dbPath("broker-payments");
@@ -53,9 +53,9 @@ export const brokerCourse = {
       });
     let orders: ServiceProcess = await startOrders();
     const url = () => orders.url();
-    say.saw(`orders service on ${url()}`);
+    say.saw(`serviço de pedidos em ${url()}`);
     say.watch(
-      "the queues (pagamentos.solicitacoes, pedidos.resultados, the .erros ones) as each scenario runs",
+      "as filas (pagamentos.solicitacoes, pedidos.resultados, as .erros) enquanto cada cenário roda",
     );
 
     const connection = await amqp.connect(rabbit.urlAdmin);
@@ -93,22 +93,22 @@ export const brokerCourse = {
       queryRows<Decisao>(paymentsDb, "SELECT * FROM decisoes WHERE solicitacao_id = ?", key);
 
     // 1. Payments down: the request is accepted and waits in its queue.
-    say.doing("1. Payments is not running: requesting an approval");
+    say.doing("1. O pagamento não está rodando: pedindo uma aprovação");
     const p1 = await novoPedido();
     const k1 = randomUUID();
     const r1 = await requestPagamento(p1.id, k1, APROVAR);
     const ready1 = await depth(QUEUES.solicitacoes);
     say.saw(
-      `answer ${r1.status}; order ${await status(p1.id)}; ${ready1} message Ready in ${QUEUES.solicitacoes}`,
+      `resposta ${r1.status}; pedido ${await status(p1.id)}; ${ready1} mensagem Ready em ${QUEUES.solicitacoes}`,
     );
     say.check(
       r1.status === 202 && (await status(p1.id)) === "EM_PAGAMENTO" && ready1 === 1,
-      "1. consumer stopped: 202, the order EM_PAGAMENTO, the message Ready in pagamentos.solicitacoes",
+      "1. consumidor parado: 202, o pedido EM_PAGAMENTO, a mensagem Ready em pagamentos.solicitacoes",
     );
 
     // 2. The HTTP rules.
     say.doing(
-      "2. The HTTP rules: a pending repeat, a conflict, an unknown order, a bad key, locked items",
+      "2. As regras HTTP: uma repetição pendente, um conflito, um pedido desconhecido, uma chave inválida, itens travados",
     );
     const repeat = await requestPagamento(p1.id, k1, APROVAR);
     const conflict = await requestPagamento(p1.id, k1, RECUSAR);
@@ -125,16 +125,16 @@ export const brokerCourse = {
     });
     const codes = [repeat, conflict, unknown, bad, item].map((r) => r.status);
     say.saw(
-      `answers: pending repeat ${codes[0]}, conflict ${codes[1]}, unknown ${codes[2]}, bad format ${codes[3]}, item ${codes[4]}`,
+      `respostas: repetição pendente ${codes[0]}, conflito ${codes[1]}, desconhecido ${codes[2]}, formato inválido ${codes[3]}, item ${codes[4]}`,
     );
     say.check(
       codes.join(",") === "202,409,404,400,409",
-      "2. pending repeat 202, conflict 409, unknown order 404, bad format 400, items locked 409",
+      "2. repetição pendente 202, conflito 409, pedido desconhecido 404, formato inválido 400, itens travados 409",
     );
 
     // 3. Two deliveries of one request: one decision.
     say.doing(
-      `3. Starting payments: ${await depth(QUEUES.solicitacoes)} deliveries of one request wait (the first and its repeat)`,
+      `3. Iniciando o pagamento: ${await depth(QUEUES.solicitacoes)} entregas de uma solicitação esperam (a primeira e a repetição)`,
     );
     let payments = await startPayments();
     await until(p1.id, "PAGO");
@@ -144,16 +144,16 @@ export const brokerCourse = {
     });
     const d3 = decisoes(k1);
     say.saw(
-      `decisions stored for the key: ${d3.length}; deliveries recognised as repeats: ${d3[0]?.repeticoes}`,
+      `decisões guardadas para a chave: ${d3.length}; entregas reconhecidas como repetição: ${d3[0]?.repeticoes}`,
     );
     say.check(
       d3.length === 1 && (d3[0]?.repeticoes ?? 0) >= 1 && (await status(p1.id)) === "PAGO",
-      "3. an approval delivered twice gave one stored decision and a PAGO order",
+      "3. uma aprovação entregue duas vezes deu uma decisão guardada e um pedido PAGO",
     );
 
     // 4. Refusal, then approval; the old refusal replayed does not reopen.
     say.doing(
-      "4. Refusal, then approval on the same order; then the old refusal's result arrives again",
+      "4. Recusa, depois aprovação no mesmo pedido; depois o resultado da velha recusa chega de novo",
     );
     const p4 = await novoPedido();
     const recusa = randomUUID();
@@ -188,11 +188,11 @@ export const brokerCourse = {
     say.check(
       (await status(p4.id)) === "PAGO" &&
         (await requestPagamento(p4.id, randomUUID(), APROVAR)).status === 409,
-      "4. refusal (ABERTO), then approval (PAGO); the old refusal replayed was recognised as a repeat and did not reopen the order",
+      "4. recusa (ABERTO), depois aprovação (PAGO); a velha recusa repetida foi reconhecida como repetição e não reabriu o pedido",
     );
 
     // 5. A real redelivery: payments killed after deciding, before its ack; both restarted.
-    say.doing("5. Payments decides and is killed before its ack; then both services restart");
+    say.doing("5. O pagamento decide e é morto antes do ack; depois os dois serviços reiniciam");
     await payments.stop();
     payments = await startPayments({ PAUSA_ANTES_DO_ACK_MS: "60000" });
     const p5 = await novoPedido();
@@ -209,22 +209,22 @@ export const brokerCourse = {
       what: "the unacknowledged message back in the queue",
     }).catch(() => false);
     say.saw(
-      `decision stored, payments killed (SIGKILL) before its ack: the message is ${requeued ? "Ready again" : "not back"} in ${QUEUES.solicitacoes}`,
+      `decisão guardada, pagamento morto (SIGKILL) antes do ack: a mensagem ${requeued ? "está Ready de novo" : "não voltou"} em ${QUEUES.solicitacoes}`,
     );
     await orders.stop();
     orders = await startOrders();
     payments = await startPayments();
     await until(p5.id, "PAGO");
     const d5 = decisoes(k5);
-    say.saw(`after the restart: ${d5.length} decision, ${d5[0]?.repeticoes} redelivery recognised`);
+    say.saw(`depois do reinício: ${d5.length} decisão, ${d5[0]?.repeticoes} reentrega reconhecida`);
     say.check(
       requeued === true && d5.length === 1 && (d5[0]?.repeticoes ?? 0) >= 1,
-      "5. a real redelivery after restarting both services: the same decision, once, and the order PAGO",
+      "5. uma reentrega real depois de reiniciar os dois serviços: a mesma decisão, uma vez, e o pedido PAGO",
     );
 
     // 6. Divergent content, in either direction.
     say.doing(
-      "6. Divergent content under decided keys: a request with another valor, a result with another valor",
+      "6. Conteúdo divergente sob chaves decididas: uma solicitação com outro valor, um resultado com outro valor",
     );
     const before = {
       solicitacoes: await depth(ERROR_QUEUES.solicitacoes),
@@ -257,7 +257,7 @@ export const brokerCourse = {
       "SELECT valor_centavos, aprovado FROM solicitacoes WHERE solicitacao_id = ?",
       aprovacao,
     )[0];
-    say.saw("each was tried 3 times, then dead-lettered to its .erros queue");
+    say.saw("cada uma foi tentada 3 vezes, depois mandada para a sua fila .erros");
     say.check(
       d6.length === 1 &&
         d6[0]?.valor_centavos === d5[0]?.valor_centavos &&
@@ -265,11 +265,11 @@ export const brokerCourse = {
         record?.aprovado === 1 &&
         (await status(p4.id)) === "PAGO" &&
         (await status(p5.id)) === "PAGO",
-      "6. divergent content in either direction was dead-lettered, and neither decision nor order changed",
+      "6. conteúdo divergente nas duas direções foi para a fila de erros, e nem a decisão nem o pedido mudaram",
     );
 
     // 7. Broker down.
-    say.doing("7. Stopping RabbitMQ (the experiment's own node) and requesting a payment");
+    say.doing("7. Parando o RabbitMQ (o nó só do experimento) e pedindo um pagamento");
     const p7 = await novoPedido();
     const k7 = randomUUID();
     await rabbit.node.stopApp();
@@ -282,10 +282,10 @@ export const brokerCourse = {
       k7,
     )[0]?.estado;
     say.saw(
-      `answer ${down.status} after ${seconds.toFixed(1)} s ("${down.body.mensagem}"); the record stays ${kept}`,
+      `resposta ${down.status} depois de ${seconds.toFixed(1)} s ("${down.body.mensagem}"); o registro fica ${kept}`,
     );
     await rabbit.node.startApp();
-    say.doing("RabbitMQ is back: repeating the same request, with the same key");
+    say.doing("O RabbitMQ voltou: repetindo a mesma solicitação, com a mesma chave");
     const back = await waitFor(
       async () => {
         const r = await requestPagamento(p7.id, k7, APROVAR);
@@ -305,11 +305,11 @@ export const brokerCourse = {
         kept === "PENDENTE" &&
         back.status === 202 &&
         decisoes(k7).length === 1,
-      "7. broker down: 503 within the 5 s wait naming the key, the record kept PENDENTE; with it back, the same key recovered (202, then PAGO)",
+      "7. broker fora: 503 dentro da espera de 5 s citando a chave, o registro mantido PENDENTE; com ele de volta, a mesma chave se recuperou (202, depois PAGO)",
     );
 
     // 8. The old shortcut.
-    say.doing("8. The old shortcut: the client approving its own payment");
+    say.doing("8. O velho atalho: o cliente aprovando o próprio pagamento");
     const p8 = await novoPedido();
     const old = await Promise.all(
       [`/pedidos/${p8.id}/aprovacao`, `/pedidos/${p8.id}/pagamento`, "/pagamentos"].map(
@@ -323,11 +323,11 @@ export const brokerCourse = {
       aprovado: true,
     });
     say.saw(
-      `the old routes answer ${old.join(", ")}; aprovado sent to the new one: ${smuggled.status}`,
+      `as rotas velhas respondem ${old.join(", ")}; aprovado enviado à nova: ${smuggled.status}`,
     );
     say.check(
       old.every((s) => s === 404) && smuggled.status === 400 && (await status(p8.id)) === "ABERTO",
-      "8. the old approval shortcut is gone: 404, and a client's aprovado is refused (400); the order stays ABERTO",
+      "8. o velho atalho de aprovação acabou: 404, e o aprovado de um cliente é recusado (400); o pedido fica ABERTO",
     );
   },
 };

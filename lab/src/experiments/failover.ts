@@ -34,16 +34,16 @@ interface Seen {
 export const failover = {
   name: "failover",
   summary:
-    "a node of a 3-node cluster killed under a stream of requests, both editions: the leader moves, nothing lost or doubled, no wait past 5 s",
+    "um nó de um cluster de 3 morto sob um fluxo de requisições, nas duas edições: o líder muda, nada perdido nem em dobro, nenhuma espera de 5 s",
   async run(w: LabWorld) {
     const { say } = w;
     say.explain(
-      "A cluster of three brokers keeps every record on all three and acknowledges a write\n" +
-        "once two have it, so one may die without losing anything. What a client feels is the\n" +
-        "failover: the time until the survivors take over what the dead broker led. The shop's\n" +
-        "Kafka cluster has three controllers of its own, which fence a silent broker after 2.5 s,\n" +
-        "and on RabbitMQ a publish lost with its node is tried again on another, so the goal is\n" +
-        "the spec's own confirmation wait: nobody waits 5 s, nothing is lost or done twice.",
+      "Um cluster de três brokers guarda cada registro nos três e confirma uma escrita quando\n" +
+        "dois a têm, então um pode morrer sem perder nada. O que um cliente sente é o failover: o\n" +
+        "tempo até os sobreviventes assumirem o que o broker morto liderava. O cluster Kafka da\n" +
+        "loja tem três controllers próprios, que cercam um broker calado depois de 2,5 s, e no\n" +
+        "RabbitMQ uma publicação perdida com o seu nó é tentada de novo em outro, então a meta é\n" +
+        "a própria espera de confirmação da spec: ninguém espera 5 s, nada se perde nem é feito duas vezes.",
     );
     await eventLog(w);
     await broker(w);
@@ -53,7 +53,7 @@ export const failover = {
 /** The event-log edition on a Kafka cluster of the experiment's own: the leader killed. */
 async function eventLog(w: LabWorld) {
   const { say } = w;
-  say.doing("Starting a Kafka cluster of three of the experiment's own, on ports free now");
+  say.doing("Iniciando um cluster Kafka de três só do experimento, em portas livres agora");
   const name = `lab-failover-${randomBytes(3).toString("hex")}`;
   const nodes = [];
   for (let i = 0; i < 3; i++) {
@@ -66,7 +66,7 @@ async function eventLog(w: LabWorld) {
   const settings = { host: "127.0.0.1", nodes };
   const started = await startKafkaCluster(settings, quiet, { name, jvm: SHORT_LIVED_JVM });
   const brokers = started.brokers.join(",");
-  say.saw(`Kafka cluster of three on ${brokers} (${(started.ms / 1000).toFixed(1)} s)`);
+  say.saw(`Cluster Kafka de três em ${brokers} (${(started.ms / 1000).toFixed(1)} s)`);
 
   const ordersDb = w.dbPath("failover-pedidos");
   const api = await w.startEventLog("orders-api", "orders-api", brokers, {
@@ -78,9 +78,9 @@ async function eventLog(w: LabWorld) {
     TEMPO_DECISAO_MS: "100",
   });
   const url = api.url();
-  say.saw(`orders API on ${url}`);
-  say.watch(`the platform panel: ${url}/plataforma (or the web page with VITE_API_URL=${url}`);
-  say.watch("npm run dev -w web): the leaders moving, the node down, partitions sub-replicadas");
+  say.saw(`API de pedidos em ${url}`);
+  say.watch(`o painel da plataforma: ${url}/plataforma (ou a página web com VITE_API_URL=${url}`);
+  say.watch("npm run dev -w web): os líderes mudando, o nó fora, partições sub-replicadas");
 
   const { topics } = w.names;
   const panel = async () => (await send<Plataforma>("GET", `${url}/plataforma`)).body;
@@ -104,7 +104,7 @@ async function eventLog(w: LabWorld) {
       await new Promise((r) => setTimeout(r, 150));
     }
   };
-  say.doing("Placing orders, two at a time, for the whole experiment");
+  say.doing("Fazendo pedidos, dois de cada vez, durante todo o experimento");
   const stream = Promise.all([client(), client()]);
   await waitFor(async () => placed.length >= 10, { timeoutMs: 30_000, what: "10 orders placed" });
 
@@ -114,10 +114,10 @@ async function eventLog(w: LabWorld) {
   const target = before[0] as (typeof before)[number];
   const leader = target.leader;
   say.saw(
-    `Leaders of ${topics.pedidosCriados} now: ${before.map((p) => p.leader).join(", ")}; node ${controller}, a dedicated controller, is the active one`,
+    `Líderes de ${topics.pedidosCriados} agora: ${before.map((p) => p.leader).join(", ")}; o nó ${controller}, um controller dedicado, é o ativo`,
   );
   say.doing(
-    `Killing node ${leader} (kill -9), the leader of ${topics.pedidosCriados}[${target.partition}]`,
+    `Matando o nó ${leader} (kill -9), o líder de ${topics.pedidosCriados}[${target.partition}]`,
   );
   const killedAt = Date.now();
   await stopKafka(quiet, { instance: clusterNode(name, leader), signal: "SIGKILL" });
@@ -132,10 +132,10 @@ async function eventLog(w: LabWorld) {
   );
   const movedMs = Date.now() - killedAt;
   say.saw(
-    `${(movedMs / 1000).toFixed(1)} s after the kill the panel shows node ${leader} down, leaders ${shown.map((p) => p.leader).join(", ")}, ${shown.filter((p) => p.isr.length < p.replicas.length).length} partitions sub-replicadas`,
+    `${(movedMs / 1000).toFixed(1)} s depois da morte o painel mostra o nó ${leader} fora, líderes ${shown.map((p) => p.leader).join(", ")}, ${shown.filter((p) => p.isr.length < p.replicas.length).length} partições sub-replicadas`,
   );
   await new Promise((r) => setTimeout(r, 2_000));
-  say.doing(`Starting node ${leader} again`);
+  say.doing(`Iniciando o nó ${leader} de novo`);
   await startKafkaCluster(settings, quiet, { name, jvm: SHORT_LIVED_JVM });
   const backAt = Date.now();
   await waitFor(async () => (await partitions()).every((p) => p.isr.length === 3), {
@@ -143,7 +143,7 @@ async function eventLog(w: LabWorld) {
     intervalMs: 500,
     what: "every partition with 3 in sync again",
   });
-  say.saw(`Node ${leader} is back in every partition's in-sync replicas`);
+  say.saw(`O nó ${leader} voltou às réplicas em sincronia de toda partição`);
   streaming = false;
   await stream;
 
@@ -172,19 +172,19 @@ async function eventLog(w: LabWorld) {
 
   say.check(
     open.length === 0,
-    `Kafka, lost: ${placed.length} orders acknowledged, ${open.length} never decided`,
+    `Kafka, perdidos: ${placed.length} pedidos confirmados, ${open.length} nunca decididos`,
   );
   say.check(
     applied.every((a) => a.n === 1) && [...decisions.values()].every((x) => x <= 2),
-    `Kafka, doubled: each order's result applied once; ${redone} orders decided twice (work a dead node kept from committing), none more`,
+    `Kafka, em dobro: o resultado de cada pedido aplicado uma vez; ${redone} pedidos decididos duas vezes (trabalho que um nó morto impediu de confirmar), nenhum mais`,
   );
   say.check(
     longest < WAIT_MS && seen.refused === 0,
-    `Kafka, longest wait: ${(longest / 1000).toFixed(1)} s without an acknowledged order from the kill on (goal under 5 s), ${seen.refused} answered 500`,
+    `Kafka, maior espera: ${(longest / 1000).toFixed(1)} s sem um pedido confirmado a partir da morte (meta abaixo de 5 s), ${seen.refused} responderam 500`,
   );
   // Six idle JVMs still heartbeat every 250 ms: stopped now, they take no CPU from the
   // RabbitMQ cluster's election (a RabbitMQ half run beside them waited 5.1-6.3 s, issue 55).
-  say.doing("Stopping the Kafka cluster and its services before the RabbitMQ half");
+  say.doing("Parando o cluster Kafka e os seus serviços antes da metade RabbitMQ");
   await Promise.all([api.stop(), payments.stop()]);
   await stopKafkaCluster(quiet, { name });
 }
@@ -192,7 +192,7 @@ async function eventLog(w: LabWorld) {
 /** The broker edition on a RabbitMQ cluster of the experiment's own: the queue's leader killed. */
 async function broker(w: LabWorld) {
   const { say } = w;
-  say.doing("Starting a RabbitMQ cluster of three of the experiment's own, on ports free now");
+  say.doing("Iniciando um cluster RabbitMQ de três só do experimento, em portas livres agora");
   const tag = randomBytes(3).toString("hex");
   const nodes = [];
   for (let i = 1; i <= 3; i++) {
@@ -210,7 +210,7 @@ async function broker(w: LabWorld) {
   const startedAt = Date.now();
   await startRabbitCluster(nodes, w.config.rabbit, () => {});
   say.saw(
-    `RabbitMQ cluster of three: ${nodes.map((n) => n.node).join(", ")} (${((Date.now() - startedAt) / 1000).toFixed(1)} s)`,
+    `Cluster RabbitMQ de três: ${nodes.map((n) => n.node).join(", ")} (${((Date.now() - startedAt) / 1000).toFixed(1)} s)`,
   );
   const r = w.config.rabbit;
   const env = {
@@ -231,9 +231,9 @@ async function broker(w: LabWorld) {
   });
   await w.start("broker-payments", "broker/payments", { ...env, DB_PATH: paymentsDb });
   const url = orders.url();
-  say.saw(`orders service on ${url}`);
-  say.watch(`its platform panel: ${url}/plataforma (the broker page shows it too): the leader`);
-  say.watch("of pagamentos.solicitacoes moving, and the killed node down");
+  say.saw(`serviço de pedidos em ${url}`);
+  say.watch(`o painel dele: ${url}/plataforma (a página broker também mostra): o líder`);
+  say.watch("de pagamentos.solicitacoes mudando, e o nó morto fora");
   const queue = async () =>
     (await send<PlataformaBroker>("GET", `${url}/plataforma`)).body.filas.find(
       (f) => f.nome === "pagamentos.solicitacoes",
@@ -270,14 +270,14 @@ async function broker(w: LabWorld) {
       await new Promise((r) => setTimeout(r, 150));
     }
   };
-  say.doing("Requesting payments, two at a time, for the whole experiment");
+  say.doing("Pedindo pagamentos, dois de cada vez, durante todo o experimento");
   const stream = Promise.all([client(), client()]);
   await waitFor(async () => seen.acks.length >= 10, { timeoutMs: 30_000, what: "10 accepted" });
 
   const before = await queue();
   const leader = nodes.find((x) => x.node === before?.lider);
   if (!before || !leader) throw new Error("the panel shows no leader for pagamentos.solicitacoes");
-  say.doing(`Killing ${leader.node} (kill -9), the leader of pagamentos.solicitacoes`);
+  say.doing(`Matando ${leader.node} (kill -9), o líder de pagamentos.solicitacoes`);
   const killedAt = Date.now();
   await leader.kill();
   const moved = await waitFor(
@@ -290,10 +290,10 @@ async function broker(w: LabWorld) {
     { timeoutMs: 30_000, intervalMs: 250, what: "the panel to show a new leader" },
   );
   say.saw(
-    `${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill the panel shows ${moved.lider} leading and ${leader.node} down`,
+    `${((Date.now() - killedAt) / 1000).toFixed(1)} s depois da morte o painel mostra ${moved.lider} liderando e ${leader.node} fora`,
   );
   await new Promise((r) => setTimeout(r, 2_000));
-  say.doing(`Starting ${leader.node} again`);
+  say.doing(`Iniciando ${leader.node} de novo`);
   await leader.start();
   const backAt = Date.now();
   await waitFor(async () => (await queue())?.emLinha.length === 3, {
@@ -301,7 +301,7 @@ async function broker(w: LabWorld) {
     intervalMs: 500,
     what: "the node online again as a member",
   });
-  say.saw(`${leader.node} is a member online again`);
+  say.saw(`${leader.node} é membro em linha de novo`);
   streaming = false;
   await stream;
 
@@ -330,14 +330,14 @@ async function broker(w: LabWorld) {
   const longest = longestWithoutAck(seen.acks, killedAt, backAt);
   say.check(
     lost.length === 0,
-    `RabbitMQ, lost: ${keys.length} payment requests accepted, ${lost.length} never concluded`,
+    `RabbitMQ, perdidos: ${keys.length} solicitações de pagamento aceitas, ${lost.length} nunca concluídas`,
   );
   say.check(
     decisions.every((d) => d.n === 1) && rows.every((s) => s.resultados_aplicados <= 1),
-    "RabbitMQ, doubled: each request decided once and its result applied once",
+    "RabbitMQ, em dobro: cada solicitação decidida uma vez e o seu resultado aplicado uma vez",
   );
   say.check(
     longest < WAIT_MS && seen.refused === 0,
-    `RabbitMQ, longest wait: ${(longest / 1000).toFixed(1)} s without an accepted request from the kill on (goal under 5 s), ${seen.refused} answered 503`,
+    `RabbitMQ, maior espera: ${(longest / 1000).toFixed(1)} s sem uma solicitação aceita a partir da morte (meta abaixo de 5 s), ${seen.refused} responderam 503`,
   );
 }

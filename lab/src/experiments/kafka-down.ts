@@ -18,18 +18,18 @@ interface Setting {
 export const kafkaDown = {
   name: "kafka-down",
   summary:
-    "Kafka stops under a stream of orders: the outbox keeps and charges them, OUTBOX=desligado orphans them",
+    "o Kafka para sob um fluxo de pedidos: a outbox os guarda e cobra, OUTBOX=desligado os deixa órfãos",
   async run(w: LabWorld) {
     const { say } = w;
     say.explain(
-      "Saving an order and publishing its PedidoCriado are two writes with no common\n" +
-        "transaction. With Kafka down, POST /pedidos answers 500 after its 5 s wait and the\n" +
-        "order stays saved. With the outbox (the default) the event was saved with the order and\n" +
-        "is published once Kafka is back; with OUTBOX=desligado (the spec's configuration) it\n" +
-        "is lost, and the order is the spec's orphan: nothing will ever charge it.",
+      "Salvar um pedido e publicar o seu PedidoCriado são duas escritas sem transação em\n" +
+        "comum. Com o Kafka fora, POST /pedidos responde 500 depois da espera de 5 s e o pedido\n" +
+        "fica salvo. Com a outbox (o padrão) o evento foi salvo com o pedido e é publicado quando\n" +
+        "o Kafka volta; com OUTBOX=desligado (a configuração da spec) ele se perde, e o pedido é o\n" +
+        "órfão da spec: nada nunca vai cobrá-lo.",
     );
     say.doing(
-      "Starting a Kafka of the experiment's own, and two orders APIs side by side, each with a payments instance",
+      "Iniciando um Kafka só do experimento, e duas APIs de pedidos lado a lado, cada uma com uma instância de pagamento",
     );
     const kafka = await w.ownKafka();
     const settings: Setting[] = [];
@@ -45,15 +45,17 @@ export const kafkaDown = {
       });
       await w.start(`caixa-${outbox}`, "payments", { ...env, INSTANCIA: `caixa-${outbox}` });
       settings.push({ outbox, prefix, api, db, before: [], during: [] });
-      say.saw(`OUTBOX=${outbox}: orders API on ${api.url()}`);
+      say.saw(`OUTBOX=${outbox}: API de pedidos em ${api.url()}`);
     }
-    say.watch("each API's GET /saude: outbox.pendentes while Kafka is down (OUTBOX=ligado)");
+    say.watch(
+      "o GET /saude de cada API: outbox.pendentes enquanto o Kafka está fora (OUTBOX=ligado)",
+    );
 
     let n = 0;
-    say.doing("Placing an order on each while Kafka runs");
+    say.doing("Fazendo um pedido em cada uma com o Kafka no ar");
     for (const s of settings) s.before.push((await placeOrder(s.api.url(), 2 * n++)).body.id);
 
-    say.doing("Stopping Kafka, and placing two orders on each while it is down");
+    say.doing("Parando o Kafka e fazendo dois pedidos em cada uma enquanto ele está fora");
     await kafka.stop();
     const answers = await Promise.all(
       settings.flatMap((s) =>
@@ -67,18 +69,18 @@ export const kafkaDown = {
       ),
     );
     for (const a of answers)
-      say.saw(`OUTBOX=${a.s.outbox}: ${a.status} after ${a.seconds.toFixed(1)} s`);
+      say.saw(`OUTBOX=${a.s.outbox}: ${a.status} depois de ${a.seconds.toFixed(1)} s`);
     const [ligado, desligado] = settings as [Setting, Setting];
     const pending = (
       await send<{ outbox: { pendentes: number } }>("GET", `${ligado.api.url()}/saude`)
     ).body.outbox.pendentes;
-    say.saw(`OUTBOX=ligado's outbox holds ${pending} events waiting for Kafka`);
+    say.saw(`a outbox de OUTBOX=ligado guarda ${pending} eventos esperando o Kafka`);
 
     // kafkajs keeps trying a send after the 500: back too soon, Kafka would still get the
     // record. Kafka stays down until that publisher has given the records up, as counted.
     const topic = kafkaNames(desligado.prefix).topics.pedidosCriados;
     say.doing(
-      "Waiting until OUTBOX=desligado's publisher has given its records up (shop_messages_abandoned_total)",
+      "Esperando o publicador de OUTBOX=desligado desistir dos seus registros (shop_messages_abandoned_total)",
     );
     await waitFor(
       async () =>
@@ -89,11 +91,9 @@ export const kafkaDown = {
         what: "the publisher to give both records up",
       },
     );
-    say.doing("Starting Kafka again");
+    say.doing("Iniciando o Kafka de novo");
     await kafka.start();
-    say.doing(
-      "Placing one more order on OUTBOX=desligado: it goes all the way, behind the lost ones",
-    );
+    say.doing("Fazendo mais um pedido em OUTBOX=desligado: ele vai até o fim, atrás dos perdidos");
     const after = (await placeOrder(desligado.api.url(), 2 * n++)).body.id;
 
     const decided = (s: Setting, ids: number[]) =>
@@ -122,7 +122,7 @@ export const kafkaDown = {
     )[0]?.n;
     for (const id of desligado.during) {
       say.saw(
-        `OUTBOX=desligado, order ${id}: ${desligadoOrders.find((o) => o.id === id)?.status}, no PedidoCriado: the orphan`,
+        `OUTBOX=desligado, pedido ${id}: ${desligadoOrders.find((o) => o.id === id)?.status}, sem PedidoCriado: o órfão`,
       );
     }
 
@@ -130,13 +130,13 @@ export const kafkaDown = {
       answers.every((a) => a.status === 500 && a.seconds >= 4 && a.seconds <= 8) &&
         ligado.during.length === 2 &&
         desligado.during.length === 2,
-      "with Kafka down, every POST /pedidos answered 500 after about 5 s, under both settings, and the order was saved",
+      "com o Kafka fora, todo POST /pedidos respondeu 500 depois de uns 5 s, nas duas configurações, e o pedido ficou salvo",
     );
     const onceEach = (events: (string | null)[], ids: number[]) =>
       ids.every((id) => events.filter((k) => k === pedidoKey(id)).length === 1);
     say.check(
       onceEach(ligadoEvents, ligado.during) && outboxLeft === 0,
-      `OUTBOX=ligado: the orders saved during the outage (${ligado.during.join(", ")}) were published once Kafka returned, with no new request, and charged (PAGO)`,
+      `OUTBOX=ligado: os pedidos salvos durante a queda (${ligado.during.join(", ")}) foram publicados quando o Kafka voltou, sem nova requisição, e cobrados (PAGO)`,
     );
     say.check(
       desligado.during.every(
@@ -144,7 +144,7 @@ export const kafkaDown = {
           !desligadoEvents.includes(pedidoKey(id)) &&
           desligadoOrders.find((o) => o.id === id)?.status === "AGUARDANDO_PAGAMENTO",
       ) && onceEach(desligadoEvents, [after]),
-      `OUTBOX=desligado: orders ${desligado.during.join(", ")} have no PedidoCriado and stay AGUARDANDO_PAGAMENTO while order ${after}, placed after, was charged: the spec's orphan orders`,
+      `OUTBOX=desligado: os pedidos ${desligado.during.join(", ")} não têm PedidoCriado e ficam AGUARDANDO_PAGAMENTO enquanto o pedido ${after}, feito depois, foi cobrado: os pedidos órfãos da spec`,
     );
   },
 };

@@ -17,23 +17,23 @@ const run = promisify(execFile);
 export const poison = {
   name: "poison",
   summary:
-    "a record that breaks the contract goes to <topic>.dlq; the partition moves on; a fixed copy is redriven",
+    "um registro que quebra o contrato vai para <tópico>.dlq; a partição segue; uma cópia corrigida é reenviada",
   async run(w: LabWorld) {
     const { say } = w;
     say.explain(
-      "A poison record is one its consumer can never handle: here a ResultadoPagamento whose\n" +
-        "status is neither APROVADO nor RECUSADO. The orders API copies it to\n" +
-        "pagamentos-resultados.dlq with the reason and moves on, so the records behind it in\n" +
-        "the same partition are not held up. A person reads the letter, fixes it, and sends the\n" +
-        "fixed copy back with the dead-letter CLI.",
+      "Um registro envenenado é um que o consumidor nunca consegue tratar: aqui um\n" +
+        "ResultadoPagamento cujo status não é APROVADO nem RECUSADO. A API de pedidos o copia para\n" +
+        "pagamentos-resultados.dlq com o motivo e segue, e os registros atrás dele na mesma\n" +
+        "partição não ficam presos. Uma pessoa lê a carta, corrige e reenvia a cópia corrigida\n" +
+        "com o CLI de cartas mortas.",
     );
     say.doing(
-      "Starting Kafka and the orders API (no payments instance: the lab writes the results)",
+      "Iniciando o Kafka e a API de pedidos (sem instância de pagamento: o laboratório escreve os resultados)",
     );
     const { brokers, url } = await w.eventLogShop();
     const { topics, dlq, groups } = w.names;
 
-    say.doing("Placing four orders, and picking two whose results share a partition");
+    say.doing("Fazendo quatro pedidos e escolhendo dois cujos resultados dividem uma partição");
     const ids: number[] = [];
     for (let n = 0; n < 4; n++) ids.push((await placeOrder(url, 2 * n)).body.id);
     const partitionOf = (id: number) => kafkajsPartition(pedidoKey(id));
@@ -42,7 +42,7 @@ export const poison = {
     if (a === undefined || b === undefined) throw new Error("no two orders share a partition");
     const partition = partitionOf(a);
     say.saw(
-      `orders ${a} and ${b}: their results go to partition ${partition} of ${topics.pagamentosResultados}`,
+      `pedidos ${a} e ${b}: os resultados deles vão para a partição ${partition} de ${topics.pagamentosResultados}`,
     );
 
     const processadoEm = new Date().toISOString();
@@ -55,9 +55,9 @@ export const poison = {
       processadoEm,
     };
     say.doing(
-      `Writing a poison result for order ${a} (status "TALVEZ"), then a good one for order ${b}`,
+      `Escrevendo um resultado envenenado para o pedido ${a} (status "TALVEZ"), depois um bom para o pedido ${b}`,
     );
-    say.watch("the orders API's log: a warning naming the topic, partition, offset and reason");
+    say.watch("o log da API de pedidos: um aviso com o tópico, a partição, o offset e o motivo");
     const before = (await endOffsets(brokers, topics.pagamentosResultados)).get(partition) ?? 0;
     const producer = clientOf(brokers).producer();
     await producer.connect();
@@ -83,7 +83,7 @@ export const poison = {
     } finally {
       await producer.disconnect();
     }
-    say.saw(`written at offsets ${before} and ${before + 1} of partition ${partition}`);
+    say.saw(`escritos nos offsets ${before} e ${before + 1} da partição ${partition}`);
 
     const status = async (id: number) => (await listOrders(url)).find((o) => o.id === id)?.status;
     await waitFor(async () => (await status(b)) === "PAGO", {
@@ -109,7 +109,7 @@ export const poison = {
       (await run(process.execPath, [...programArgs("dlq"), ...args], { env, encoding: "utf8" }))
         .stdout;
     say.doing(
-      `Listing the dead letters as a person would: KAFKA_PREFIXO=${w.prefix} npm run dlq -- list --edition kafka`,
+      `Listando as cartas mortas como uma pessoa faria: KAFKA_PREFIXO=${w.prefix} npm run dlq -- list --edition kafka`,
     );
     for (const line of (await dlqCli("list", "--edition", "kafka")).trim().split("\n"))
       say.saw(line);
@@ -122,7 +122,9 @@ export const poison = {
     const letter = letters.find((l) => l.chave === pedidoKey(a));
 
     const fixed = JSON.stringify({ ...poison, status: "APROVADO" });
-    say.doing(`Sending a fixed copy back: npm run dlq -- redrive ${letter?.id} --corpo '${fixed}'`);
+    say.doing(
+      `Reenviando uma cópia corrigida: npm run dlq -- redrive ${letter?.id} --corpo '${fixed}'`,
+    );
     for (const line of (
       await dlqCli("redrive", letter?.id ?? "?", "--corpo", fixed, "--edition", "kafka")
     )
@@ -144,21 +146,21 @@ export const poison = {
         letter !== undefined &&
         /status/.test(letter.motivo) &&
         letter.origem === `${topics.pagamentosResultados}[${partition}]@${before}`,
-      `the poison is the one letter in ${dlq.pagamentosResultados}, from partition ${partition} offset ${before}, reason: ${letter?.motivo}`,
+      `o veneno é a única carta em ${dlq.pagamentosResultados}, da partição ${partition} offset ${before}, motivo: ${letter?.motivo}`,
     );
     say.check(
       (await status(b)) === "PAGO" && committed >= before + 2,
-      `the partition moved on: order ${b}'s result behind the poison applied (PAGO), the group's offset at ${committed}`,
+      `a partição seguiu: o resultado do pedido ${b}, atrás do veneno, aplicado (PAGO), o offset do grupo em ${committed}`,
     );
     say.check(
       all.find((o) => o.id === a)?.status === "PAGO" &&
         after.find((l) => l.id === letter?.id)?.estado === "reenviada",
-      `the fixed copy was applied: order ${a} PAGO, its letter marked redriven`,
+      `a cópia corrigida foi aplicada: pedido ${a} PAGO, a carta marcada reenviada`,
     );
     const others = ids.filter((id) => id !== a && id !== b);
     say.check(
       others.every((id) => all.find((o) => o.id === id)?.status === "AGUARDANDO_PAGAMENTO"),
-      `nothing else moved: orders ${others.join(" and ")} still AGUARDANDO_PAGAMENTO (no result was written for them)`,
+      `nada mais mudou: pedidos ${others.join(" e ")} ainda AGUARDANDO_PAGAMENTO (nenhum resultado foi escrito para eles)`,
     );
   },
 };

@@ -15,15 +15,15 @@ const PER_PHASE = 6;
 
 export const rebalance = {
   name: "rebalance",
-  summary: "three payments instances share the partitions; two leave, the last takes over",
+  summary: "três instâncias de pagamento dividem as partições; duas saem, a última assume",
   async run(w: LabWorld) {
     const { say } = w;
     say.explain(
-      "The group `pagamentos` shares pedidos-criados's three partitions among its members: each\n" +
-        "partition is read by one instance. When an instance leaves, Kafka moves its partitions\n" +
-        "to the others (a rebalance) and they go on from the group's committed offsets.",
+      "O grupo `pagamentos` divide as três partições de pedidos-criados entre os seus membros:\n" +
+        "cada partição é lida por uma instância. Quando uma instância sai, o Kafka passa as\n" +
+        "partições dela para as outras (um rebalanceamento), que seguem dos offsets confirmados do grupo.",
     );
-    say.doing("Starting Kafka, the orders API and three payments instances");
+    say.doing("Iniciando o Kafka, a API de pedidos e três instâncias de pagamento");
     const { brokers, url, ordersDb } = await w.eventLogShop();
     const payments = new Map();
     for (const instancia of INSTANCES) {
@@ -33,8 +33,8 @@ export const rebalance = {
       });
       payments.set(instancia, p);
     }
-    say.watch(`the group's members and their partitions: ${url}/plataforma (or the web page`);
-    say.watch(`with VITE_API_URL=${url} npm run dev -w web); the decision lines below`);
+    say.watch(`os membros do grupo e as suas partições: ${url}/plataforma (ou a página web`);
+    say.watch(`com VITE_API_URL=${url} npm run dev -w web); as linhas de decisão abaixo`);
 
     const { groups, topics } = w.names;
     const settle = (count: number) =>
@@ -51,8 +51,8 @@ export const rebalance = {
     let n = 0;
     const phase = async (who: string[]) => {
       const a = await settle(who.length);
-      say.saw(`Kafka's group description: ${describeHolders(a.holders)}`);
-      say.doing(`Placing ${PER_PHASE} orders; watch who decides them`);
+      say.saw(`A descrição do grupo no Kafka: ${describeHolders(a.holders)}`);
+      say.doing(`Fazendo ${PER_PHASE} pedidos; observe quem os decide`);
       const ids: number[] = [];
       for (let i = 0; i < PER_PHASE; i++) {
         const res = await placeOrder(url, n++);
@@ -69,14 +69,14 @@ export const rebalance = {
     };
 
     await phase(INSTANCES);
-    say.doing("Stopping caixa-3 (SIGTERM: it leaves the group)");
+    say.doing("Parando caixa-3 (SIGTERM: ela sai do grupo)");
     await payments.get("caixa-3").stop();
     await phase(["caixa-1", "caixa-2"]);
-    say.doing("Stopping caixa-2");
+    say.doing("Parando caixa-2");
     await payments.get("caixa-2").stop();
     await phase(["caixa-1"]);
 
-    say.doing("Reading the outcome from the orders database and the topics");
+    say.doing("Lendo o resultado do banco de pedidos e dos tópicos");
     const all = await listOrders(url);
     const byId = new Map<number, PedidoWire>(all.map((o) => [o.id, o]));
     const created = phases.flatMap((p) => p.ids);
@@ -100,34 +100,34 @@ export const rebalance = {
     ];
     say.check(
       [...first.holders.values()].every((ps) => ps.length === 1),
-      `three instances held one partition each (${describeHolders(first.holders)})`,
+      `três instâncias com uma partição cada (${describeHolders(first.holders)})`,
     );
     say.check(
       second.holders.size === 2 && !second.holders.has("caixa-3"),
-      `after caixa-3 left, its partition moved: ${describeHolders(second.holders)}`,
+      `depois que caixa-3 saiu, a partição dela mudou de dono: ${describeHolders(second.holders)}`,
     );
     say.check(
       third.holders.size === 1 && third.holders.get("caixa-1")?.length === 3,
-      `after caixa-2 left, caixa-1 held all three partitions`,
+      `depois que caixa-2 saiu, caixa-1 ficou com as três partições`,
     );
     const byWhom = (ids: number[]) => new Set(ids.map((id) => byId.get(id)?.processadoPor));
     say.check(
       created.length === 3 * PER_PHASE &&
         [...byWhom(third.ids)].every((who) => who === "caixa-1") &&
         byWhom(first.ids).size >= 2,
-      `decisions went on: the first ${PER_PHASE} orders decided by ${[...byWhom(first.ids)].sort().join(", ")}, the last ${PER_PHASE} by caixa-1 alone`,
+      `as decisões seguiram: os primeiros ${PER_PHASE} pedidos decididos por ${[...byWhom(first.ids)].sort().join(", ")}, os últimos ${PER_PHASE} só por caixa-1`,
     );
     const lost = created.filter(
       (id) => byId.get(id)?.status === "AGUARDANDO_PAGAMENTO" || !decisions.has(id),
     );
     say.check(
       lost.length === 0 && appliedOnce === created.length,
-      `nothing lost: ${created.length} orders, each decided (a ResultadoPagamento in the topic) and applied once in the orders database`,
+      `nada perdido: ${created.length} pedidos, cada um decidido (um ResultadoPagamento no tópico) e aplicado uma vez no banco de pedidos`,
     );
     say.saw(
       twice === 0
-        ? "No order was decided twice: each instance committed its offsets as it left."
-        : `${twice} orders were decided twice (at-least-once: an instance left before committing); the orders API applied each once.`,
+        ? "Nenhum pedido foi decidido duas vezes: cada instância confirmou os seus offsets ao sair."
+        : `${twice} pedidos foram decididos duas vezes (pelo menos uma vez: uma instância saiu antes de confirmar); a API de pedidos aplicou cada um uma vez.`,
     );
   },
 };

@@ -32,7 +32,7 @@ function expectedFrom(orders: PedidoWire[]) {
 }
 
 const describe = (d: Omit<Dashboard, "registrosLidos">) =>
-  `orders seen ${d.pedidosVistos}, paid ${d.pedidosPagos}, revenue ${(d.receitaCentavos / 100).toFixed(2)}, best-selling ${d.maisVendido ? `${d.maisVendido.item} (${d.maisVendido.quantidade})` : "-"}`;
+  `pedidos vistos ${d.pedidosVistos}, pagos ${d.pedidosPagos}, receita ${(d.receitaCentavos / 100).toFixed(2)}, mais vendido ${d.maisVendido ? `${d.maisVendido.item} (${d.maisVendido.quantidade})` : "-"}`;
 
 const same = (d: Dashboard, e: ReturnType<typeof expectedFrom>) =>
   d.pedidosVistos === e.pedidosVistos &&
@@ -43,16 +43,18 @@ const same = (d: Dashboard, e: ReturnType<typeof expectedFrom>) =>
 export const replay = {
   name: "replay",
   summary:
-    "analytics rebuilds its dashboard from offset 0, in a new group, in auditoria, and after a reset",
+    "o analytics remonta o painel do offset 0, num grupo novo, em auditoria e depois de um reset",
   async run(w: LabWorld) {
     const { say } = w;
     say.explain(
-      "Analytics keeps its view in memory only: it is derived from the log and can be thrown\n" +
-        "away and rebuilt. A group with no committed offset starts at offset 0; a second group\n" +
-        "(auditoria) reads everything with offsets of its own; a restarted reader resumes where\n" +
-        "its group stopped; --replay moves the group back to offset 0 and rebuilds.",
+      "O analytics guarda a sua visão só na memória: ela deriva do log e pode ser jogada fora\n" +
+        "e remontada. Um grupo sem offset confirmado começa do offset 0; um segundo grupo\n" +
+        "(auditoria) lê tudo com offsets próprios; um leitor reiniciado segue de onde o seu grupo\n" +
+        "parou; --replay leva o grupo de volta ao offset 0 e remonta.",
     );
-    say.doing("Starting Kafka, the orders API and a payments instance, and placing 6 orders");
+    say.doing(
+      "Iniciando o Kafka, a API de pedidos e uma instância de pagamento, e fazendo 6 pedidos",
+    );
     const { brokers, url } = await w.eventLogShop();
     // Its three partitions side by side, so that the six orders are decided in about 6 s.
     await w.startEventLog("caixa-1", "payments", brokers, { PARTICOES_EM_PARALELO: "3" });
@@ -65,46 +67,46 @@ export const replay = {
       { timeoutMs: 60_000, intervalMs: 250, what: "the six orders decided" },
     );
     const expected = expectedFrom(all);
-    say.saw(`the orders API's own counts: ${describe(expected)}`);
+    say.saw(`as contagens da própria API de pedidos: ${describe(expected)}`);
 
     const env = { ...process.env, KAFKA_BROKERS: brokers, KAFKA_PREFIXO: w.prefix };
     const analytics = async (grupo: string, ...flags: string[]) => {
       const shown = `GRUPO=${grupo} npm run analytics -- ${[...flags, "--until-caught-up"].join(" ")}`;
-      say.doing(`Running analytics: ${shown}`);
+      say.doing(`Rodando o analytics: ${shown}`);
       const { stdout } = await run(
         process.execPath,
         [...programArgs("analytics"), ...flags, "--until-caught-up", "--json", "--quiet"],
         { env: { ...env, GRUPO: grupo }, encoding: "utf8" },
       );
       const d = JSON.parse(stdout) as Dashboard;
-      say.saw(`read ${d.registrosLidos} records: ${describe(d)}`);
+      say.saw(`leu ${d.registrosLidos} registros: ${describe(d)}`);
       return d;
     };
-    say.watch("each run's records read and its dashboard; the groups' offsets in the web panel");
+    say.watch("os registros lidos e o painel de cada execução; os offsets dos grupos na página");
     const first = await analytics("analytics");
     const auditoria = await analytics("auditoria");
     const resumed = await analytics("analytics");
     say.saw(
-      "A restarted reader resumes from its group's committed offsets: its view covers only what it read now.",
+      "Um leitor reiniciado segue dos offsets confirmados do seu grupo: a sua visão cobre só o que ele leu agora.",
     );
     const rebuilt = await analytics("analytics", "--replay");
 
     const records = 2 * all.length;
     say.check(
       first.registrosLidos === records && same(first, expected),
-      `a new group read all ${records} records from offset 0, and its dashboard matches the orders API's counts`,
+      `um grupo novo leu os ${records} registros do offset 0, e o seu painel bate com as contagens da API de pedidos`,
     );
     say.check(
       auditoria.registrosLidos === records && same(auditoria, expected),
-      "auditoria, a second group, read everything again with offsets of its own: the same dashboard",
+      "auditoria, um segundo grupo, leu tudo de novo com offsets próprios: o mesmo painel",
     );
     say.check(
       resumed.registrosLidos === 0 && resumed.pedidosVistos === 0,
-      "the restarted reader resumed at its committed offsets: 0 records read, an empty view",
+      "o leitor reiniciado seguiu dos seus offsets confirmados: 0 registros lidos, uma visão vazia",
     );
     say.check(
       rebuilt.registrosLidos === records && same(rebuilt, expected),
-      "--replay reset the group to offset 0 and rebuilt the same dashboard",
+      "--replay levou o grupo ao offset 0 e remontou o mesmo painel",
     );
   },
 };

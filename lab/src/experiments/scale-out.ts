@@ -14,17 +14,17 @@ const PER_PHASE = 10;
 export const scaleOut = {
   name: "scale-out",
   summary:
-    "two orders APIs share PostgreSQL and split the results' partitions; one is killed, the other takes over",
+    "duas APIs de pedidos dividem o PostgreSQL e as partições dos resultados; uma é morta, a outra assume",
   async run(w: LabWorld) {
     const { say } = w;
     say.explain(
-      "With DATABASE_URL the orders API keeps its orders in PostgreSQL, and several instances\n" +
-        "share them. They also share the group pedidos-api: pagamentos-resultados's three\n" +
-        "partitions are split among them, and each instance's outbox relay publishes orders'\n" +
-        "events, whichever instance took the order (docs/scale-out.md).",
+      "Com DATABASE_URL a API de pedidos guarda os pedidos no PostgreSQL, e várias instâncias\n" +
+        "os dividem. Elas dividem também o grupo pedidos-api: as três partições de\n" +
+        "pagamentos-resultados são repartidas entre elas, e o relay da outbox de cada instância\n" +
+        "publica eventos de pedidos, seja qual for a instância que os recebeu (docs/scale-out.md).",
     );
     say.doing(
-      "Starting Kafka, a PostgreSQL database, two orders APIs and three payments instances",
+      "Iniciando o Kafka, um banco PostgreSQL, duas APIs de pedidos e três instâncias de pagamento",
     );
     const brokers = await w.kafka();
     const database = await tempOrdersDatabase("lab");
@@ -42,10 +42,10 @@ export const scaleOut = {
         INSTANCIA: instancia,
         TEMPO_DECISAO_MS: "500",
       });
-    say.saw(`orders APIs on ${first.url()} and ${second.url()}, one database`);
-    say.watch(`which instance holds which result partition: ${second.url()}/plataforma, group`);
+    say.saw(`APIs de pedidos em ${first.url()} e ${second.url()}, um banco só`);
+    say.watch(`qual instância tem qual partição de resultados: ${second.url()}/plataforma, grupo`);
     say.watch(
-      `${w.names.groups.pedidosApi} (or the web page: VITE_API_URL=${second.url()} npm run dev -w web)`,
+      `${w.names.groups.pedidosApi} (ou a página web: VITE_API_URL=${second.url()} npm run dev -w web)`,
     );
 
     const { groups, topics } = w.names;
@@ -77,18 +77,18 @@ export const scaleOut = {
     };
 
     const before = await settle(second.url(), 2);
-    say.saw(`Kafka's group description: ${describeHolders(before.holders)}`);
-    say.doing(`Placing ${PER_PHASE} orders, alternately on both instances`);
+    say.saw(`A descrição do grupo no Kafka: ${describeHolders(before.holders)}`);
+    say.doing(`Fazendo ${PER_PHASE} pedidos, alternando entre as duas instâncias`);
     const early = await place([first.url(), second.url()]);
 
-    say.doing("Killing orders-api-1 (kill -9)");
+    say.doing("Matando orders-api-1 (kill -9)");
     await first.kill();
     const after = await settle(second.url(), 1);
-    say.saw(`Kafka's group description: ${describeHolders(after.holders)}`);
-    say.doing(`Placing ${PER_PHASE} more orders on orders-api-2`);
+    say.saw(`A descrição do grupo no Kafka: ${describeHolders(after.holders)}`);
+    say.doing(`Fazendo mais ${PER_PHASE} pedidos em orders-api-2`);
     const late = await place([second.url()]);
 
-    say.doing("Reading the outcome from the database and the topics");
+    say.doing("Lendo o resultado do banco e dos tópicos");
     const all = await listOrders(second.url());
     const created = [...early, ...late];
     const decided = created.filter(
@@ -100,21 +100,21 @@ export const scaleOut = {
     );
     say.check(
       before.holders.size === 2 && [...before.holders.values()].every((ps) => ps.length > 0),
-      `both instances held result partitions (${describeHolders(before.holders)})`,
+      `as duas instâncias tinham partições de resultados (${describeHolders(before.holders)})`,
     );
     say.check(
       after.holders.size === 1 && [...after.holders.values()][0]?.length === 3,
-      `after orders-api-1 died, the other took its partitions: ${describeHolders(after.holders)}`,
+      `depois que orders-api-1 morreu, a outra assumiu as partições dela: ${describeHolders(after.holders)}`,
     );
     say.check(
       early.length === PER_PHASE && late.length === PER_PHASE,
-      `every order was answered 201, ${PER_PHASE} on two instances and ${PER_PHASE} on the one left`,
+      `todo pedido foi respondido 201, ${PER_PHASE} com duas instâncias e ${PER_PHASE} com a que ficou`,
     );
     say.check(
       decided.length === created.length &&
         applied.length === created.length &&
         applied.every((r) => Number(r.n) === 1),
-      `nothing lost: ${created.length} orders, each decided and applied once (read from PostgreSQL)`,
+      `nada perdido: ${created.length} pedidos, cada um decidido e aplicado uma vez (lido do PostgreSQL)`,
     );
   },
 };

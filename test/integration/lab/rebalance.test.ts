@@ -6,11 +6,11 @@ describe("npm run lab -- rebalance", () => {
     await expectPassed(
       "rebalance",
       [
-        /^PASS three instances held one partition each/,
-        /^PASS after caixa-3 left, its partition moved: caixa-1 holds .*; caixa-2 holds/,
-        /^PASS after caixa-2 left, caixa-1 held all three partitions/,
-        /^PASS decisions went on: .* the last 6 by caixa-1 alone/,
-        /^PASS nothing lost: 18 orders, each decided .* and applied once/,
+        /^PASS três instâncias com uma partição cada/,
+        /^PASS depois que caixa-3 saiu, a partição dela mudou de dono: caixa-1 com .*; caixa-2 com/,
+        /^PASS depois que caixa-2 saiu, caixa-1 ficou com as três partições/,
+        /^PASS as decisões seguiram: .* os últimos 6 só por caixa-1/,
+        /^PASS nada perdido: 18 pedidos, cada um decidido .* e aplicado uma vez/,
       ],
       // The lesson's 3 s per record, shortened: the same moves, in half the time.
       { TEMPO_DECISAO_MS: "1000" },
