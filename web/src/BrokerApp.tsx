@@ -267,15 +267,20 @@ export function BrokerApp({ apiUrl }: { apiUrl: string }) {
           <section className="card" aria-labelledby={`${id}-respostas`}>
             <h2 id={`${id}-respostas`}>Respostas</h2>
             {answers.length === 0 && <p className="discreto">Nenhuma requisição ainda.</p>}
-            <ol className="respostas" aria-live="polite">
-              {answers.map((r) => (
-                <li key={r.quando.getTime() + r.pedido} data-http={r.status}>
-                  <b>{r.status === 0 ? "sem resposta" : r.status}</b> {r.pedido} às{" "}
-                  {formatTimeOfDay(r.quando)}
-                  <pre className="resposta">{JSON.stringify(r.corpo, null, 1)}</pre>
-                </li>
-              ))}
-            </ol>
+            {/* The newest answers in a box of their own height, so that the picture of the
+                flow below stays in sight at 1280×800 (issue 56). */}
+            {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take focus, or a keyboard cannot scroll it (WCAG 2.1.1) */}
+            <section className="respostas-caixa" tabIndex={0} aria-label="Respostas recebidas">
+              <ol className="respostas" aria-live="polite">
+                {answers.map((r) => (
+                  <li key={r.quando.getTime() + r.pedido} data-http={r.status}>
+                    <b>{r.status === 0 ? "sem resposta" : r.status}</b> {r.pedido} às{" "}
+                    {formatTimeOfDay(r.quando)}
+                    <pre className="resposta">{JSON.stringify(r.corpo, null, 1)}</pre>
+                  </li>
+                ))}
+              </ol>
+            </section>
           </section>
           <BrokerFlowPicture plataforma={plataforma.data} historico={historico.data} />
           <BrokerPanel

@@ -441,7 +441,12 @@ describe("The broker edition's page", () => {
     expect(
       await inViewSideways(page, 'tr[data-fila="pagamentos.solicitacoes"] td:last-child'),
     ).toBe(true);
-    for (const s of ["form.card", '[data-testid="pedido-broker"]', '[data-http="409"]']) {
+    for (const s of [
+      "form.card",
+      '[data-testid="pedido-broker"]',
+      '[data-http="409"]',
+      '[data-testid="fluxo"] [data-fila="pedidos.resultados"]',
+    ]) {
       expect(await inFirstViewport(page, s), s).toBe(true);
     }
     expect(await seriousViolations(page)).toEqual([]);
