@@ -110,7 +110,12 @@ export type OwnRabbit = Awaited<ReturnType<typeof ownRabbit>>;
  */
 export async function ownRabbitCluster(name: string) {
   const nodes = await Promise.all([1, 2, 3].map((i) => testNode(`${name}-${i}`, { panel: true })));
-  await startRabbitCluster(nodes, shopConfig().rabbit, () => {});
+  // A cluster that did not form stops what it started, its logs kept: the run of 08:27 on
+  // 2026-11-28 left two nodes running after the third never answered.
+  await startRabbitCluster(nodes, shopConfig().rabbit, () => {}).catch(async (error: unknown) => {
+    await Promise.all(nodes.map((n) => keepLogAndRemove(n).catch(() => {})));
+    throw error;
+  });
   return {
     nodes,
     /** The services' settings: every node, tried in turn (BROKER_NODES), vhost `/`. */
