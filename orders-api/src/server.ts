@@ -127,6 +127,7 @@ async function startKafkaSide(config: Config, store: PedidoStore, log: Logger): 
     publisher: relayPublisher,
     log,
     pauseBeforeMarkMs: config.pauseBeforeMarkMs,
+    instance: config.clientId,
   });
   return {
     ...side,

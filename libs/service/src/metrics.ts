@@ -54,6 +54,15 @@ export const metrics = {
     "shop_messages_abandoned_total",
     "records reported not confirmed that were never written: the client gave up on them",
   ),
+  relayRounds: single(
+    "shop_outbox_relay_rounds_total",
+    () =>
+      new Counter({
+        name: "shop_outbox_relay_rounds_total",
+        help: "rounds the outbox relay finished (a claim sent and marked, or nothing to claim)",
+        labelNames: ["instancia"] as const,
+      }),
+  ),
   retried: messages(
     "shop_consumer_retries_total",
     "records tried again after their handling failed (their partition waits meanwhile)",

@@ -34,6 +34,8 @@ interface RelayOptions {
   pollMs?: number;
   /** PAUSA_ANTES_DE_MARCAR_MS: fault injection, a wait between the acknowledgement and the mark. */
   pauseBeforeMarkMs?: number;
+  /** The instance's Kafka client id: the label of its rounds in the metrics. */
+  instance?: string;
 }
 
 /** A running relay's state: its options, and who waits for which order's row. */
@@ -73,6 +75,7 @@ export function startOutboxRelay(options: RelayOptions): OutboxRelay {
     batchSize: 500,
     pollMs: 1000,
     pauseBeforeMarkMs: 0,
+    instance: "orders-api",
     ...options,
     waiters: new Map(),
     early: new Map(),
@@ -105,6 +108,7 @@ async function relayLoop(relay: Relay): Promise<void> {
     let claimed: number;
     try {
       claimed = await relayRound(relay);
+      metrics.relayRounds.inc({ instancia: relay.instance });
       backoff = 250;
     } catch {
       // At most 0.5 s apart: a failover ends within the spec's 5 s wait, and the orders

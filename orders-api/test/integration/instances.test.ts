@@ -26,8 +26,13 @@ let producer: Producer;
 
 beforeAll(async () => {
   db = await freshOrdersStore("instancias");
-  for (const name of ["orders-api-1", "orders-api-2"])
-    apis.push(await startOrdersApi(readConfig(serviceEnv(prefix, db.env)), capturingLogger(name)));
+  for (const name of ["1", "2"])
+    apis.push(
+      await startOrdersApi(
+        readConfig(serviceEnv(prefix, { ...db.env, INSTANCIA: name })),
+        capturingLogger(`orders-api-${name}`),
+      ),
+    );
   const kafka = testKafka();
   admin = kafka.admin();
   producer = kafka.producer();
@@ -41,6 +46,18 @@ afterAll(async () => {
   apis = [];
   await db?.drop();
 });
+
+/**
+ * Rounds the relay of instance `name` finished, from GET /metrics (both instances run in this
+ * process and share its registry; each counts under its own label).
+ */
+async function relayRounds(name: string): Promise<number> {
+  const text = await (await fetch(`${apis[0]?.url}/metrics`)).text();
+  const line = text
+    .split("\n")
+    .find((l) => l.startsWith(`shop_outbox_relay_rounds_total{instancia="orders-api-${name}"}`));
+  return Number(line?.split(" ")[1] ?? 0);
+}
 
 const post = (api: OrdersApi, key?: string) =>
   http<Pedido & { erro?: string }>(
@@ -73,8 +90,14 @@ describe("Two orders API instances on one PostgreSQL", () => {
       expect((await http<Pedido>("GET", `${b().url}/pedidos/${p.id}`)).body).toEqual(p);
     }
     expect(new Set(created.map((p) => p.id)).size).toBe(20);
-    // Both relays poll every second: two more rounds of each, and still one record each.
-    await new Promise((r) => setTimeout(r, 2500));
+    // Two more rounds of each relay (its rounds counted in /metrics), and still one record each.
+    const [ra, rb] = [await relayRounds("1"), await relayRounds("2")];
+    await waitFor(
+      async () => (await relayRounds("1")) >= ra + 2 && (await relayRounds("2")) >= rb + 2,
+      {
+        what: "two more rounds of each relay",
+      },
+    );
     expect(await recordsWritten()).toBe(before + 20);
     expect(await db.count("SELECT COUNT(*) AS n FROM outbox WHERE enviado_em IS NULL")).toBe(0);
   });
