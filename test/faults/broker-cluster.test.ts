@@ -10,6 +10,7 @@ import { http, queryRows, type ServiceProcess } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
 import {
   finishBrokerScenario,
+  type Request,
   slowest,
   startShop,
   streamOfPayments,
@@ -181,11 +182,18 @@ describe("Fault injection: broker edition", () => {
       try {
         // 15 s of requests: still flowing after two of the test's own nodes have stopped (their
         // application stopped beside the stream, not blocking it) and after one has returned.
-        const flowing = streamOfPayments(() => shop.orders.url(), 60, 250);
+        const live: Request[] = [];
+        const flowing = streamOfPayments(() => shop.orders.url(), 60, 250, undefined, live);
         await firstDecision(shop.paymentsDb);
         const stoppedAt = Date.now();
         await Promise.all([second.stopApp(), third.stopApp()]);
-        await new Promise((res) => setTimeout(res, 7000)); // longer than a confirmation
+        // The outage lasts until a client has felt it: a request answered 503 (after the
+        // spec's 5 s confirmation wait), read from the stream's answers, not a fixed sleep.
+        await waitFor(() => unavailableBetween(live, stoppedAt, Date.now()).length > 0, {
+          timeoutMs: 30_000,
+          intervalMs: 100,
+          what: "a payment request answered 503 without a majority",
+        });
         await second.startApp();
         const backAt = Date.now();
         const requests = await flowing;
@@ -196,7 +204,8 @@ describe("Fault injection: broker edition", () => {
           requests,
           row: {
             scenario: "two of three RabbitMQ nodes stopped (broker, cluster)",
-            fault: "`stop_app` on two of the test's own three nodes for 7 s, then one back",
+            fault:
+              "`stop_app` on two of the test's own three nodes until a request is answered 503, then one back",
             end: "a majority back",
           },
           proof: () => ({

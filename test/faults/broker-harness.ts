@@ -66,20 +66,20 @@ export interface Request {
  * and goes on past `n` until `until` settles (a fault that lasts longer than the stream, at
  * most 10 × n requests): a slow first decision cannot let the stream end before its fault.
  * Each request repeats with the same key until 202 or 200; every answer is kept, with how
- * long it took.
+ * long it took. `requests`, when given, is filled as they go: a test waits on its answers.
  */
 export async function streamOfPayments(
   ordersUrl: () => string,
   n: number,
   spacingMs = 100,
   until?: Promise<unknown>,
+  requests: Request[] = [],
 ): Promise<Request[]> {
   let faultOver = until === undefined;
   void until?.then(
     () => (faultOver = true),
     () => (faultOver = true),
   );
-  const requests: Request[] = [];
   const paying: Promise<void>[] = [];
   for (let i = 0; (i < n || !faultOver) && i < 10 * n; i++) {
     const res = await http<{ id: string }>("POST", `${ordersUrl()}/pedidos`, {
