@@ -1,5 +1,5 @@
 import type { Historico, HistoricoBroker, Plataforma, PlataformaBroker } from "@shop/contracts";
-import { holdersOf } from "./platformHistory.ts";
+import { type Holders, holdersOf, lagPerGroup } from "./platformHistory.ts";
 
 /**
  * The picture of the flow (issue 56), as data: what components/FlowPicture.tsx draws, read
@@ -57,11 +57,11 @@ export interface EventLogFlow {
   brokers: { nodeId: number; up: boolean; leads: number }[];
 }
 
-function hopOf(p: Plataforma, prefix: string, topic: string, group: string): Hop {
+function hopOf(p: Plataforma, all: Holders, prefix: string, topic: string, group: string): Hop {
   const fullTopic = prefix + topic;
   const fullGroup = prefix + group;
   const described = p.grupos.find((g) => g.grupo === fullGroup);
-  const holders = holdersOf(p).get(fullGroup)?.get(fullTopic);
+  const holders = all.get(fullGroup)?.get(fullTopic);
   const partitions = p.topicos.find((t) => t.topic === fullTopic)?.particoes ?? [];
   return {
     topic,
@@ -99,15 +99,13 @@ function brokersOf(p: Plataforma): EventLogFlow["brokers"] {
 export function eventLogFlow(p: Plataforma): EventLogFlow {
   const prefix = prefixOf(p);
   const known = new Set<string>([GROUP.pagamentos, GROUP.pedidosApi]);
-  const lag = new Map<string, number>();
-  for (const t of p.topicos)
-    for (const x of t.particoes)
-      for (const g of x.grupos) lag.set(g.grupo, (lag.get(g.grupo) ?? 0) + g.lag);
+  const lag = lagPerGroup(p);
+  const holders = holdersOf(p);
   return {
     prefix,
     outbox: p.outbox ? { pending: p.outbox.pendentes, oldestMs: p.outbox.idadeMaisAntigoMs } : null,
-    criados: hopOf(p, prefix, TOPIC.criados, GROUP.pagamentos),
-    resultados: hopOf(p, prefix, TOPIC.resultados, GROUP.pedidosApi),
+    criados: hopOf(p, holders, prefix, TOPIC.criados, GROUP.pagamentos),
+    resultados: hopOf(p, holders, prefix, TOPIC.resultados, GROUP.pedidosApi),
     readers: p.grupos
       .filter((g) => !known.has(shortName(g.grupo, prefix)))
       .map((g) => ({

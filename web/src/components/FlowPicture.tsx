@@ -19,9 +19,8 @@ import {
   TOPIC,
 } from "../flow.ts";
 import { usePolling } from "../usePolling.ts";
+import { COLOURS } from "./PlataformaPanel.tsx";
 
-/** Colours dark enough for white text, one per member by the order of their names. */
-const COLOURS = ["#0b57d0", "#7b2cbf", "#b3261e", "#0b6e35", "#8f4f00", "#00677f"];
 const ROW = 30;
 const WIDTH = 360;
 

@@ -5,7 +5,7 @@ import { holdersOf, instanciaOf, type PlatformHistory, WINDOW_MS } from "../plat
 import { ScrollArea } from "./ScrollArea.tsx";
 
 /** Colours dark enough for white text. */
-const COLOURS = ["#0b57d0", "#7b2cbf", "#b3261e", "#0b6e35", "#8f4f00", "#00677f"];
+export const COLOURS = ["#0b57d0", "#7b2cbf", "#b3261e", "#0b6e35", "#8f4f00", "#00677f"];
 
 /** One colour per instance on the page: by the order of their names, so the same each poll. */
 export function coloursOf(plataforma: Plataforma): Map<string, string> {
