@@ -130,6 +130,18 @@ export async function afterFirstDecision(paymentsDb: string, fault: () => Promis
   return { from, to: Date.now() };
 }
 
+/**
+ * Waits until a client of the stream has felt the fault: a request answered 503 since
+ * `since`. A fault scenario holds its fault until then (not for a fixed time), so it ends
+ * as soon as it has proved something, however fast or slow the machine is.
+ */
+export const untilFelt = (requests: Request[], since: number, what: string) =>
+  waitFor(() => unavailableBetween(requests, since, Date.now()).length > 0, {
+    timeoutMs: 30_000,
+    intervalMs: 100,
+    what: `a payment request answered 503 ${what}`,
+  });
+
 /** The 503 answers of a stream that arrived within a time span. */
 export const unavailableBetween = (requests: Request[], from: number, to: number) =>
   requests.flatMap((r) => r.answers).filter((a) => a.status === 503 && a.at >= from && a.at <= to);

@@ -8,10 +8,12 @@ import { waitFor } from "../helpers/wait.ts";
 import {
   afterFirstDecision,
   finishBrokerScenario,
+  type Request,
   slowest,
   startShop,
   streamOfPayments,
   unavailableBetween,
+  untilFelt,
 } from "./broker-harness.ts";
 import { startedIn } from "./report.ts";
 
@@ -53,12 +55,14 @@ describe("Fault injection: broker edition", () => {
   it("When RabbitMQ is stopped and restarted while requests flow, then clients retrying with the same key get every order to its final state, decided once", async () => {
     const shop = await startShop(running, "f-stop", onOwnNode);
     try {
+      const live: Request[] = [];
       const outage = afterFirstDecision(shop.paymentsDb, async () => {
+        const stoppedAt = Date.now();
         await rabbit.stopApp();
-        await new Promise((res) => setTimeout(res, 3000)); // the outage, as a person would cause it
+        await untilFelt(live, stoppedAt, "while the node is stopped");
         await rabbit.startApp();
       });
-      const requests = await streamOfPayments(() => shop.orders.url(), 20, 100, outage);
+      const requests = await streamOfPayments(() => shop.orders.url(), 20, 100, outage, live);
       const { from: stoppedAt, to: backAt } = await outage;
       const during = unavailableBetween(requests, stoppedAt, backAt);
       await finishBrokerScenario({
@@ -66,7 +70,8 @@ describe("Fault injection: broker edition", () => {
         requests,
         row: {
           scenario: "RabbitMQ stopped (broker)",
-          fault: "`rabbitmqctl stop_app` on a node of the test's own for 3 s, then `start_app`",
+          fault:
+            "`rabbitmqctl stop_app` on a node of the test's own until a request is answered 503, then `start_app`",
           end: "the node's start_app answered",
         },
         proof: () => ({
@@ -83,12 +88,14 @@ describe("Fault injection: broker edition", () => {
   it("When RabbitMQ is killed -9 under a stream of payment requests, then the services answer 503 within 5 s while it is down, reconnect, and nothing is lost", async () => {
     const shop = await startShop(running, "f-kill-rabbit", onOwnNode);
     try {
+      const live: Request[] = [];
       const outage = afterFirstDecision(shop.paymentsDb, async () => {
+        const killedAt = Date.now();
         await rabbit.kill();
-        await new Promise((res) => setTimeout(res, 4000)); // down for a while
+        await untilFelt(live, killedAt, "while the node is down");
         await rabbit.restart();
       });
-      const requests = await streamOfPayments(() => shop.orders.url(), 30, 100, outage);
+      const requests = await streamOfPayments(() => shop.orders.url(), 30, 100, outage, live);
       const { from: killedAt, to: backAt } = await outage;
       const during = unavailableBetween(requests, killedAt, backAt);
       await finishBrokerScenario({
@@ -96,7 +103,7 @@ describe("Fault injection: broker edition", () => {
         requests,
         row: {
           scenario: "RabbitMQ killed (broker)",
-          fault: "kill -9 of the node's Erlang VM, down about 4 s, restarted",
+          fault: "kill -9 of the node's Erlang VM, down until a request is answered 503, restarted",
           end: "the node restarted",
         },
         proof: () => ({
@@ -114,7 +121,8 @@ describe("Fault injection: broker edition", () => {
   it("When RabbitMQ raises its disk alarm, then publishers are blocked, payment requests answer 503 within 5 s, and everything recovers once it clears", async () => {
     const shop = await startShop(running, "f-alarm", onOwnNode);
     try {
-      const flowing = streamOfPayments(() => shop.orders.url(), 20, 250);
+      const live: Request[] = [];
+      const flowing = streamOfPayments(() => shop.orders.url(), 20, 250, undefined, live);
       await waitFor(() => queryRows(shop.paymentsDb, "SELECT 1 FROM decisoes LIMIT 1").length > 0, {
         what: "a first decision before the alarm",
       });
@@ -123,7 +131,8 @@ describe("Fault injection: broker edition", () => {
       const raisedAt = Date.now();
       await waitFor(async () => (await rabbit.alarms()).length > 0, { what: "the disk alarm" });
       const alarms = await rabbit.alarms();
-      await new Promise((res) => setTimeout(res, 7000)); // blocked for longer than a confirm
+      // Blocked until a request has waited out its confirmation and been answered 503.
+      await untilFelt(live, raisedAt, "while publishers are blocked");
       // The fault ends when the limit is set back: the alarm clears as rabbitmqctl returns.
       const clearedAt = Date.now();
       await rabbit.setDiskFreeLimit("50MB");
@@ -137,7 +146,8 @@ describe("Fault injection: broker edition", () => {
         requests,
         row: {
           scenario: "RabbitMQ disk alarm (broker)",
-          fault: "free-disk limit set above the disk for 7 s: publishers blocked",
+          fault:
+            "free-disk limit set above the disk until a request is answered 503: publishers blocked",
           end: "the limit set back",
         },
         proof: () => ({
@@ -233,14 +243,15 @@ describe("Fault injection: broker edition", () => {
       };
     }
 
-    it("When every connection is dropped and refused for 2 s under load, then requests answer 503, the service reconnects, and nothing is lost or doubled", async () => {
+    it("When every connection is dropped and refused under load, then requests answer 503, the service reconnects, and nothing is lost or doubled", async () => {
       const { shop, proxy, firstDecision, stop } = await shopBehindProxy("f-cut");
       try {
-        const flowing = streamOfPayments(() => shop.orders.url(), 20);
+        const live: Request[] = [];
+        const flowing = streamOfPayments(() => shop.orders.url(), 20, 100, undefined, live);
         await firstDecision();
         const cutAt = Date.now();
         proxy.cutConnections();
-        await new Promise((res) => setTimeout(res, 2000));
+        await untilFelt(live, cutAt, "while the connections are refused");
         proxy.restore();
         const backAt = Date.now();
         const requests = await flowing;
@@ -251,7 +262,7 @@ describe("Fault injection: broker edition", () => {
           row: {
             scenario: "connections dropped (broker)",
             fault:
-              "TCP proxy drops every connection of the orders service and refuses new ones for 2 s",
+              "TCP proxy drops every connection of the orders service and refuses new ones until a request is answered 503",
             end: "the proxy accepting again",
           },
           proof: () => ({
@@ -265,14 +276,16 @@ describe("Fault injection: broker edition", () => {
       }
     }, 240_000);
 
-    it("When traffic is black-holed for 7 s, longer than the 5 s confirmation, then requests answer 503 within the wait, and the late confirms and repeats are absorbed", async () => {
+    it("When traffic is black-holed past the 5 s confirmation, then requests answer 503 within the wait, and the late confirms and repeats are absorbed", async () => {
       const { shop, proxy, firstDecision, stop } = await shopBehindProxy("f-blackhole");
       try {
-        const flowing = streamOfPayments(() => shop.orders.url(), 20, 250);
+        const live: Request[] = [];
+        const flowing = streamOfPayments(() => shop.orders.url(), 20, 250, undefined, live);
         await firstDecision();
         const heldAt = Date.now();
         proxy.blackHole();
-        await new Promise((res) => setTimeout(res, 7000));
+        // Held until a request has waited out its 5 s confirmation and been answered 503.
+        await untilFelt(live, heldAt, "while nothing moves");
         proxy.restore();
         const backAt = Date.now();
         const requests = await flowing;
@@ -282,7 +295,8 @@ describe("Fault injection: broker edition", () => {
           requests,
           row: {
             scenario: "traffic black-holed (broker)",
-            fault: "TCP proxy holds every byte both ways for 7 s, then lets it through",
+            fault:
+              "TCP proxy holds every byte both ways until a request is answered 503 (past the 5 s confirmation), then lets it through",
             end: "the proxy letting bytes through",
           },
           proof: () => ({
