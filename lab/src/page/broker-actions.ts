@@ -217,34 +217,41 @@ const pendingRequestsOf = (shop: BrokerShop) =>
     "SELECT COUNT(*) AS n FROM solicitacoes WHERE estado = 'PENDENTE'",
   )[0]?.n ?? 0;
 
-export function brokerActions(shop: BrokerShop): AnyLabAction[] {
-  const newOrder = async () =>
-    (
-      await send<PedidoBroker>("POST", `${shop.ordersUrl}/pedidos`, {
-        clienteId: "laboratorio",
-        itens: [{ sku: "CAFE", quantidade: 2, precoUnitario: 18.9 }],
-      })
-    ).body;
-  const request = (id: string, solicitacaoId: string, cenario: "APROVAR" | "RECUSAR") =>
-    send<Record<string, unknown>>("POST", `${shop.ordersUrl}/pedidos/${id}/pagamentos`, {
-      solicitacaoId,
-      cenario,
-    });
-  const statusOf = async (id: string) =>
-    (await send<PedidoBroker>("GET", `${shop.ordersUrl}/pedidos/${id}`)).body.status;
-  const pendingRequests = () => pendingRequestsOf(shop);
-  const paymentsRunning = () =>
-    shop.processes.running(PAYMENTS)
-      ? null
-      : shop.processes.all().some((p) => p.name === PAYMENTS)
-        ? "O serviço de pagamentos não está rodando agora (já parou)."
-        : "O serviço de pagamentos não foi iniciado por este npm run start:broker: o laboratório só age no que ele mesmo iniciou.";
+const newOrder = async (shop: BrokerShop) =>
+  (
+    await send<PedidoBroker>("POST", `${shop.ordersUrl}/pedidos`, {
+      clienteId: "laboratorio",
+      itens: [{ sku: "CAFE", quantidade: 2, precoUnitario: 18.9 }],
+    })
+  ).body;
+const request = (
+  shop: BrokerShop,
+  id: string,
+  solicitacaoId: string,
+  cenario: "APROVAR" | "RECUSAR",
+) =>
+  send<Record<string, unknown>>("POST", `${shop.ordersUrl}/pedidos/${id}/pagamentos`, {
+    solicitacaoId,
+    cenario,
+  });
+const statusOf = async (shop: BrokerShop, id: string) =>
+  (await send<PedidoBroker>("GET", `${shop.ordersUrl}/pedidos/${id}`)).body.status;
+/** Why an action on payments is refused: it is not running, or this start did not start it. */
+const paymentsRunning = (shop: BrokerShop) =>
+  shop.processes.running(PAYMENTS)
+    ? null
+    : shop.processes.all().some((p) => p.name === PAYMENTS)
+      ? "O serviço de pagamentos não está rodando agora (já parou)."
+      : "O serviço de pagamentos não foi iniciado por este npm run start:broker: o laboratório só age no que ele mesmo iniciou.";
 
-  const leave = (
-    acao: string,
-    signal: "SIGTERM" | "SIGKILL",
-    rotulo: string,
-  ): LabAction<Record<string, never>> => ({
+/** Parar and Matar pagamentos: the service down, politely or not; its queue keeps the requests. */
+function leavePaymentsAction(
+  shop: BrokerShop,
+  acao: string,
+  signal: "SIGTERM" | "SIGKILL",
+  rotulo: string,
+): LabAction<Record<string, never>> {
+  return {
     acao,
     rotulo,
     resumo:
@@ -254,7 +261,7 @@ export function brokerActions(shop: BrokerShop): AnyLabAction[] {
     campos: [],
     params: empty,
     title: () => rotulo,
-    refusal: paymentsRunning,
+    refusal: () => paymentsRunning(shop),
     async run(_p, story) {
       story.before(
         signal === "SIGTERM"
@@ -273,9 +280,13 @@ export function brokerActions(shop: BrokerShop): AnyLabAction[] {
         `Pagamentos parou em ${seconds(Date.now() - started)}. ${d.get(QUEUES.solicitacoes)} mensagens em ${QUEUES.solicitacoes}.`,
       );
     },
-  });
+  };
+}
 
-  const startPayments: LabAction<Record<string, never>> = {
+/** Iniciar pagamentos: the service back; how long until its queue and the pending requests drained. */
+function startPaymentsAction(shop: BrokerShop): LabAction<Record<string, never>> {
+  const pendingRequests = () => pendingRequestsOf(shop);
+  return {
     acao: "iniciar-pagamentos",
     rotulo: "Iniciar pagamentos",
     resumo:
@@ -314,62 +325,65 @@ export function brokerActions(shop: BrokerShop): AnyLabAction[] {
         );
     },
   };
+}
 
-  const poison: LabAction<Record<string, never>> = {
+/** Mensagem envenenada: a message that is not JSON, until it is in the .erros queue. */
+function poisonAction(shop: BrokerShop): LabAction<Record<string, never>> {
+  return {
     acao: "mensagem-veneno",
     rotulo: "Mensagem envenenada",
     resumo: `Publica em ${QUEUES.solicitacoes} uma mensagem que não é JSON: ela vai para ${ERROR_QUEUES.solicitacoes}.`,
     campos: [],
     params: empty,
     title: () => "Mensagem envenenada",
-    refusal: paymentsRunning,
-    async run(_p, story) {
-      story.before(
-        `Uma mensagem que não é um JSON de SolicitacaoPagamento entra em ${QUEUES.solicitacoes}. O consumidor não a entende, rejeita sem requeue, e o RabbitMQ a manda à fila de erros ${ERROR_QUEUES.solicitacoes} (dead-letter): nada se perde, nada trava a fila.`,
-      );
-      story.before(`Observe ${ERROR_QUEUES.solicitacoes} no painel.`);
-      const errorsBefore =
-        (await depths(shop.amqpAdminUrl, [ERROR_QUEUES.solicitacoes])).get(
-          ERROR_QUEUES.solicitacoes,
-        ) ?? 0;
-      const connection = await amqp.connect(shop.amqpAdminUrl);
-      const started = Date.now();
-      try {
-        const channel = await connection.createConfirmChannel();
-        channel.publish(
-          EXCHANGES.commands,
-          ROUTING_KEYS.solicitar,
-          Buffer.from("isto não é JSON {"),
-          {
-            persistent: true,
-            contentType: "application/json",
-          },
-        );
-        await channel.waitForConfirms();
-      } finally {
-        await connection.close().catch(() => {});
-      }
-      let after = errorsBefore;
-      await until(async () => {
-        after =
-          (await depths(shop.amqpAdminUrl, [ERROR_QUEUES.solicitacoes])).get(
-            ERROR_QUEUES.solicitacoes,
-          ) ?? 0;
-        return after > errorsBefore;
-      }, 30_000);
-      story.figure("mensagensNaFilaDeErros", after);
-      story.figure("segundosAteFilaDeErros", (Date.now() - started) / 1000);
-      if (after <= errorsBefore) story.fail(`Nada chegou a ${ERROR_QUEUES.solicitacoes} em 30 s.`);
-      else
-        story.after(
-          `Em ${seconds(Date.now() - started)} a mensagem estava em ${ERROR_QUEUES.solicitacoes} (${errorsBefore} → ${after}). O CLI de cartas mortas (npm run dlq) a mostra e reenvia.`,
-        );
-    },
+    refusal: () => paymentsRunning(shop),
+    run: (_p, story) => poisonStory(shop, story),
   };
+}
 
-  const course = (
-    acao: "pagamento-repetido" | "pagamento-conflitante",
-  ): LabAction<Record<string, never>> => ({
+/** Published with a confirm, then counted in the error queue until it arrives (30 s at most). */
+async function poisonStory(shop: BrokerShop, story: Story) {
+  story.before(
+    `Uma mensagem que não é um JSON de SolicitacaoPagamento entra em ${QUEUES.solicitacoes}. O consumidor não a entende, rejeita sem requeue, e o RabbitMQ a manda à fila de erros ${ERROR_QUEUES.solicitacoes} (dead-letter): nada se perde, nada trava a fila.`,
+  );
+  story.before(`Observe ${ERROR_QUEUES.solicitacoes} no painel.`);
+  const errorsBefore =
+    (await depths(shop.amqpAdminUrl, [ERROR_QUEUES.solicitacoes])).get(ERROR_QUEUES.solicitacoes) ??
+    0;
+  const connection = await amqp.connect(shop.amqpAdminUrl);
+  const started = Date.now();
+  try {
+    const channel = await connection.createConfirmChannel();
+    channel.publish(EXCHANGES.commands, ROUTING_KEYS.solicitar, Buffer.from("isto não é JSON {"), {
+      persistent: true,
+      contentType: "application/json",
+    });
+    await channel.waitForConfirms();
+  } finally {
+    await connection.close().catch(() => {});
+  }
+  let after = errorsBefore;
+  await until(async () => {
+    after =
+      (await depths(shop.amqpAdminUrl, [ERROR_QUEUES.solicitacoes])).get(
+        ERROR_QUEUES.solicitacoes,
+      ) ?? 0;
+    return after > errorsBefore;
+  }, 30_000);
+  story.figure("mensagensNaFilaDeErros", after);
+  story.figure("segundosAteFilaDeErros", (Date.now() - started) / 1000);
+  if (after <= errorsBefore) story.fail(`Nada chegou a ${ERROR_QUEUES.solicitacoes} em 30 s.`);
+  else
+    story.after(
+      `Em ${seconds(Date.now() - started)} a mensagem estava em ${ERROR_QUEUES.solicitacoes} (${errorsBefore} → ${after}). O CLI de cartas mortas (npm run dlq) a mostra e reenvia.`,
+    );
+}
+
+type CourseAction = "pagamento-repetido" | "pagamento-conflitante";
+
+/** The course's repeated and conflicting payment requests: the same solicitacaoId twice. */
+function courseAction(shop: BrokerShop, acao: CourseAction): LabAction<Record<string, never>> {
+  return {
     acao,
     rotulo:
       acao === "pagamento-repetido"
@@ -382,59 +396,69 @@ export function brokerActions(shop: BrokerShop): AnyLabAction[] {
     campos: [],
     params: empty,
     title: () => (acao === "pagamento-repetido" ? "Pagamento repetido" : "Pagamento conflitante"),
-    refusal: paymentsRunning,
-    run: (_p, story) => courseRun(acao, story),
-  });
+    refusal: () => paymentsRunning(shop),
+    run: (_p, story) => courseStory(shop, acao, story),
+  };
+}
 
-  async function courseRun(acao: "pagamento-repetido" | "pagamento-conflitante", story: Story) {
-    const repeated = acao === "pagamento-repetido";
-    story.before(
-      repeated
-        ? "Um cliente que não recebeu a resposta tenta de novo com a mesma chave (solicitacaoId). A repetição responde 202 enquanto a solicitação está pendente, ou 200 com a decisão se ela já saiu; nada novo é publicado, e o pagamento guarda uma só decisão."
-        : "A mesma chave com outro conteúdo (RECUSAR depois de APROVAR) é um erro do cliente: 409, e a primeira solicitação segue sozinha.",
+/** Two requests with one key; the answers, the order's status and the decisions stored. */
+async function courseStory(shop: BrokerShop, acao: CourseAction, story: Story) {
+  const repeated = acao === "pagamento-repetido";
+  story.before(
+    repeated
+      ? "Um cliente que não recebeu a resposta tenta de novo com a mesma chave (solicitacaoId). A repetição responde 202 enquanto a solicitação está pendente, ou 200 com a decisão se ela já saiu; nada novo é publicado, e o pagamento guarda uma só decisão."
+      : "A mesma chave com outro conteúdo (RECUSAR depois de APROVAR) é um erro do cliente: 409, e a primeira solicitação segue sozinha.",
+  );
+  const pedido = await newOrder(shop);
+  const key = randomUUID();
+  const first = await request(shop, pedido.id, key, "APROVAR");
+  const second = await request(shop, pedido.id, key, repeated ? "APROVAR" : "RECUSAR");
+  story.line(`Pedido ${pedido.id}: primeira resposta ${first.status}, segunda ${second.status}.`);
+  const paid = await until(async () => (await statusOf(shop, pedido.id)) === "PAGO", 30_000);
+  const decisions = queryRows<{ repeticoes: number }>(
+    shop.paymentsDb,
+    "SELECT repeticoes FROM decisoes WHERE solicitacao_id = ?",
+    key,
+  );
+  story.figure("primeiraResposta", first.status);
+  story.figure("segundaResposta", second.status);
+  story.figure("decisoes", decisions.length);
+  story.figure("repeticoes", decisions[0]?.repeticoes ?? 0);
+  // A repeat while the request is pending answers 202; once it is decided, 200 with the
+  // decision (docs/broker.md): both are "the same request, nothing new published".
+  const expected = repeated ? [200, 202].includes(second.status) : second.status === 409;
+  if (!expected || !paid || decisions.length !== 1)
+    story.fail(
+      `Esperado: ${repeated ? "202, então 202 ou 200" : "202 e 409"}, uma decisão, pedido PAGO; visto: ${first.status} e ${second.status}, ${decisions.length} decisões, pedido ${await statusOf(shop, pedido.id)}.`,
     );
-    const pedido = await newOrder();
-    const key = randomUUID();
-    const first = await request(pedido.id, key, "APROVAR");
-    const second = await request(pedido.id, key, repeated ? "APROVAR" : "RECUSAR");
-    story.line(`Pedido ${pedido.id}: primeira resposta ${first.status}, segunda ${second.status}.`);
-    const paid = await until(async () => (await statusOf(pedido.id)) === "PAGO", 30_000);
-    const decisions = queryRows<{ repeticoes: number }>(
-      shop.paymentsDb,
-      "SELECT repeticoes FROM decisoes WHERE solicitacao_id = ?",
-      key,
+  else
+    story.after(
+      `Respostas ${first.status} e ${second.status}; o pedido está PAGO com ${decisions.length} decisão no banco do pagamento${repeated ? ` (repetições reconhecidas: ${decisions[0]?.repeticoes})` : ""}.`,
     );
-    story.figure("primeiraResposta", first.status);
-    story.figure("segundaResposta", second.status);
-    story.figure("decisoes", decisions.length);
-    story.figure("repeticoes", decisions[0]?.repeticoes ?? 0);
-    // A repeat while the request is pending answers 202; once it is decided, 200 with the
-    // decision (docs/broker.md): both are "the same request, nothing new published".
-    const expected = repeated ? [200, 202].includes(second.status) : second.status === 409;
-    if (!expected || !paid || decisions.length !== 1)
-      story.fail(
-        `Esperado: ${repeated ? "202, então 202 ou 200" : "202 e 409"}, uma decisão, pedido PAGO; visto: ${first.status} e ${second.status}, ${decisions.length} decisões, pedido ${await statusOf(pedido.id)}.`,
-      );
-    else
-      story.after(
-        `Respostas ${first.status} e ${second.status}; o pedido está PAGO com ${decisions.length} decisão no banco do pagamento${repeated ? ` (repetições reconhecidas: ${decisions[0]?.repeticoes})` : ""}.`,
-      );
-  }
+}
 
-  const nodeNames = shop.nodes.map((n) => n.node.split("@")[0] as string);
-  const nodeOf = (nome: string) => shop.nodes.find((n) => n.node.startsWith(`${nome}@`));
-  const nodeRefusal = (nome: string) =>
-    shop.nodes.length === 0
-      ? `Esta loja usa o RabbitMQ da máquina (${shop.machineRabbit}), que o laboratório nunca para. Para ver um nó cair, rode a loja num cluster próprio: BROKER_CLUSTER_SIZE=3 npm run start:broker.`
-      : nodeOf(nome)
-        ? null
-        : `${nome} não é um nó do cluster desta loja (${nodeNames.join(", ")}).`;
-  const nodeAction = (
-    acao: string,
-    rotulo: string,
-    resumo: string,
-    act: (n: RabbitNode) => Promise<void>,
-  ): LabAction<{ no: string }> => ({
+/** The shop's own cluster nodes by short name (rabbit-1 of rabbit-1@localhost). */
+const nodeNamesOf = (shop: BrokerShop) => shop.nodes.map((n) => n.node.split("@")[0] as string);
+const nodeOf = (shop: BrokerShop, nome: string) =>
+  shop.nodes.find((n) => n.node.startsWith(`${nome}@`));
+/** Why a node action is refused: the machine's RabbitMQ is never stopped, nor a node not the shop's. */
+const nodeRefusal = (shop: BrokerShop, nome: string) =>
+  shop.nodes.length === 0
+    ? `Esta loja usa o RabbitMQ da máquina (${shop.machineRabbit}), que o laboratório nunca para. Para ver um nó cair, rode a loja num cluster próprio: BROKER_CLUSTER_SIZE=3 npm run start:broker.`
+    : nodeOf(shop, nome)
+      ? null
+      : `${nome} não é um nó do cluster desta loja (${nodeNamesOf(shop).join(", ")}).`;
+
+/** Parar, Matar and Iniciar o nó: one node of the shop's own cluster; leaders or members counted. */
+function nodeAction(
+  shop: BrokerShop,
+  acao: string,
+  rotulo: string,
+  resumo: string,
+  act: (n: RabbitNode) => Promise<void>,
+): LabAction<{ no: string }> {
+  const nodeNames = nodeNamesOf(shop);
+  return {
     acao,
     rotulo,
     resumo,
@@ -454,14 +478,14 @@ export function brokerActions(shop: BrokerShop): AnyLabAction[] {
       no: string;
     }>,
     title: (p) => `${rotulo} ${p.no}`,
-    refusal: (p) => nodeRefusal(p.no),
-    unavailable: () => (shop.nodes.length === 0 ? nodeRefusal("") : null),
+    refusal: (p) => nodeRefusal(shop, p.no),
+    unavailable: () => (shop.nodes.length === 0 ? nodeRefusal(shop, "") : null),
     async run(p, story) {
       story.before(resumo);
       story.before(
         "Observe no desenho os nós, e o líder, as mensagens e os membros de cada fila quorum.",
       );
-      const node = nodeOf(p.no) as RabbitNode;
+      const node = nodeOf(shop, p.no) as RabbitNode;
       const led = await queuesLedBy(shop, node.node);
       const started = Date.now();
       await act(node);
@@ -470,18 +494,24 @@ export function brokerActions(shop: BrokerShop): AnyLabAction[] {
       if (acao === "iniciar-no") await tellMembersBack(shop, node.node, started, story);
       else await tellLeadersMoved(shop, node.node, led, started, story);
     },
-  });
+  };
+}
 
+/** The broker edition's actions, in the page's order. */
+export function brokerActions(shop: BrokerShop): AnyLabAction[] {
   return [
-    anyAction(leave("parar-pagamentos", "SIGTERM", "Parar pagamentos")),
-    anyAction(leave("matar-pagamentos", "SIGKILL", "Matar pagamentos (kill -9)")),
-    anyAction(startPayments),
+    anyAction(leavePaymentsAction(shop, "parar-pagamentos", "SIGTERM", "Parar pagamentos")),
+    anyAction(
+      leavePaymentsAction(shop, "matar-pagamentos", "SIGKILL", "Matar pagamentos (kill -9)"),
+    ),
+    anyAction(startPaymentsAction(shop)),
     anyAction(paymentBurst(shop)),
-    anyAction(poison),
-    anyAction(course("pagamento-repetido")),
-    anyAction(course("pagamento-conflitante")),
+    anyAction(poisonAction(shop)),
+    anyAction(courseAction(shop, "pagamento-repetido")),
+    anyAction(courseAction(shop, "pagamento-conflitante")),
     anyAction(
       nodeAction(
+        shop,
         "parar-no",
         "Parar o nó",
         "Para um nó do cluster próprio da loja (rabbitmqctl stop): as filas quorum que ele liderava elegem outro líder entre os membros em linha.",
@@ -490,6 +520,7 @@ export function brokerActions(shop: BrokerShop): AnyLabAction[] {
     ),
     anyAction(
       nodeAction(
+        shop,
         "matar-no",
         "Matar o nó (kill -9)",
         "Mata a VM Erlang de um nó do cluster próprio da loja: os clientes ligados a ele se reconectam a outro nó.",
@@ -498,6 +529,7 @@ export function brokerActions(shop: BrokerShop): AnyLabAction[] {
     ),
     anyAction(
       nodeAction(
+        shop,
         "iniciar-no",
         "Iniciar o nó",
         "Inicia de novo um nó do cluster próprio da loja: ele volta às filas quorum como seguidor e alcança o líder.",

@@ -134,9 +134,10 @@ const notRunning = (shop: EventLogShop, name: string) =>
       ? `${name} não está rodando agora (já parou).`
       : `${name} não foi iniciado por este npm start: o laboratório só age nos processos que ele mesmo iniciou.`;
 
-export function eventLogActions(shop: EventLogShop): AnyLabAction[] {
+/** Iniciar instância: a payments instance joins the group; how long until it held partitions. */
+function startPaymentsAction(shop: EventLogShop): LabAction<{ instancia: string }> {
   const group = shop.names.groups.pagamentos;
-  const startPayments: LabAction<{ instancia: string }> = {
+  return {
     acao: "iniciar-pagamentos",
     rotulo: "Iniciar instância",
     resumo:
@@ -171,13 +172,17 @@ export function eventLogActions(shop: EventLogShop): AnyLabAction[] {
       await tellOutcome(shop, story, from);
     },
   };
+}
 
-  const leave = (
-    acao: string,
-    signal: "SIGTERM" | "SIGKILL",
-    rotulo: string,
-    why: string,
-  ): LabAction<{ instancia: string }> => ({
+/** Parar (Ctrl-C) and Matar (kill -9): an instance leaves the group, politely or not. */
+function leaveAction(
+  shop: EventLogShop,
+  acao: string,
+  signal: "SIGTERM" | "SIGKILL",
+  rotulo: string,
+  why: string,
+): LabAction<{ instancia: string }> {
+  return {
     acao,
     rotulo,
     resumo: why,
@@ -185,51 +190,63 @@ export function eventLogActions(shop: EventLogShop): AnyLabAction[] {
     params: z.object({ instancia }),
     title: (p) => `${rotulo} ${p.instancia}`,
     refusal: (p) => notRunning(shop, p.instancia),
-    async run(p, story) {
-      const from = await startingPoint(shop);
-      const others = shop.processes
-        .all()
-        .filter(
-          (x) =>
-            x.name !== p.instancia &&
-            shop.processes.running(x.name) &&
-            INSTANCES.includes(x.name as never),
-        );
-      story.before(why);
-      story.before(
-        others.length === 0
-          ? "Nenhuma outra instância roda: as partições ficam sem leitor e os pedidos novos esperam (o lag cresce no painel)."
-          : "Observe no painel quem segura cada partição e o lag do grupo pagamentos.",
-      );
-      const started = Date.now();
-      shop.processes.signal(p.instancia, signal);
-      await shop.processes.running(p.instancia)?.exited;
-      story.line(`${p.instancia} terminou ${seconds(Date.now() - started)} depois do sinal.`);
-      if (others.length === 0) {
-        story.figure("segundosAteParticoesMudarem", -1);
-        story.after("Sem outra instância, ninguém lê pedidos-criados até uma ser iniciada.");
-        for (const line of panelMoves(from.panel, await figuresOf(shop))) story.after(line);
-        return;
-      }
-      const { holders, at } = await holdersOf(
-        shop,
-        (h) => settled(h) && !h.byInstance.has(p.instancia),
-        shop.sessionMs + 30_000,
-      );
-      story.figure("segundosAteParticoesMudarem", (at - started) / 1000);
-      story.after(
-        `As partições de ${p.instancia} mudaram de dono em ${seconds(at - started)}: ${describeHolders(holders)}.`,
-      );
-      story.after(
-        signal === "SIGTERM"
-          ? `Por que esse tempo: ao receber SIGTERM, ${p.instancia} termina a decisão em andamento (até ${seconds(shop.decisionMs)}), confirma seus offsets e sai do grupo (LeaveGroup); as outras, que mandam heartbeat a cada segundo mesmo no meio de uma decisão, sabem do rebalanceamento em até 1 s e entram de novo assim que terminam a decisão em andamento.`
-          : `Por que esse tempo: morto com kill -9, ${p.instancia} não avisa o grupo. O coordenador só o tira quando a sessão expira (${seconds(shop.sessionMs)} sem heartbeat: o menor valor que o Kafka aceita por padrão, group.min.session.timeout.ms; uma instância viva manda heartbeat a cada segundo, mesmo durante a decisão de ${seconds(shop.decisionMs)}, e não corre o risco de ser tirada). Então as outras entram de novo e retomam do último offset confirmado — o pedido que ele decidia pode ser decidido de novo.`,
-      );
-      await tellOutcome(shop, story, from);
-    },
-  });
+    run: (p, story) => leaveStory(shop, p, signal, why, story),
+  };
+}
 
-  const pause: LabAction<{ instancia: string; segundos: number }> = {
+/** The signal sent; how long until the others held the instance's partitions, and why that long. */
+async function leaveStory(
+  shop: EventLogShop,
+  p: { instancia: string },
+  signal: "SIGTERM" | "SIGKILL",
+  why: string,
+  story: Story,
+) {
+  const from = await startingPoint(shop);
+  const others = shop.processes
+    .all()
+    .filter(
+      (x) =>
+        x.name !== p.instancia &&
+        shop.processes.running(x.name) &&
+        INSTANCES.includes(x.name as never),
+    );
+  story.before(why);
+  story.before(
+    others.length === 0
+      ? "Nenhuma outra instância roda: as partições ficam sem leitor e os pedidos novos esperam (o lag cresce no painel)."
+      : "Observe no painel quem segura cada partição e o lag do grupo pagamentos.",
+  );
+  const started = Date.now();
+  shop.processes.signal(p.instancia, signal);
+  await shop.processes.running(p.instancia)?.exited;
+  story.line(`${p.instancia} terminou ${seconds(Date.now() - started)} depois do sinal.`);
+  if (others.length === 0) {
+    story.figure("segundosAteParticoesMudarem", -1);
+    story.after("Sem outra instância, ninguém lê pedidos-criados até uma ser iniciada.");
+    for (const line of panelMoves(from.panel, await figuresOf(shop))) story.after(line);
+    return;
+  }
+  const { holders, at } = await holdersOf(
+    shop,
+    (h) => settled(h) && !h.byInstance.has(p.instancia),
+    shop.sessionMs + 30_000,
+  );
+  story.figure("segundosAteParticoesMudarem", (at - started) / 1000);
+  story.after(
+    `As partições de ${p.instancia} mudaram de dono em ${seconds(at - started)}: ${describeHolders(holders)}.`,
+  );
+  story.after(
+    signal === "SIGTERM"
+      ? `Por que esse tempo: ao receber SIGTERM, ${p.instancia} termina a decisão em andamento (até ${seconds(shop.decisionMs)}), confirma seus offsets e sai do grupo (LeaveGroup); as outras, que mandam heartbeat a cada segundo mesmo no meio de uma decisão, sabem do rebalanceamento em até 1 s e entram de novo assim que terminam a decisão em andamento.`
+      : `Por que esse tempo: morto com kill -9, ${p.instancia} não avisa o grupo. O coordenador só o tira quando a sessão expira (${seconds(shop.sessionMs)} sem heartbeat: o menor valor que o Kafka aceita por padrão, group.min.session.timeout.ms; uma instância viva manda heartbeat a cada segundo, mesmo durante a decisão de ${seconds(shop.decisionMs)}, e não corre o risco de ser tirada). Então as outras entram de novo e retomam do último offset confirmado — o pedido que ele decidia pode ser decidido de novo.`,
+  );
+  await tellOutcome(shop, story, from);
+}
+
+/** Pausar (SIGSTOP): an instance frozen for N s, removed by the group past its session. */
+function pauseAction(shop: EventLogShop): LabAction<{ instancia: string; segundos: number }> {
+  return {
     acao: "pausar-pagamentos",
     rotulo: "Pausar (SIGSTOP)",
     resumo:
@@ -241,76 +258,90 @@ export function eventLogActions(shop: EventLogShop): AnyLabAction[] {
     params: z.object({ instancia, segundos: z.number().int().min(2).max(60) }),
     title: (p) => `Pausar ${p.instancia} por ${p.segundos} s`,
     refusal: (p) => notRunning(shop, p.instancia),
-    async run(p, story) {
-      const from = await startingPoint(shop);
-      story.before(
-        `${p.instancia} fica congelada (SIGSTOP) por ${p.segundos} s: não decide, não manda heartbeat. ${p.segundos * 1000 > shop.sessionMs ? `Passados ${seconds(shop.sessionMs)} (a sessão), o coordenador a tira do grupo.` : `Isso é menos que a sessão (${seconds(shop.sessionMs)}): o grupo talvez nem perceba.`}`,
-      );
-      story.before("Observe no painel o lag do grupo pagamentos e quem segura cada partição.");
-      const started = Date.now();
-      shop.processes.signal(p.instancia, "SIGSTOP");
-      let removedAt: number | null = null;
-      const until = started + p.segundos * 1000;
-      while (Date.now() < until) {
-        if (removedAt === null) {
-          const h = await holdersOf(shop, () => true, 5000).catch(() => null);
-          if (h && !h.holders.byInstance.has(p.instancia)) {
-            removedAt = Date.now();
-            story.line(
-              `O grupo tirou ${p.instancia} depois de ${seconds(removedAt - started)}: ${describeHolders(h.holders)}.`,
-            );
-          }
-        }
-        await new Promise((r) => setTimeout(r, Math.max(0, Math.min(500, until - Date.now()))));
+    run: (p, story) => pauseStory(shop, p, story),
+  };
+}
+
+/** While frozen, when the group removed it; after SIGCONT, when it was back. */
+async function pauseStory(
+  shop: EventLogShop,
+  p: { instancia: string; segundos: number },
+  story: Story,
+) {
+  const from = await startingPoint(shop);
+  story.before(
+    `${p.instancia} fica congelada (SIGSTOP) por ${p.segundos} s: não decide, não manda heartbeat. ${p.segundos * 1000 > shop.sessionMs ? `Passados ${seconds(shop.sessionMs)} (a sessão), o coordenador a tira do grupo.` : `Isso é menos que a sessão (${seconds(shop.sessionMs)}): o grupo talvez nem perceba.`}`,
+  );
+  story.before("Observe no painel o lag do grupo pagamentos e quem segura cada partição.");
+  const started = Date.now();
+  shop.processes.signal(p.instancia, "SIGSTOP");
+  let removedAt: number | null = null;
+  const until = started + p.segundos * 1000;
+  while (Date.now() < until) {
+    if (removedAt === null) {
+      const h = await holdersOf(shop, () => true, 5000).catch(() => null);
+      if (h && !h.holders.byInstance.has(p.instancia)) {
+        removedAt = Date.now();
+        story.line(
+          `O grupo tirou ${p.instancia} depois de ${seconds(removedAt - started)}: ${describeHolders(h.holders)}.`,
+        );
       }
-      shop.processes.signal(p.instancia, "SIGCONT");
-      story.line(`${p.instancia} continua (SIGCONT) após ${seconds(Date.now() - started)}.`);
-      const { holders, at } = await holdersOf(
-        shop,
-        (h) => settled(h) && h.byInstance.has(p.instancia),
-        shop.sessionMs + 30_000,
-      );
-      story.figure("segundosForaDoGrupo", removedAt === null ? 0 : (at - removedAt) / 1000);
-      story.figure(
-        "segundosAteSairDoGrupo",
-        removedAt === null ? -1 : (removedAt - started) / 1000,
-      );
-      story.after(
-        removedAt === null
-          ? `O grupo não tirou ${p.instancia}: a pausa foi mais curta que a sessão (${seconds(shop.sessionMs)}). Os pedidos das partições dela só esperaram.`
-          : `O grupo tirou ${p.instancia} ${seconds(removedAt - started)} depois da pausa (a sessão é de ${seconds(shop.sessionMs)}) e a recebeu de volta ${seconds(at - removedAt)} depois: ${describeHolders(holders)}.`,
-      );
-      await tellOutcome(shop, story, from);
-    },
-  };
+    }
+    await new Promise((r) => setTimeout(r, Math.max(0, Math.min(500, until - Date.now()))));
+  }
+  shop.processes.signal(p.instancia, "SIGCONT");
+  story.line(`${p.instancia} continua (SIGCONT) após ${seconds(Date.now() - started)}.`);
+  const { holders, at } = await holdersOf(
+    shop,
+    (h) => settled(h) && h.byInstance.has(p.instancia),
+    shop.sessionMs + 30_000,
+  );
+  story.figure("segundosForaDoGrupo", removedAt === null ? 0 : (at - removedAt) / 1000);
+  story.figure("segundosAteSairDoGrupo", removedAt === null ? -1 : (removedAt - started) / 1000);
+  story.after(
+    removedAt === null
+      ? `O grupo não tirou ${p.instancia}: a pausa foi mais curta que a sessão (${seconds(shop.sessionMs)}). Os pedidos das partições dela só esperaram.`
+      : `O grupo tirou ${p.instancia} ${seconds(removedAt - started)} depois da pausa (a sessão é de ${seconds(shop.sessionMs)}) e a recebeu de volta ${seconds(at - removedAt)} depois: ${describeHolders(holders)}.`,
+  );
+  await tellOutcome(shop, story, from);
+}
 
-  const kafkaRefusal = async (want: "up" | "down") => {
-    if (shop.kafka.cluster) return null;
-    const others = kafkaUsers(shop.kafka.settings).others();
-    if (others.length > 0)
-      return `O Kafka em ${shop.kafka.settings.brokers.join(",")} está em uso por outra execução (pid ${others.join(", ")}: um npm test, um experimento ou outro npm start): o laboratório não o para debaixo dela.`;
-    if (!kafkaStartedByInfra(shop.kafka.instance) && (await kafkaAnswers(shop.kafka.settings)))
-      return `O Kafka em ${shop.kafka.settings.brokers.join(",")} não foi iniciado pela infra deste checkout (é de outro checkout, do Docker ou de alguém): o laboratório não o para.`;
-    const up = kafkaStartedByInfra(shop.kafka.instance);
-    if (want === "up" && !up) return "O Kafka já está parado.";
-    if (want === "down" && up) return "O Kafka já está rodando.";
-    return null;
-  };
+/** Why the lab will not stop (`up`) or start (`down`) this checkout's single Kafka, if it will not. */
+async function kafkaRefusal(shop: EventLogShop, want: "up" | "down") {
+  if (shop.kafka.cluster) return null;
+  const others = kafkaUsers(shop.kafka.settings).others();
+  if (others.length > 0)
+    return `O Kafka em ${shop.kafka.settings.brokers.join(",")} está em uso por outra execução (pid ${others.join(", ")}: um npm test, um experimento ou outro npm start): o laboratório não o para debaixo dela.`;
+  if (!kafkaStartedByInfra(shop.kafka.instance) && (await kafkaAnswers(shop.kafka.settings)))
+    return `O Kafka em ${shop.kafka.settings.brokers.join(",")} não foi iniciado pela infra deste checkout (é de outro checkout, do Docker ou de alguém): o laboratório não o para.`;
+  const up = kafkaStartedByInfra(shop.kafka.instance);
+  if (want === "up" && !up) return "O Kafka já está parado.";
+  if (want === "down" && up) return "O Kafka já está rodando.";
+  return null;
+}
 
-  /** When the Kafka was stopped from the page, and the state then (the start tells the rest). */
-  let outage: {
-    at: number;
-    lastId: number;
-    repeated: number;
-    panel: Awaited<ReturnType<typeof figuresOf>>;
-    how: string;
-  } | null = null;
+/** When the Kafka was stopped from the page, and the state then (its start tells the rest). */
+interface Outage {
+  at: number;
+  lastId: number;
+  repeated: number;
+  panel: Awaited<ReturnType<typeof figuresOf>>;
+  how: string;
+}
+/** Shared by the stop and start actions of one page: the outage the stop began. */
+interface KafkaDown {
+  outage: Outage | null;
+}
 
-  const stopKafkaAction = (
-    acao: string,
-    signal: "SIGTERM" | "SIGKILL",
-    rotulo: string,
-  ): LabAction<Record<string, never>> => ({
+/** Parar o Kafka and Matar o Kafka: this checkout's broker (or one node of its cluster) down. */
+function stopKafkaAction(
+  shop: EventLogShop,
+  down: KafkaDown,
+  acao: string,
+  signal: "SIGTERM" | "SIGKILL",
+  rotulo: string,
+): LabAction<Record<string, never>> {
+  return {
     acao,
     rotulo,
     resumo:
@@ -325,7 +356,7 @@ export function eventLogActions(shop: EventLogShop): AnyLabAction[] {
       : z.object({}).strict()) as z.ZodType<Record<string, never>>,
     title: (p) =>
       shop.kafka.cluster ? `${rotulo}: nó ${(p as { no?: string }).no ?? "líder"}` : rotulo,
-    refusal: () => kafkaRefusal("up"),
+    refusal: () => kafkaRefusal(shop, "up"),
     async run(p, story) {
       if (shop.kafka.cluster)
         return stopClusterNode(
@@ -344,15 +375,18 @@ export function eventLogActions(shop: EventLogShop): AnyLabAction[] {
       );
       const started = Date.now();
       await stopKafka(() => {}, { instance: shop.kafka.instance, signal });
-      outage = { at: started, ...from, how: signal === "SIGTERM" ? "parado" : "morto" };
+      down.outage = { at: started, ...from, how: signal === "SIGTERM" ? "parado" : "morto" };
       story.figure("segundosParaParar", (Date.now() - started) / 1000);
       story.after(
         `O Kafka está fora (${seconds(Date.now() - started)} para ${signal === "SIGTERM" ? "parar" : "morrer"}). O painel vai dizer que não consegue lê-lo.`,
       );
     },
-  });
+  };
+}
 
-  const startKafkaAction: LabAction<Record<string, never>> = {
+/** Iniciar o Kafka: the broker back; what the outbox kept and published, and the first decision. */
+function startKafkaAction(shop: EventLogShop, down: KafkaDown): LabAction<Record<string, never>> {
+  return {
     acao: "iniciar-kafka",
     rotulo: "Iniciar o Kafka",
     resumo:
@@ -360,91 +394,112 @@ export function eventLogActions(shop: EventLogShop): AnyLabAction[] {
     campos: [],
     params: z.object({}).strict() as z.ZodType<Record<string, never>>,
     title: () => "Iniciar o Kafka",
-    refusal: () => kafkaRefusal("down"),
+    refusal: () => kafkaRefusal(shop, "down"),
     async run(_p, story) {
       if (shop.kafka.cluster) return startClusterNodes(shop, shop.kafka.cluster, story);
-      const down = outage ?? {
-        at: Date.now(),
-        lastId: await shop.db.lastId(),
-        repeated: await shop.db.repeatedResults(),
-        panel: null,
-        how: "parado",
-      };
-      story.before(
-        "O Kafka volta. O relay do outbox publica os eventos guardados, na ordem; os consumidores entram de novo nos grupos e retomam do último offset confirmado.",
-      );
-      story.before(
-        "Observe o outbox esvaziar no painel, e os pedidos passarem a Pago ou Recusado.",
-      );
-      const kept = await shop.db.outboxPending();
-      // Counted from the moment the broker is asked to start: nothing can reach it before, and
-      // the relay may publish between its first answer and startKafka seeing that answer.
-      const backAt = Date.now();
-      const backIso = new Date(backAt).toISOString();
-      const r = await startKafka(shop.kafka.settings, () => {}, { instance: shop.kafka.instance });
-      story.line(`O Kafka respondeu em ${seconds(r.ms)}; o outbox guardava ${kept} eventos.`);
-      const stable = await holdersOf(shop, (h) => settled(h), 60_000).catch(() => null);
-      if (stable) {
-        story.figure("grupoEstavelS", (stable.at - backAt) / 1000);
-        story.line(
-          `O grupo pagamentos voltou a estável ${seconds(stable.at - backAt)} depois (${describeHolders(stable.holders)}).`,
-        );
-      }
-      const deadline = backAt + 60_000;
-      while ((await shop.db.outboxPending()) > 0 && Date.now() < deadline)
-        await new Promise((res) => setTimeout(res, 250));
-      const lost = await waitDecided(shop, down.lastId, story);
-      const rows = await shop.db.outboxBetween(new Date(down.at).toISOString(), backIso);
-      const answered500 = rows.filter(
-        (row) =>
-          row.enviado_em === null ||
-          Date.parse(row.enviado_em) - Date.parse(row.criado_em) > shop.confirmMs,
-      ).length;
-      const publishedAfter = rows.filter(
-        (row) => row.enviado_em !== null && row.enviado_em >= backIso,
-      ).length;
-      const first = await shop.db.firstDecisionSince(backIso);
-      // The shop resumed when the relay published again: counted from Kafka's answer (0 when
-      // the relay's first send came before startKafka saw that answer).
-      const answeredAt = backAt + r.ms;
-      const firstSent = rows
-        .map((row) => row.enviado_em)
-        .filter((e): e is string => e !== null && e >= backIso)
-        .sort()[0];
-      const resumedMs = firstSent ? Math.max(0, Date.parse(firstSent) - answeredAt) : null;
-      const twice = (await shop.db.repeatedResults()) - down.repeated;
-      story.figure("outboxNaVolta", kept);
-      story.figure("pedidosDuranteQueda", rows.length);
-      story.figure("respondidos500", answered500);
-      story.figure("publicadosPeloOutboxDepois", publishedAfter);
-      story.figure("kafkaRespondeuEmS", r.ms / 1000);
-      story.figure("primeiraDecisaoS", first ? (Date.parse(first) - backAt) / 1000 : -1);
-      story.figure("relayRetomouS", resumedMs === null ? -1 : resumedMs / 1000);
-      story.figure("pedidosPerdidos", lost);
-      story.figure("decididosDuasVezes", twice);
-      story.after(
-        `Enquanto o Kafka esteve ${down.how} (${seconds(backAt - down.at)}), ${rows.length} pedidos foram feitos: ${answered500} responderam 500 (sem confirmação em ${seconds(shop.confirmMs)}), e o outbox publicou ${publishedAfter} depois da volta.`,
-      );
-      story.after(
-        first
-          ? `A primeira decisão depois da volta veio ${seconds(Date.parse(first) - backAt)} depois de pedir o Kafka de volta (ele respondeu em ${seconds(r.ms)}): o relay publica, o grupo pagamentos volta a estável${stable ? ` (${seconds(stable.at - backAt)}${stable.at - backAt > 2000 ? `: um membro que o broker ainda conhecia foi esperado até sua sessão de ${seconds(shop.sessionMs)} acabar` : ""})` : ""}, o pagamento espera ${seconds(shop.decisionMs)} e o resultado volta.`
-          : "Nenhuma decisão foi aplicada depois da volta (nenhum pedido esperava).",
-      );
-      if (resumedMs !== null && first)
-        story.after(
-          `Depois da resposta do Kafka, o relay publicou de novo em ${seconds(resumedMs)} e a primeira decisão veio em ${seconds(Date.parse(first) - answeredAt)}: ${seconds(shop.decisionMs)} disso é a espera do pagamento antes de decidir.`,
-        );
-      story.after(`Pedidos perdidos: ${lost}. Decididos duas vezes: ${twice}.`);
-      story.after(
-        `No painel, eventos no outbox: ${kept} quando o Kafka voltou → ${await shop.db.outboxPending()} agora.`,
-      );
-      for (const line of panelMoves(down.panel, await figuresOf(shop)))
-        if (!line.includes("nada mudou")) story.after(line);
-      outage = null;
+      await kafkaBackStory(shop, down.outage ?? (await outageFromNow(shop)), story);
+      down.outage = null;
     },
   };
+}
 
-  const poison: LabAction<Record<string, never>> = {
+/** An outage the page did not see begin (Kafka stopped outside it): counted from now. */
+async function outageFromNow(shop: EventLogShop): Promise<Outage> {
+  return {
+    at: Date.now(),
+    lastId: await shop.db.lastId(),
+    repeated: await shop.db.repeatedResults(),
+    panel: null,
+    how: "parado",
+  };
+}
+
+/** Kafka asked back: when it answered, when the group was stable, and the outage's orders counted. */
+async function kafkaBackStory(shop: EventLogShop, down: Outage, story: Story) {
+  story.before(
+    "O Kafka volta. O relay do outbox publica os eventos guardados, na ordem; os consumidores entram de novo nos grupos e retomam do último offset confirmado.",
+  );
+  story.before("Observe o outbox esvaziar no painel, e os pedidos passarem a Pago ou Recusado.");
+  const kept = await shop.db.outboxPending();
+  // Counted from the moment the broker is asked to start: nothing can reach it before, and
+  // the relay may publish between its first answer and startKafka seeing that answer.
+  const backAt = Date.now();
+  const r = await startKafka(shop.kafka.settings, () => {}, { instance: shop.kafka.instance });
+  story.line(`O Kafka respondeu em ${seconds(r.ms)}; o outbox guardava ${kept} eventos.`);
+  const stable = await holdersOf(shop, (h) => settled(h), 60_000).catch(() => null);
+  if (stable) {
+    story.figure("grupoEstavelS", (stable.at - backAt) / 1000);
+    story.line(
+      `O grupo pagamentos voltou a estável ${seconds(stable.at - backAt)} depois (${describeHolders(stable.holders)}).`,
+    );
+  }
+  const deadline = backAt + 60_000;
+  while ((await shop.db.outboxPending()) > 0 && Date.now() < deadline)
+    await new Promise((res) => setTimeout(res, 250));
+  const lost = await waitDecided(shop, down.lastId, story);
+  const f = await outageFigures(shop, down, backAt, r.ms);
+  const { rows, answered500, publishedAfter, first, resumedMs } = f;
+  const answeredAt = backAt + r.ms;
+  const twice = (await shop.db.repeatedResults()) - down.repeated;
+  story.figure("outboxNaVolta", kept);
+  story.figure("pedidosDuranteQueda", rows.length);
+  story.figure("respondidos500", answered500);
+  story.figure("publicadosPeloOutboxDepois", publishedAfter);
+  story.figure("kafkaRespondeuEmS", r.ms / 1000);
+  story.figure("primeiraDecisaoS", first ? (Date.parse(first) - backAt) / 1000 : -1);
+  story.figure("relayRetomouS", resumedMs === null ? -1 : resumedMs / 1000);
+  story.figure("pedidosPerdidos", lost);
+  story.figure("decididosDuasVezes", twice);
+  story.after(
+    `Enquanto o Kafka esteve ${down.how} (${seconds(backAt - down.at)}), ${rows.length} pedidos foram feitos: ${answered500} responderam 500 (sem confirmação em ${seconds(shop.confirmMs)}), e o outbox publicou ${publishedAfter} depois da volta.`,
+  );
+  story.after(
+    first
+      ? `A primeira decisão depois da volta veio ${seconds(Date.parse(first) - backAt)} depois de pedir o Kafka de volta (ele respondeu em ${seconds(r.ms)}): o relay publica, o grupo pagamentos volta a estável${stable ? ` (${seconds(stable.at - backAt)}${stable.at - backAt > 2000 ? `: um membro que o broker ainda conhecia foi esperado até sua sessão de ${seconds(shop.sessionMs)} acabar` : ""})` : ""}, o pagamento espera ${seconds(shop.decisionMs)} e o resultado volta.`
+      : "Nenhuma decisão foi aplicada depois da volta (nenhum pedido esperava).",
+  );
+  if (resumedMs !== null && first)
+    story.after(
+      `Depois da resposta do Kafka, o relay publicou de novo em ${seconds(resumedMs)} e a primeira decisão veio em ${seconds(Date.parse(first) - answeredAt)}: ${seconds(shop.decisionMs)} disso é a espera do pagamento antes de decidir.`,
+    );
+  story.after(`Pedidos perdidos: ${lost}. Decididos duas vezes: ${twice}.`);
+  story.after(
+    `No painel, eventos no outbox: ${kept} quando o Kafka voltou → ${await shop.db.outboxPending()} agora.`,
+  );
+  for (const line of panelMoves(down.panel, await figuresOf(shop)))
+    if (!line.includes("nada mudou")) story.after(line);
+}
+
+/**
+ * The outage's orders from the outbox: made while Kafka was down, answered 500, published
+ * after; the first decision after Kafka was asked back, and when the relay resumed.
+ */
+async function outageFigures(shop: EventLogShop, down: Outage, backAt: number, answerMs: number) {
+  const backIso = new Date(backAt).toISOString();
+  const rows = await shop.db.outboxBetween(new Date(down.at).toISOString(), backIso);
+  const answered500 = rows.filter(
+    (row) =>
+      row.enviado_em === null ||
+      Date.parse(row.enviado_em) - Date.parse(row.criado_em) > shop.confirmMs,
+  ).length;
+  const publishedAfter = rows.filter(
+    (row) => row.enviado_em !== null && row.enviado_em >= backIso,
+  ).length;
+  const first = await shop.db.firstDecisionSince(backIso);
+  // The shop resumed when the relay published again: counted from Kafka's answer (0 when
+  // the relay's first send came before startKafka saw that answer).
+  const answeredAt = backAt + answerMs;
+  const firstSent = rows
+    .map((row) => row.enviado_em)
+    .filter((e): e is string => e !== null && e >= backIso)
+    .sort()[0];
+  const resumedMs = firstSent ? Math.max(0, Date.parse(firstSent) - answeredAt) : null;
+  return { rows, answered500, publishedAfter, first, resumedMs };
+}
+
+/** Registro envenenado: a record that breaks the contract, until it is a dead letter. */
+function poisonAction(shop: EventLogShop): LabAction<Record<string, never>> {
+  return {
     acao: "registro-veneno",
     rotulo: "Registro envenenado",
     resumo:
@@ -494,8 +549,11 @@ export function eventLogActions(shop: EventLogShop): AnyLabAction[] {
       await tellOutcome(shop, story, from);
     },
   };
+}
 
-  const burst: LabAction<{ quantidade: number }> = {
+/** Rajada de pedidos: N orders at once, 8 at a time, and how they were decided. */
+function burstAction(shop: EventLogShop): LabAction<{ quantidade: number }> {
+  return {
     acao: "rajada",
     rotulo: "Rajada de pedidos",
     resumo: "Faz N pedidos de uma vez (metade abaixo de 100,00, metade acima).",
@@ -544,11 +602,16 @@ export function eventLogActions(shop: EventLogShop): AnyLabAction[] {
       await tellOutcome(shop, story, from);
     },
   };
+}
 
+/** The event-log edition's actions, in the page's order. */
+export function eventLogActions(shop: EventLogShop): AnyLabAction[] {
+  const down: KafkaDown = { outage: null };
   return [
-    anyAction(startPayments),
+    anyAction(startPaymentsAction(shop)),
     anyAction(
-      leave(
+      leaveAction(
+        shop,
         "parar-pagamentos",
         "SIGTERM",
         "Parar (Ctrl-C)",
@@ -556,19 +619,20 @@ export function eventLogActions(shop: EventLogShop): AnyLabAction[] {
       ),
     ),
     anyAction(
-      leave(
+      leaveAction(
+        shop,
         "matar-pagamentos",
         "SIGKILL",
         "Matar (kill -9)",
         "A instância morre na hora (kill -9): não termina a decisão nem avisa o grupo.",
       ),
     ),
-    anyAction(pause),
-    anyAction(stopKafkaAction("parar-kafka", "SIGTERM", "Parar o Kafka")),
-    anyAction(stopKafkaAction("matar-kafka", "SIGKILL", "Matar o Kafka (kill -9)")),
-    anyAction(startKafkaAction),
-    anyAction(poison),
-    anyAction(burst),
+    anyAction(pauseAction(shop)),
+    anyAction(stopKafkaAction(shop, down, "parar-kafka", "SIGTERM", "Parar o Kafka")),
+    anyAction(stopKafkaAction(shop, down, "matar-kafka", "SIGKILL", "Matar o Kafka (kill -9)")),
+    anyAction(startKafkaAction(shop, down)),
+    anyAction(poisonAction(shop)),
+    anyAction(burstAction(shop)),
   ];
 }
 

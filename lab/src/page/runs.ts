@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { DashboardJson } from "../../../analytics/src/output.ts";
 import { ROOT } from "../../../infra/config.ts";
 import type { ShopProcesses } from "../../../infra/services.ts";
-import { type AnyLabAction, anyAction } from "./session.ts";
+import { type AnyLabAction, anyAction, type Story } from "./session.ts";
 
 /**
  * Two actions that run a program of the shop and show its output as it comes: the
@@ -51,53 +51,61 @@ export function replayAction(
     }) as unknown as z.ZodType<{ grupo: string }>,
     title: (p) => `Replay do analytics no grupo ${p.grupo}`,
     refusal: () => null,
-    async run(p, story) {
-      story.before(
-        `Um grupo que nunca leu nada (${p.grupo}) não tem offset confirmado: o analytics começa do offset 0 de pedidos-criados e pagamentos-resultados e remonta o painel do zero. O grupo analytics, e todos os outros, não se mexem: cada grupo tem seus offsets.`,
-      );
-      story.before(`Observe no painel o grupo ${p.grupo} aparecer, com seu lag caindo a zero.`);
-      const out: string[] = [];
-      const said: string[] = [];
-      const started = Date.now();
-      const run = processes.start(
-        {
-          name: p.grupo,
-          dir: "analytics",
-          args: tsxArgs("analytics/src/main.ts", "--until-caught-up", "--json", "--quiet"),
-          env: {
-            KAFKA_BROKERS: kafka.brokers,
-            KAFKA_PREFIXO: kafka.prefix,
-            GRUPO: p.grupo,
-            LOG_FORMAT: "text",
-            NO_COLOR: "1",
-          },
-        },
-        `analytics-${p.grupo}`,
-        // Its own lines (English, as the CLI's) stay in its log; the story tells in pt-BR
-        // what its JSON counted, and quotes its last lines only if it failed.
-        (line) => {
-          if (line.startsWith("{") || out.length > 0) out.push(line);
-          else said.push(line);
-        },
-      );
-      story.line(
-        `O analytics lê ${p.grupo} do offset 0 até o fim atual dos dois tópicos (o desenho mostra o lag caindo).`,
-      );
-      const code = await run.exited;
-      if (code !== 0)
-        return story.fail(`O analytics terminou com ${code}: ${said.slice(-3).join(" / ")}`);
-      const d = JSON.parse(out.join("\n")) as DashboardJson;
-      story.figure("registrosLidos", d.registrosLidos);
-      story.figure("pedidosVistos", d.pedidosVistos);
-      story.figure("pedidosPagos", d.pedidosPagos);
-      story.after(
-        `Em ${((Date.now() - started) / 1000).toFixed(1).replace(".", ",")} s o grupo ${p.grupo} leu ${d.registrosLidos} registros do offset 0 (${d.registrosInvalidos} inválidos).`,
-      );
-      story.after(
-        `Painel remontado: ${d.pedidosVistos} pedidos vistos, ${d.pedidosPagos} pagos, receita ${d.receita.toFixed(2).replace(".", ",")}, mais vendido: ${d.maisVendido ? `${d.maisVendido.item} (${d.maisVendido.quantidade} unidades)` : "nenhum"}.`,
-      );
-    },
+    run: (p, story) => replayStory(processes, kafka, p.grupo, story),
   });
+}
+
+/** The analytics CLI in a new group until caught up; what its JSON counted, told in pt-BR. */
+async function replayStory(
+  processes: ShopProcesses,
+  kafka: { brokers: string; prefix: string },
+  grupo: string,
+  story: Story,
+) {
+  story.before(
+    `Um grupo que nunca leu nada (${grupo}) não tem offset confirmado: o analytics começa do offset 0 de pedidos-criados e pagamentos-resultados e remonta o painel do zero. O grupo analytics, e todos os outros, não se mexem: cada grupo tem seus offsets.`,
+  );
+  story.before(`Observe no painel o grupo ${grupo} aparecer, com seu lag caindo a zero.`);
+  const out: string[] = [];
+  const said: string[] = [];
+  const started = Date.now();
+  const run = processes.start(
+    {
+      name: grupo,
+      dir: "analytics",
+      args: tsxArgs("analytics/src/main.ts", "--until-caught-up", "--json", "--quiet"),
+      env: {
+        KAFKA_BROKERS: kafka.brokers,
+        KAFKA_PREFIXO: kafka.prefix,
+        GRUPO: grupo,
+        LOG_FORMAT: "text",
+        NO_COLOR: "1",
+      },
+    },
+    `analytics-${grupo}`,
+    // Its own lines (English, as the CLI's) stay in its log; the story tells in pt-BR
+    // what its JSON counted, and quotes its last lines only if it failed.
+    (line) => {
+      if (line.startsWith("{") || out.length > 0) out.push(line);
+      else said.push(line);
+    },
+  );
+  story.line(
+    `O analytics lê ${grupo} do offset 0 até o fim atual dos dois tópicos (o desenho mostra o lag caindo).`,
+  );
+  const code = await run.exited;
+  if (code !== 0)
+    return story.fail(`O analytics terminou com ${code}: ${said.slice(-3).join(" / ")}`);
+  const d = JSON.parse(out.join("\n")) as DashboardJson;
+  story.figure("registrosLidos", d.registrosLidos);
+  story.figure("pedidosVistos", d.pedidosVistos);
+  story.figure("pedidosPagos", d.pedidosPagos);
+  story.after(
+    `Em ${((Date.now() - started) / 1000).toFixed(1).replace(".", ",")} s o grupo ${grupo} leu ${d.registrosLidos} registros do offset 0 (${d.registrosInvalidos} inválidos).`,
+  );
+  story.after(
+    `Painel remontado: ${d.pedidosVistos} pedidos vistos, ${d.pedidosPagos} pagos, receita ${d.receita.toFixed(2).replace(".", ",")}, mais vendido: ${d.maisVendido ? `${d.maisVendido.item} (${d.maisVendido.quantidade} unidades)` : "nenhum"}.`,
+  );
 }
 
 export function experimentAction(processes: ShopProcesses): AnyLabAction {
