@@ -75,6 +75,20 @@ export async function paymentsAssignment(
   return { state: g?.estado ?? "Empty", holders };
 }
 
+/**
+ * Until `group` is Stable with `count` members that hold the three partitions of `topic`
+ * between them (from GET /plataforma, as paymentsAssignment reads it); its last reading.
+ */
+export const groupSettled = (ordersUrl: string, group: string, topic: string, count: number) =>
+  waitFor(
+    async () => {
+      const a = await paymentsAssignment(ordersUrl, group, topic);
+      const held = [...a.holders.values()].flat().sort().join(",");
+      return a.state === "Stable" && a.holders.size === count && held === "0,1,2" && a;
+    },
+    { timeoutMs: 60_000, intervalMs: 250, what: `${group} to settle with ${count} members` },
+  );
+
 export const describeHolders = (holders: Map<string, number[]>) =>
   [...holders]
     .sort(([a], [b]) => a.localeCompare(b))

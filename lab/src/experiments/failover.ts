@@ -17,7 +17,12 @@ import {
   stopKafkaCluster,
 } from "../../../infra/kafka/kafka.ts";
 import { freePort, twoFreePorts } from "../../../infra/ports.ts";
-import { clusterAddresses, rabbitNode, startRabbitCluster } from "../../../infra/rabbitmq/node.ts";
+import {
+  clusterAddresses,
+  type RabbitNode,
+  rabbitNode,
+  startRabbitCluster,
+} from "../../../infra/rabbitmq/node.ts";
 import { longestWithoutAck } from "../timing.ts";
 import type { LabWorld } from "../world.ts";
 
@@ -50,8 +55,33 @@ export const failover = {
   },
 };
 
-/** The event-log edition on a Kafka cluster of the experiment's own: the leader killed. */
-async function eventLog(w: LabWorld) {
+/**
+ * Two clients, each doing `one` request after another 150 ms apart, until the returned
+ * function is called (it waits for the requests in flight).
+ */
+function twoClients(one: () => Promise<void>): () => Promise<void> {
+  let streaming = true;
+  const client = async () => {
+    while (streaming) {
+      await one();
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  };
+  const stream = Promise.all([client(), client()]);
+  return async () => {
+    streaming = false;
+    await stream;
+  };
+}
+
+/** Until the stream has an acknowledgement after `at`, 30 s at most. */
+const servedAfter = (seen: Seen, at: number) =>
+  waitFor(() => seen.acks.some((t) => t > at), { timeoutMs: 30_000, intervalMs: 100 }).catch(
+    () => false,
+  );
+
+/** A Kafka cluster of the experiment's own: three brokers and three controllers, on ports free now. */
+async function kafkaClusterOfItsOwn(w: LabWorld) {
   const { say } = w;
   say.doing("Iniciando um cluster Kafka de três só do experimento, em portas livres agora");
   const name = `lab-failover-${randomBytes(3).toString("hex")}`;
@@ -68,6 +98,12 @@ async function eventLog(w: LabWorld) {
   const brokers = started.brokers.join(",");
   say.saw(`Cluster Kafka de três em ${brokers} (${(started.ms / 1000).toFixed(1)} s)`);
 
+  return { name, settings, brokers, quiet };
+}
+
+/** The orders API and one quick payments instance on the cluster. */
+async function eventLogServices(w: LabWorld, brokers: string) {
+  const { say } = w;
   const ordersDb = w.dbPath("failover-pedidos");
   const api = await w.startEventLog("orders-api", "orders-api", brokers, {
     PORTA: String(w.options.port),
@@ -82,31 +118,54 @@ async function eventLog(w: LabWorld) {
   say.watch(`o painel da plataforma: ${url}/plataforma (ou a página web com VITE_API_URL=${url}`);
   say.watch("npm run dev -w web): os líderes mudando, o nó fora, partições sub-replicadas");
 
+  return { api, payments, url, ordersDb };
+}
+
+/** The event-log edition on a Kafka cluster of the experiment's own: the leader killed. */
+async function eventLog(w: LabWorld) {
+  const { say } = w;
+  const cluster = await kafkaClusterOfItsOwn(w);
+  const { api, payments, url, ordersDb } = await eventLogServices(w, cluster.brokers);
+  const seen: Seen = { acks: [], refused: 0, slowestMs: 0 };
+  const placed: number[] = [];
+  let n = 0;
+  say.doing("Fazendo pedidos, dois de cada vez, durante todo o experimento");
+  const stop = twoClients(async () => {
+    const at = Date.now();
+    const res = await placeOrder(url, n++).catch(() => null);
+    seen.slowestMs = Math.max(seen.slowestMs, Date.now() - at);
+    if (res?.status === 201) {
+      seen.acks.push(Date.now());
+      placed.push(res.body.id);
+    } else seen.refused++;
+  });
+  await waitFor(async () => placed.length >= 10, { timeoutMs: 30_000, what: "10 orders placed" });
+  // The clients stop however the kill ends: a failed step must not leave them running.
+  const { killedAt, backAt } = await killKafkaLeader(w, cluster, url, seen).finally(stop);
+  await tellKafkaHalf(w, { url, ordersDb, brokers: cluster.brokers }, placed, {
+    seen,
+    killedAt,
+    backAt,
+  });
+  // Six idle JVMs still heartbeat every 250 ms: stopped now, they take no CPU from the
+  // RabbitMQ cluster's election (a RabbitMQ half run beside them waited 5.1-6.3 s, issue 55).
+  say.doing("Parando o cluster Kafka e os seus serviços antes da metade RabbitMQ");
+  await Promise.all([api.stop(), payments.stop()]);
+  await stopKafkaCluster(cluster.quiet, { name: cluster.name });
+}
+
+/** The leader of pedidos-criados[0] killed -9; until the panel shows it moved, the stream served, the node back in sync. */
+async function killKafkaLeader(
+  w: LabWorld,
+  { name, settings, brokers, quiet }: Awaited<ReturnType<typeof kafkaClusterOfItsOwn>>,
+  url: string,
+  seen: Seen,
+) {
+  const { say } = w;
   const { topics } = w.names;
   const panel = async () => (await send<Plataforma>("GET", `${url}/plataforma`)).body;
   const partitions = async () =>
     (await panel()).topicos.find((t) => t.topic === topics.pedidosCriados)?.particoes ?? [];
-
-  // A stream of orders, two at a time, until told to stop.
-  const seen: Seen = { acks: [], refused: 0, slowestMs: 0 };
-  const placed: number[] = [];
-  let streaming = true;
-  let n = 0;
-  const client = async () => {
-    while (streaming) {
-      const at = Date.now();
-      const res = await placeOrder(url, n++).catch(() => null);
-      seen.slowestMs = Math.max(seen.slowestMs, Date.now() - at);
-      if (res?.status === 201) {
-        seen.acks.push(Date.now());
-        placed.push(res.body.id);
-      } else seen.refused++;
-      await new Promise((r) => setTimeout(r, 150));
-    }
-  };
-  say.doing("Fazendo pedidos, dois de cada vez, durante todo o experimento");
-  const stream = Promise.all([client(), client()]);
-  await waitFor(async () => placed.length >= 10, { timeoutMs: 30_000, what: "10 orders placed" });
 
   const before = await partitions();
   // The controllers are processes of their own (ids 101-103): a broker's death is one role's.
@@ -126,7 +185,8 @@ async function eventLog(w: LabWorld) {
       const p = await panel();
       const down = !p.cluster?.brokers.some((b) => b.nodeId === leader);
       const ps = p.topicos.find((t) => t.topic === topics.pedidosCriados)?.particoes ?? [];
-      return down && ps.every((x) => x.leader >= 0 && x.leader !== leader) && ps;
+      // An answer without partitions (metadata unreadable a moment after the kill) is no reading.
+      return down && ps.length > 0 && ps.every((x) => x.leader >= 0 && x.leader !== leader) && ps;
     },
     { timeoutMs: 30_000, intervalMs: 250, what: "the panel to show the leader moved" },
   );
@@ -134,7 +194,9 @@ async function eventLog(w: LabWorld) {
   say.saw(
     `${(movedMs / 1000).toFixed(1)} s depois da morte o painel mostra o nó ${leader} fora, líderes ${shown.map((p) => p.leader).join(", ")}, ${shown.filter((p) => p.isr.length < p.replicas.length).length} partições sub-replicadas`,
   );
-  await new Promise((r) => setTimeout(r, 2_000));
+  // Down until the stream was served by the survivors (an order confirmed after the move),
+  // 30 s at most: a stream that never resumed is what the longest wait then tells.
+  await servedAfter(seen, killedAt + movedMs);
   say.doing(`Iniciando o nó ${leader} de novo`);
   await startKafkaCluster(settings, quiet, { name, jvm: SHORT_LIVED_JVM });
   const backAt = Date.now();
@@ -144,9 +206,18 @@ async function eventLog(w: LabWorld) {
     what: "every partition with 3 in sync again",
   });
   say.saw(`O nó ${leader} voltou às réplicas em sincronia de toda partição`);
-  streaming = false;
-  await stream;
+  return { killedAt, backAt };
+}
 
+/** Counted from the orders database and the results topic: lost, doubled, the longest wait. */
+async function tellKafkaHalf(
+  w: LabWorld,
+  { url, ordersDb, brokers }: { url: string; ordersDb: string; brokers: string },
+  placed: number[],
+  { seen, killedAt, backAt }: { seen: Seen; killedAt: number; backAt: number },
+) {
+  const { say } = w;
+  const { topics } = w.names;
   const orders = await waitFor(
     async () => {
       const list = await listOrders(url);
@@ -182,15 +253,10 @@ async function eventLog(w: LabWorld) {
     longest < WAIT_MS && seen.refused === 0,
     `Kafka, maior espera: ${(longest / 1000).toFixed(1)} s sem um pedido confirmado a partir da morte (meta abaixo de 5 s), ${seen.refused} responderam 500`,
   );
-  // Six idle JVMs still heartbeat every 250 ms: stopped now, they take no CPU from the
-  // RabbitMQ cluster's election (a RabbitMQ half run beside them waited 5.1-6.3 s, issue 55).
-  say.doing("Parando o cluster Kafka e os seus serviços antes da metade RabbitMQ");
-  await Promise.all([api.stop(), payments.stop()]);
-  await stopKafkaCluster(quiet, { name });
 }
 
-/** The broker edition on a RabbitMQ cluster of the experiment's own: the queue's leader killed. */
-async function broker(w: LabWorld) {
+/** A RabbitMQ cluster of the experiment's own: three nodes on ports free now. */
+async function rabbitClusterOfItsOwn(w: LabWorld) {
   const { say } = w;
   say.doing("Iniciando um cluster RabbitMQ de três só do experimento, em portas livres agora");
   const tag = randomBytes(3).toString("hex");
@@ -212,6 +278,12 @@ async function broker(w: LabWorld) {
   say.saw(
     `Cluster RabbitMQ de três: ${nodes.map((n) => n.node).join(", ")} (${((Date.now() - startedAt) / 1000).toFixed(1)} s)`,
   );
+  return nodes;
+}
+
+/** Both broker services on the cluster, each with its own database. */
+async function brokerServices(w: LabWorld, nodes: RabbitNode[]) {
+  const { say } = w;
   const r = w.config.rabbit;
   const env = {
     BROKER_HOST: "127.0.0.1",
@@ -239,41 +311,67 @@ async function broker(w: LabWorld) {
       (f) => f.nome === "pagamentos.solicitacoes",
     );
 
+  return { url, ordersDb, paymentsDb, queue };
+}
+
+/** The broker edition on a RabbitMQ cluster of the experiment's own: the queue's leader killed. */
+async function broker(w: LabWorld) {
+  const { say } = w;
+  const nodes = await rabbitClusterOfItsOwn(w);
+  const services = await brokerServices(w, nodes);
+  const { url } = services;
   // Payment requests, each repeated with its key after a 503, as the spec tells a client.
   const seen: Seen = { acks: [], refused: 0, slowestMs: 0 };
   const keys: string[] = [];
-  let streaming = true;
   let n = 0;
-  const client = async () => {
-    while (streaming) {
-      const i = n++;
-      const order = await send<{ id: string }>("POST", `${url}/pedidos`, {
-        clienteId: `lab-${i}`,
-        itens: [{ sku: "caneca", quantidade: 1, precoUnitario: 10 + i }],
-      });
-      const key = randomUUID();
-      keys.push(key);
-      for (;;) {
-        const at = Date.now();
-        const res = await send("POST", `${url}/pedidos/${order.body.id}/pagamentos`, {
-          solicitacaoId: key,
-          cenario: i % 3 === 0 ? "RECUSAR" : "APROVAR",
-        }).catch(() => null);
-        seen.slowestMs = Math.max(seen.slowestMs, Date.now() - at);
-        if (res?.status === 202 || res?.status === 200) {
-          seen.acks.push(Date.now());
-          break;
-        }
-        seen.refused++;
-        await new Promise((r) => setTimeout(r, 500));
-      }
-      await new Promise((r) => setTimeout(r, 150));
-    }
-  };
   say.doing("Pedindo pagamentos, dois de cada vez, durante todo o experimento");
-  const stream = Promise.all([client(), client()]);
+  const stop = twoClients(async () => {
+    const i = n++;
+    const order = await send<{ id: string }>("POST", `${url}/pedidos`, {
+      clienteId: `lab-${i}`,
+      itens: [{ sku: "caneca", quantidade: 1, precoUnitario: 10 + i }],
+    });
+    const key = randomUUID();
+    keys.push(key);
+    await payUntilAccepted(url, order.body.id, key, i % 3 === 0 ? "RECUSAR" : "APROVAR", seen);
+  });
   await waitFor(async () => seen.acks.length >= 10, { timeoutMs: 30_000, what: "10 accepted" });
+  const { killedAt, backAt } = await killQueueLeader(w, nodes, services, seen).finally(stop);
+  await tellBrokerHalf(w, services, keys, { seen, killedAt, backAt });
+}
 
+/** One payment request, repeated with its key 500 ms after each refusal until 202 or 200. */
+async function payUntilAccepted(
+  url: string,
+  pedidoId: string,
+  key: string,
+  cenario: string,
+  seen: Seen,
+) {
+  for (;;) {
+    const at = Date.now();
+    const res = await send("POST", `${url}/pedidos/${pedidoId}/pagamentos`, {
+      solicitacaoId: key,
+      cenario,
+    }).catch(() => null);
+    seen.slowestMs = Math.max(seen.slowestMs, Date.now() - at);
+    if (res?.status === 202 || res?.status === 200) {
+      seen.acks.push(Date.now());
+      return;
+    }
+    seen.refused++;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** The leader of pagamentos.solicitacoes killed -9; until a new one is shown, the stream served, the node a member again. */
+async function killQueueLeader(
+  w: LabWorld,
+  nodes: RabbitNode[],
+  { url, queue }: Awaited<ReturnType<typeof brokerServices>>,
+  seen: Seen,
+) {
+  const { say } = w;
   const before = await queue();
   const leader = nodes.find((x) => x.node === before?.lider);
   if (!before || !leader) throw new Error("the panel shows no leader for pagamentos.solicitacoes");
@@ -292,7 +390,9 @@ async function broker(w: LabWorld) {
   say.saw(
     `${((Date.now() - killedAt) / 1000).toFixed(1)} s depois da morte o painel mostra ${moved.lider} liderando e ${leader.node} fora`,
   );
-  await new Promise((r) => setTimeout(r, 2_000));
+  // Down until the stream was served by the survivors (a request accepted after the move),
+  // 30 s at most: a stream that never resumed is what the longest wait then tells.
+  await servedAfter(seen, Date.now());
   say.doing(`Iniciando ${leader.node} de novo`);
   await leader.start();
   const backAt = Date.now();
@@ -302,9 +402,17 @@ async function broker(w: LabWorld) {
     what: "the node online again as a member",
   });
   say.saw(`${leader.node} é membro em linha de novo`);
-  streaming = false;
-  await stream;
+  return { killedAt, backAt };
+}
 
+/** Counted from both services' databases: lost, doubled, the longest wait. */
+async function tellBrokerHalf(
+  w: LabWorld,
+  { ordersDb, paymentsDb }: Awaited<ReturnType<typeof brokerServices>>,
+  keys: string[],
+  { seen, killedAt, backAt }: { seen: Seen; killedAt: number; backAt: number },
+) {
+  const { say } = w;
   const concluded = () =>
     queryRows<{ solicitacao_id: string; estado: string; resultados_aplicados: number }>(
       ordersDb,

@@ -40,6 +40,46 @@ const same = (d: Dashboard, e: ReturnType<typeof expectedFrom>) =>
   d.receitaCentavos === e.receitaCentavos &&
   JSON.stringify(d.maisVendido) === JSON.stringify(e.maisVendido);
 
+/** The shop with one payments instance reading its three partitions side by side; six orders decided. */
+async function sixOrdersDecided(w: LabWorld) {
+  const { say } = w;
+  say.doing(
+    "Iniciando o Kafka, a API de pedidos e uma instância de pagamento, e fazendo 6 pedidos",
+  );
+  const { brokers, url } = await w.eventLogShop();
+  // Its three partitions side by side, so that the six orders are decided in about 6 s.
+  await w.startEventLog("caixa-1", "payments", brokers, { PARTICOES_EM_PARALELO: "3" });
+  for (let n = 0; n < 6; n++) await placeOrder(url, n);
+  const all = await waitFor(
+    async () => {
+      const list = await listOrders(url);
+      return list.every((o) => o.status !== "AGUARDANDO_PAGAMENTO") && list;
+    },
+    { timeoutMs: 60_000, intervalMs: 250, what: "the six orders decided" },
+  );
+  const expected = expectedFrom(all);
+  say.saw(`as contagens da própria API de pedidos: ${describe(expected)}`);
+
+  return { brokers, all, expected };
+}
+
+/** The analytics CLI in `grupo` until caught up, as a person runs it; its dashboard from --json. */
+async function analyticsRun(w: LabWorld, brokers: string, grupo: string, ...flags: string[]) {
+  const { say } = w;
+  const env = { ...process.env, KAFKA_BROKERS: brokers, KAFKA_PREFIXO: w.prefix };
+
+  const shown = `GRUPO=${grupo} npm run analytics -- ${[...flags, "--until-caught-up"].join(" ")}`;
+  say.doing(`Rodando o analytics: ${shown}`);
+  const { stdout } = await run(
+    process.execPath,
+    [...programArgs("analytics"), ...flags, "--until-caught-up", "--json", "--quiet"],
+    { env: { ...env, GRUPO: grupo }, encoding: "utf8" },
+  );
+  const d = JSON.parse(stdout) as Dashboard;
+  say.saw(`leu ${d.registrosLidos} registros: ${describe(d)}`);
+  return d;
+}
+
 export const replay = {
   name: "replay",
   summary:
@@ -52,36 +92,9 @@ export const replay = {
         "(auditoria) lê tudo com offsets próprios; um leitor reiniciado segue de onde o seu grupo\n" +
         "parou; --replay leva o grupo de volta ao offset 0 e remonta.",
     );
-    say.doing(
-      "Iniciando o Kafka, a API de pedidos e uma instância de pagamento, e fazendo 6 pedidos",
-    );
-    const { brokers, url } = await w.eventLogShop();
-    // Its three partitions side by side, so that the six orders are decided in about 6 s.
-    await w.startEventLog("caixa-1", "payments", brokers, { PARTICOES_EM_PARALELO: "3" });
-    for (let n = 0; n < 6; n++) await placeOrder(url, n);
-    const all = await waitFor(
-      async () => {
-        const list = await listOrders(url);
-        return list.every((o) => o.status !== "AGUARDANDO_PAGAMENTO") && list;
-      },
-      { timeoutMs: 60_000, intervalMs: 250, what: "the six orders decided" },
-    );
-    const expected = expectedFrom(all);
-    say.saw(`as contagens da própria API de pedidos: ${describe(expected)}`);
-
-    const env = { ...process.env, KAFKA_BROKERS: brokers, KAFKA_PREFIXO: w.prefix };
-    const analytics = async (grupo: string, ...flags: string[]) => {
-      const shown = `GRUPO=${grupo} npm run analytics -- ${[...flags, "--until-caught-up"].join(" ")}`;
-      say.doing(`Rodando o analytics: ${shown}`);
-      const { stdout } = await run(
-        process.execPath,
-        [...programArgs("analytics"), ...flags, "--until-caught-up", "--json", "--quiet"],
-        { env: { ...env, GRUPO: grupo }, encoding: "utf8" },
-      );
-      const d = JSON.parse(stdout) as Dashboard;
-      say.saw(`leu ${d.registrosLidos} registros: ${describe(d)}`);
-      return d;
-    };
+    const { brokers, all, expected } = await sixOrdersDecided(w);
+    const analytics = (grupo: string, ...flags: string[]) =>
+      analyticsRun(w, brokers, grupo, ...flags);
     say.watch("os registros lidos e o painel de cada execução; os offsets dos grupos na página");
     const first = await analytics("analytics");
     const auditoria = await analytics("auditoria");
