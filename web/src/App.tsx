@@ -18,8 +18,11 @@ export const POLL_INTERVAL_MS = 2000;
 /** The page never asks a service it was not given: the RabbitMQ panel's loader without one. */
 const NO_BROKER = () => Promise.reject(new Error("nenhuma edição broker configurada"));
 
-/** The event-log edition's page: the form and the orders on the left, the platform on the right. */
-export function App({ apiUrl, brokerUrl = null }: { apiUrl: string; brokerUrl?: string | null }) {
+/**
+ * The page's polls, every POLL_INTERVAL_MS: the orders, the platform (its last Kafka
+ * reading kept while Kafka is down) with its history, and a broker edition's panel if given.
+ */
+function useEventLogPolls(apiUrl: string, brokerUrl: string | null) {
   // Every order the API lists (at most 5,000): the list shows them a page at a time.
   const loadPedidos = useCallback(
     () => fetchJson<Pedido[]>(`${apiUrl}/pedidos?limite=5000`),
@@ -36,18 +39,30 @@ export function App({ apiUrl, brokerUrl = null }: { apiUrl: string; brokerUrl?: 
     [brokerUrl],
   );
   const broker = usePolling(loadBroker, brokerUrl ? POLL_INTERVAL_MS : 3_600_000);
+  return { pedidos, plataforma, history, broker };
+}
+
+function EventLogHeader({ apiUrl }: { apiUrl: string }) {
+  return (
+    <header>
+      <h1>Loja orientada a eventos</h1>
+      <p>
+        Os pedidos são publicados no Kafka; o pagamento decide cerca de 3 s depois. A página
+        consulta a API de pedidos ({apiUrl}) a cada 2 s.
+      </p>
+    </header>
+  );
+}
+
+/** The event-log edition's page: the form and the orders on the left, the platform on the right. */
+export function App({ apiUrl, brokerUrl = null }: { apiUrl: string; brokerUrl?: string | null }) {
+  const { pedidos, plataforma, history, broker } = useEventLogPolls(apiUrl, brokerUrl);
   const [open, setOpen] = useState<number | null>(null);
   const [lettersOf, setLettersOf] = useState<string | null>(null);
   const [processes, setProcesses] = useState<LabState["processos"]>([]);
   return (
     <>
-      <header>
-        <h1>Loja orientada a eventos</h1>
-        <p>
-          Os pedidos são publicados no Kafka; o pagamento decide cerca de 3 s depois. A página
-          consulta a API de pedidos ({apiUrl}) a cada 2 s.
-        </p>
-      </header>
+      <EventLogHeader apiUrl={apiUrl} />
       <main>
         <div className="coluna">
           <PedidoForm apiUrl={apiUrl} onCreated={pedidos.refresh} />

@@ -83,7 +83,12 @@ function hopOf(p: Plataforma, all: Holders, prefix: string, topic: string, group
   };
 }
 
-function brokersOf(p: Plataforma): EventLogFlow["brokers"] {
+/**
+ * Every node that is up or holds a replica of the shop's partitions, whether it is up, and
+ * how many partitions it leads: a node not among the brokers up is down or fenced. Both
+ * come from one answer, so a node down and its partitions under-replicated show in one poll.
+ */
+export function brokersOf(p: Plataforma): EventLogFlow["brokers"] {
   const up = new Set(p.cluster?.brokers.map((b) => b.nodeId) ?? []);
   const all = p.topicos.flatMap((t) => t.particoes);
   const ids = new Set([...up, ...all.flatMap((x) => x.replicas)]);
@@ -95,6 +100,10 @@ function brokersOf(p: Plataforma): EventLogFlow["brokers"] {
       leads: all.filter((x) => x.leader === nodeId).length,
     }));
 }
+
+/** Partitions with fewer replicas in sync than they have. */
+export const underReplicatedCount = (p: Plataforma) =>
+  p.topicos.flatMap((t) => t.particoes).filter((x) => x.isr.length < x.replicas.length).length;
 
 export function eventLogFlow(p: Plataforma): EventLogFlow {
   const prefix = prefixOf(p);

@@ -2,6 +2,31 @@ import type { PlataformaBroker } from "@shop/contracts";
 import { formatTimeOfDay } from "../format.ts";
 import { ScrollArea } from "./ScrollArea.tsx";
 
+/** One queue: messages (an .erros queue with letters flagged), consumers, type, leader, members online. */
+function QueueRow({ f }: { f: PlataformaBroker["filas"][number] }) {
+  const offline = f.membros.filter((m) => !f.emLinha.includes(m));
+  const errors = f.nome.endsWith(".erros") && (f.mensagens ?? 0) > 0;
+  return (
+    <tr data-fila={f.nome}>
+      <td data-label="Fila">{f.nome}</td>
+      <td className="num" data-label="Mensagens" data-testid={`mensagens-${f.nome}`}>
+        <span className={errors ? "lag" : undefined}>{f.mensagens ?? "—"}</span>
+      </td>
+      <td className="num" data-label="Consumidores">
+        {f.consumidores ?? "—"}
+      </td>
+      <td data-label="Tipo">{f.tipo}</td>
+      <td data-label="Líder" data-testid={`lider-${f.nome}`}>
+        {f.lider ?? <span className="alerta">sem líder</span>}
+      </td>
+      <td data-label="Membros (em linha)" data-testid={`membros-${f.nome}`}>
+        {f.emLinha.length} de {f.membros.length}
+        {offline.length > 0 && <span className="lag"> fora de linha: {offline.join(", ")}</span>}
+      </td>
+    </tr>
+  );
+}
+
 /**
  * The RabbitMQ side of the platform, from the broker edition's GET /plataforma (which reads
  * the management API with its own monitoring user: the browser never sees a credential):
@@ -53,35 +78,9 @@ export function BrokerPanel({
                 </tr>
               </thead>
               <tbody>
-                {plataforma.filas.map((f) => {
-                  const offline = f.membros.filter((m) => !f.emLinha.includes(m));
-                  const errors = f.nome.endsWith(".erros") && (f.mensagens ?? 0) > 0;
-                  return (
-                    <tr key={f.nome} data-fila={f.nome}>
-                      <td data-label="Fila">{f.nome}</td>
-                      <td
-                        className="num"
-                        data-label="Mensagens"
-                        data-testid={`mensagens-${f.nome}`}
-                      >
-                        <span className={errors ? "lag" : undefined}>{f.mensagens ?? "—"}</span>
-                      </td>
-                      <td className="num" data-label="Consumidores">
-                        {f.consumidores ?? "—"}
-                      </td>
-                      <td data-label="Tipo">{f.tipo}</td>
-                      <td data-label="Líder" data-testid={`lider-${f.nome}`}>
-                        {f.lider ?? <span className="alerta">sem líder</span>}
-                      </td>
-                      <td data-label="Membros (em linha)" data-testid={`membros-${f.nome}`}>
-                        {f.emLinha.length} de {f.membros.length}
-                        {offline.length > 0 && (
-                          <span className="lag"> fora de linha: {offline.join(", ")}</span>
-                        )}
-                      </td>
-                    </tr>
-                  );
-                })}
+                {plataforma.filas.map((f) => (
+                  <QueueRow key={f.nome} f={f} />
+                ))}
               </tbody>
             </table>
           </ScrollArea>

@@ -5,6 +5,22 @@ import { formatTime } from "../format.ts";
 import { usePolling } from "../usePolling.ts";
 import { ScrollArea } from "./ScrollArea.tsx";
 
+/** One letter: where it is, where it came from, why, when, its key and the start of its body. */
+function LetterRow({ c }: { c: DeadLetter }) {
+  return (
+    <tr data-carta={c.onde}>
+      <td>{c.onde}</td>
+      <td>{c.origem}</td>
+      <td>{c.motivo}</td>
+      <td>{c.em ? <time dateTime={c.em}>{formatTime(c.em)}</time> : "—"}</td>
+      <td>{c.chave ?? "—"}</td>
+      <td>
+        <code>{c.corpo.length > 80 ? `${c.corpo.slice(0, 77)}…` : c.corpo}</code>
+      </td>
+    </tr>
+  );
+}
+
 /**
  * A dead-letter topic's letters, read-only (GET /plataforma/mortas/{topico}): where each
  * failed, why and when. Redriving is the dead-letter CLI's (npm run dlq).
@@ -54,16 +70,7 @@ export function DeadLetters({
             </thead>
             <tbody>
               {data.map((c) => (
-                <tr key={c.onde} data-carta={c.onde}>
-                  <td>{c.onde}</td>
-                  <td>{c.origem}</td>
-                  <td>{c.motivo}</td>
-                  <td>{c.em ? <time dateTime={c.em}>{formatTime(c.em)}</time> : "—"}</td>
-                  <td>{c.chave ?? "—"}</td>
-                  <td>
-                    <code>{c.corpo.length > 80 ? `${c.corpo.slice(0, 77)}…` : c.corpo}</code>
-                  </td>
-                </tr>
+                <LetterRow key={c.onde} c={c} />
               ))}
             </tbody>
           </table>

@@ -106,6 +106,50 @@ function Story({ r, open }: { r: Relato; open: boolean }) {
   );
 }
 
+/** The processes npm start owns, an action each, the story running now and the ones before. */
+function LabActions({
+  state,
+  busy,
+  onRun,
+}: {
+  state: LabState;
+  busy: boolean;
+  onRun: (acao: string, params: Record<string, unknown>) => void;
+}) {
+  return (
+    <>
+      <p className="discreto">
+        Processos deste npm start:{" "}
+        {state.processos.map((p) => `${p.nome} (${p.estado})`).join(", ")}
+      </p>
+      <ul className="acoes">
+        {state.acoes.map((a) => (
+          <Action key={a.acao} a={a} busy={busy} onRun={onRun} />
+        ))}
+      </ul>
+      {state.emAndamento && <Story r={state.emAndamento} open />}
+      {state.historico.length > 0 && (
+        <>
+          <h3>O que você fez</h3>
+          {state.historico.map((r, i) => (
+            <Story key={r.id} r={r} open={i === 0} />
+          ))}
+        </>
+      )}
+    </>
+  );
+}
+
+/** Without the address npm start printed, the page only says how to get it. */
+function NoToken() {
+  return (
+    <p className="alerta" role="status">
+      Para agir na loja, abra a página pelo endereço que o npm start imprimiu (termina em #lab=…):
+      só quem tem esse endereço pode parar ou matar processos.
+    </p>
+  );
+}
+
 /**
  * The lab on the page: the actions on the running shop (start, stop, kill or pause a
  * process, stop the broker, a poison message, a burst, a replay, an experiment), the one
@@ -150,10 +194,7 @@ export function Laboratorio({
     <section className="card laboratorio" aria-labelledby="laboratorio-titulo">
       <h2 id="laboratorio-titulo">Laboratório</h2>
       {!token ? (
-        <p className="alerta" role="status">
-          Para agir na loja, abra a página pelo endereço que o npm start imprimiu (termina em
-          #lab=…): só quem tem esse endereço pode parar ou matar processos.
-        </p>
+        <NoToken />
       ) : (
         <>
           {lab.error && !state && (
@@ -166,28 +207,7 @@ export function Laboratorio({
               {refusal}
             </p>
           )}
-          {state && (
-            <>
-              <p className="discreto">
-                Processos deste npm start:{" "}
-                {state.processos.map((p) => `${p.nome} (${p.estado})`).join(", ")}
-              </p>
-              <ul className="acoes">
-                {state.acoes.map((a) => (
-                  <Action key={a.acao} a={a} busy={busy} onRun={run} />
-                ))}
-              </ul>
-              {state.emAndamento && <Story r={state.emAndamento} open />}
-              {state.historico.length > 0 && (
-                <>
-                  <h3>O que você fez</h3>
-                  {state.historico.map((r, i) => (
-                    <Story key={r.id} r={r} open={i === 0} />
-                  ))}
-                </>
-              )}
-            </>
-          )}
+          {state && <LabActions state={state} busy={busy} onRun={run} />}
         </>
       )}
     </section>

@@ -40,8 +40,74 @@ export function totalInCents(v: FormValues): number | null {
   }
 }
 
-export function PedidoForm({ apiUrl, onCreated }: { apiUrl: string; onCreated?: () => void }) {
-  const id = useId();
+/** One field, its label, and the rule it breaks once touched (or as the server said). */
+function FieldInput(props: {
+  inputId: string;
+  field: Field;
+  label: string;
+  inputMode: "text" | "numeric" | "decimal";
+  value: string;
+  error: string | undefined;
+  onChange: (value: string) => void;
+  onBlur: () => void;
+}) {
+  const { inputId, field, error } = props;
+  return (
+    <div className="campo">
+      <label htmlFor={inputId}>{props.label}</label>
+      <input
+        id={inputId}
+        name={field}
+        inputMode={props.inputMode}
+        value={props.value}
+        onChange={(e) => props.onChange(e.target.value)}
+        onBlur={props.onBlur}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={error ? `${inputId}-erro` : undefined}
+      />
+      {error && (
+        <p className="erro-campo" id={`${inputId}-erro`}>
+          {error}
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** What became of the last attempt: created, saved but not confirmed by Kafka, refused, failed. */
+function CreateMessages({ createResult }: { createResult: CreateResult | null }) {
+  return (
+    <div aria-live="assertive" className="mensagens">
+      {createResult?.kind === "created" && (
+        <p className="ok" role="status">
+          Pedido #{createResult.pedido.id} criado: aguardando pagamento.
+        </p>
+      )}
+      {createResult?.kind === "not-confirmed" && (
+        <p className="alerta" role="alert">
+          O pedido foi salvo, mas o Kafka não confirmou o seu evento: ele só será cobrado quando o
+          broker voltar e o evento for publicado. ({createResult.error.mensagem})
+        </p>
+      )}
+      {createResult?.kind === "invalid" && (
+        <p className="alerta" role="alert">
+          A API recusou o pedido: {createResult.error.mensagem}
+        </p>
+      )}
+      {createResult?.kind === "failed" && (
+        <p className="alerta" role="alert">
+          {createResult.message}
+        </p>
+      )}
+    </div>
+  );
+}
+
+/**
+ * The form's state and its submit: local validation first, then POST /pedidos with an
+ * Idempotency-Key that a retry of the same fields reuses.
+ */
+function useOrderForm(apiUrl: string, onCreated?: () => void) {
   const [values, setValues] = useState<FormValues>(EMPTY);
   const [touched, setTouched] = useState<Partial<Record<Field, boolean>>>({});
   const [serverErrors, setServerErrors] = useState<Record<string, string>>({});
@@ -87,34 +153,30 @@ export function PedidoForm({ apiUrl, onCreated }: { apiUrl: string; onCreated?: 
     }
   }
 
+  return { values, setTouched, errorOf, change, submit, total, sending, createResult };
+}
+
+export function PedidoForm({ apiUrl, onCreated }: { apiUrl: string; onCreated?: () => void }) {
+  const id = useId();
+  const { values, setTouched, errorOf, change, submit, total, sending, createResult } =
+    useOrderForm(apiUrl, onCreated);
   return (
     <form className="card" onSubmit={submit} noValidate aria-labelledby={`${id}-titulo`}>
       <h2 id={`${id}-titulo`}>Novo pedido</h2>
       <div className="campos">
-        {FIELDS.map(([field, d]) => {
-          const error = errorOf(field);
-          const inputId = `${id}-${field}`;
-          return (
-            <div className="campo" key={field}>
-              <label htmlFor={inputId}>{d.label}</label>
-              <input
-                id={inputId}
-                name={field}
-                inputMode={d.inputMode ?? "text"}
-                value={values[field]}
-                onChange={(e) => change(field, e.target.value)}
-                onBlur={() => setTouched((t) => ({ ...t, [field]: true }))}
-                aria-invalid={error ? true : undefined}
-                aria-describedby={error ? `${inputId}-erro` : undefined}
-              />
-              {error && (
-                <p className="erro-campo" id={`${inputId}-erro`}>
-                  {error}
-                </p>
-              )}
-            </div>
-          );
-        })}
+        {FIELDS.map(([field, d]) => (
+          <FieldInput
+            key={field}
+            inputId={`${id}-${field}`}
+            field={field}
+            label={d.label}
+            inputMode={d.inputMode ?? "text"}
+            value={values[field]}
+            error={errorOf(field)}
+            onChange={(v) => change(field, v)}
+            onBlur={() => setTouched((t) => ({ ...t, [field]: true }))}
+          />
+        ))}
       </div>
       <p className="total" aria-live="polite">
         Total: <strong data-testid="total">{total === null ? "—" : formatMoney(total)}</strong>
@@ -123,29 +185,7 @@ export function PedidoForm({ apiUrl, onCreated }: { apiUrl: string; onCreated?: 
       <button type="submit" disabled={sending}>
         {sending ? "Enviando…" : "Fazer pedido"}
       </button>
-      <div aria-live="assertive" className="mensagens">
-        {createResult?.kind === "created" && (
-          <p className="ok" role="status">
-            Pedido #{createResult.pedido.id} criado: aguardando pagamento.
-          </p>
-        )}
-        {createResult?.kind === "not-confirmed" && (
-          <p className="alerta" role="alert">
-            O pedido foi salvo, mas o Kafka não confirmou o seu evento: ele só será cobrado quando o
-            broker voltar e o evento for publicado. ({createResult.error.mensagem})
-          </p>
-        )}
-        {createResult?.kind === "invalid" && (
-          <p className="alerta" role="alert">
-            A API recusou o pedido: {createResult.error.mensagem}
-          </p>
-        )}
-        {createResult?.kind === "failed" && (
-          <p className="alerta" role="alert">
-            {createResult.message}
-          </p>
-        )}
-      </div>
+      <CreateMessages createResult={createResult} />
     </form>
   );
 }

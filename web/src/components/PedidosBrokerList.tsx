@@ -20,6 +20,40 @@ const STATUS_LABEL: Record<PedidoBrokerSummary["status"], string> = {
 /** Rows on one page of the list. */
 export const BROKER_PAGE_SIZE = 10;
 
+/** One order: a button that opens it, its status badge, total, item count and client. */
+function BrokerOrderRow({
+  p,
+  open,
+  onOpen,
+}: {
+  p: PedidoBrokerSummary;
+  open: boolean;
+  onOpen: (id: string) => void;
+}) {
+  return (
+    <tr data-pedido-broker={p.id} aria-current={open ? "true" : undefined}>
+      <td>
+        <button
+          type="button"
+          className="link"
+          onClick={() => onOpen(p.id)}
+          aria-label={`Abrir o pedido ${p.id}`}
+        >
+          <code>{p.id.slice(0, 8)}</code>
+        </button>
+      </td>
+      <td>
+        <span className={`badge badge-${p.status.toLowerCase()}`} data-status={p.status}>
+          {STATUS_LABEL[p.status]}
+        </span>
+      </td>
+      <td className="num">{formatMoney(Math.round(p.total * 100))}</td>
+      <td className="num">{p.itens.length}</td>
+      <td>{p.clienteId}</td>
+    </tr>
+  );
+}
+
 /**
  * The broker edition's orders, newest first (GET /pedidos), however they were made (this
  * page, curl, the course's client): status and total first, so that a phone shows them
@@ -65,33 +99,7 @@ export function PedidosBrokerList({
               </thead>
               <tbody>
                 {visible.map((p) => (
-                  <tr
-                    key={p.id}
-                    data-pedido-broker={p.id}
-                    aria-current={p.id === open ? "true" : undefined}
-                  >
-                    <td>
-                      <button
-                        type="button"
-                        className="link"
-                        onClick={() => onOpen(p.id)}
-                        aria-label={`Abrir o pedido ${p.id}`}
-                      >
-                        <code>{p.id.slice(0, 8)}</code>
-                      </button>
-                    </td>
-                    <td>
-                      <span
-                        className={`badge badge-${p.status.toLowerCase()}`}
-                        data-status={p.status}
-                      >
-                        {STATUS_LABEL[p.status]}
-                      </span>
-                    </td>
-                    <td className="num">{formatMoney(Math.round(p.total * 100))}</td>
-                    <td className="num">{p.itens.length}</td>
-                    <td>{p.clienteId}</td>
-                  </tr>
+                  <BrokerOrderRow key={p.id} p={p} open={p.id === open} onOpen={onOpen} />
                 ))}
               </tbody>
             </table>

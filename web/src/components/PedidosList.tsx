@@ -28,6 +28,74 @@ function useChanges(pedidos: Pedido[] | null): Set<number> {
   return changed;
 }
 
+/** One order: its number (a button to its timeline) and every column of COLUMNS. */
+function OrderRow({
+  p,
+  changed,
+  onOpenPedido,
+}: {
+  p: Pedido;
+  changed: boolean;
+  onOpenPedido?: (id: number) => void;
+}) {
+  return (
+    <tr data-pedido={p.id} className={changed ? "mudou" : undefined}>
+      <td data-label="#">
+        {onOpenPedido ? (
+          <button
+            type="button"
+            className="link"
+            onClick={() => onOpenPedido(p.id)}
+            aria-label={`Abrir o histórico do pedido ${p.id}`}
+          >
+            {p.id}
+          </button>
+        ) : (
+          p.id
+        )}
+      </td>
+      {Object.entries(COLUMNS).map(([field, c]) => (
+        <td key={field} className={c.num ? "num" : undefined} data-label={c.label}>
+          {c.cell(p)}
+        </td>
+      ))}
+    </tr>
+  );
+}
+
+/** One page of orders: a header of COLUMNS, a row each. */
+function OrdersTable({
+  visible,
+  changed,
+  onOpenPedido,
+}: {
+  visible: Pedido[];
+  changed: Set<number>;
+  onOpenPedido?: (id: number) => void;
+}) {
+  return (
+    <ScrollArea label="Lista de pedidos">
+      <table className="empilha pedidos">
+        <thead>
+          <tr>
+            <th scope="col">#</th>
+            {Object.entries(COLUMNS).map(([field, c]) => (
+              <th scope="col" key={field}>
+                {c.label}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {visible.map((p) => (
+            <OrderRow key={p.id} p={p} changed={changed.has(p.id)} onOpenPedido={onOpenPedido} />
+          ))}
+        </tbody>
+      </table>
+    </ScrollArea>
+  );
+}
+
 export function PedidosList({
   pedidos,
   error,
@@ -64,49 +132,7 @@ export function PedidosList({
       {pedidos && total === 0 && <p>Nenhum pedido ainda.</p>}
       {total > 0 && (
         <>
-          <ScrollArea label="Lista de pedidos">
-            <table className="empilha pedidos">
-              <thead>
-                <tr>
-                  <th scope="col">#</th>
-                  {Object.entries(COLUMNS).map(([field, c]) => (
-                    <th scope="col" key={field}>
-                      {c.label}
-                    </th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody>
-                {visible.map((p) => (
-                  <tr
-                    key={p.id}
-                    data-pedido={p.id}
-                    className={changed.has(p.id) ? "mudou" : undefined}
-                  >
-                    <td data-label="#">
-                      {onOpenPedido ? (
-                        <button
-                          type="button"
-                          className="link"
-                          onClick={() => onOpenPedido(p.id)}
-                          aria-label={`Abrir o histórico do pedido ${p.id}`}
-                        >
-                          {p.id}
-                        </button>
-                      ) : (
-                        p.id
-                      )}
-                    </td>
-                    {Object.entries(COLUMNS).map(([field, c]) => (
-                      <td key={field} className={c.num ? "num" : undefined} data-label={c.label}>
-                        {c.cell(p)}
-                      </td>
-                    ))}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </ScrollArea>
+          <OrdersTable visible={visible} changed={changed} onOpenPedido={onOpenPedido} />
           {pager}
         </>
       )}
