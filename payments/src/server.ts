@@ -4,7 +4,7 @@ import { createLogger, type Logger, listen } from "@shop/service";
 import type { Config } from "./config.ts";
 import { createApp } from "./http/app.ts";
 import { startPedidosCriadosConsumer } from "./messaging/pedidos-criados-consumer.ts";
-import { pagamentoUseCases } from "./pagamentos.ts";
+import { pagamentoPorts } from "./pagamentos.ts";
 
 export interface PaymentsInstance {
   port: number;
@@ -30,7 +30,7 @@ export async function startPayments(
   const publisher: Publisher | null = kafka
     ? createPublisher(kafka, 5000, log, { tryUntilLimit: true })
     : null;
-  const pagamentos = pagamentoUseCases({
+  const pagamentos = pagamentoPorts({
     instancia: config.instancia,
     decisionWaitMs: config.decisionWaitMs,
     ...(print ? { print } : {}),

@@ -3,7 +3,7 @@ import { createLogger, type Logger } from "@shop/service";
 import type { Config } from "./config.ts";
 import { createApp } from "./http/app.ts";
 import { startSolicitacoesConsumer } from "./messaging/solicitacoes-consumer.ts";
-import { pagamentoUseCases } from "./pagamentos.ts";
+import type { PagamentoPorts } from "./pagamentos.ts";
 import { openStore } from "./store.ts";
 
 export type PaymentsService = AmqpService;
@@ -19,7 +19,7 @@ export function startPayments(
     log,
     openStore,
     async wire({ store, amqp, inTransaction }) {
-      const pagamentos = pagamentoUseCases({ store, inTransaction });
+      const pagamentos: PagamentoPorts = { store, inTransaction };
       const consumer = await startSolicitacoesConsumer({
         amqp,
         pagamentos,

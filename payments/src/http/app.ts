@@ -2,12 +2,17 @@ import { API_PAGAMENTOS, type Modo, PagamentoSincronoSchema } from "@shop/contra
 import type { ConsumerStatus } from "@shop/kafka";
 import { AppError, createHttpApp, finishApp, type Logger, validate } from "@shop/service";
 import type { Express } from "express";
-import type { PagamentoUseCases } from "../pagamentos.ts";
+import {
+  decidePagamento,
+  type PagamentoPorts,
+  recentDecisions,
+  recordDecision,
+} from "../pagamentos.ts";
 
 export interface AppDeps {
   instancia: string;
   modo: Modo;
-  pagamentos: PagamentoUseCases;
+  pagamentos: PagamentoPorts;
   consumerStatus: () => ConsumerStatus | null;
   log: Logger;
 }
@@ -31,7 +36,7 @@ export function createApp({ instancia, modo, pagamentos, consumerStatus, log }: 
   });
 
   app.get("/pagamentos", (_req, res) => {
-    res.json(pagamentos.recentDecisions());
+    res.json(recentDecisions(pagamentos));
   });
 
   app.post("/pagamentos", async (req, res) => {
@@ -43,9 +48,9 @@ export function createApp({ instancia, modo, pagamentos, consumerStatus, log }: 
       );
     }
     const { pedidoId, valor } = validate(PagamentoSincronoSchema, req.body);
-    const decisao = await pagamentos.decidePagamento(valor);
+    const decisao = await decidePagamento(pagamentos, valor);
     const processadoEm = new Date().toISOString();
-    pagamentos.recordDecision({ pedidoId, valor, ...decisao, processadoEm, origem: "http" }, null);
+    recordDecision(pagamentos, { pedidoId, valor, ...decisao, processadoEm, origem: "http" }, null);
     res.json(decisao);
   });
 

@@ -2,7 +2,7 @@ import { type KafkaNames, PedidoCriado, pedidoKey, ResultadoPagamento } from "@s
 import { type Publisher, type RecordMeta, type RunningConsumer, startConsumer } from "@shop/kafka";
 import { currentContext, type Logger } from "@shop/service";
 import type { Kafka } from "kafkajs";
-import type { PagamentoUseCases } from "../pagamentos.ts";
+import { decidePagamento, type PagamentoPorts, recordDecision } from "../pagamentos.ts";
 
 /**
  * The PedidoCriado consumer (group pagamentos): decide, then publish the result with the
@@ -35,7 +35,7 @@ interface ConsumerDeps {
   kafka: Kafka;
   names: KafkaNames;
   publisher: Publisher;
-  pagamentos: PagamentoUseCases;
+  pagamentos: PagamentoPorts;
   log: Logger;
   /** COMMIT_INTERVAL_MS: offsets are committed at this interval. */
   autoCommitInterval: number;
@@ -56,7 +56,7 @@ async function handlePedidoCriado(
   meta: RecordMeta,
 ) {
   // Let go if the group rebalances during the wait (RecordMeta.signal): nothing decided yet.
-  const decisao = await pagamentos.decidePagamento(evento.valor, meta.signal);
+  const decisao = await decidePagamento(pagamentos, evento.valor, meta.signal);
   const processadoEm = new Date().toISOString();
   const topic = names.topics.pagamentosResultados;
   const key = pedidoKey(evento.pedidoId);
@@ -80,5 +80,5 @@ async function handlePedidoCriado(
     offset: meta.offset,
   };
   const traceId = currentContext()?.traceId ?? null;
-  return { pending: published.then(() => pagamentos.recordDecision(decided, traceId)) };
+  return { pending: published.then(() => recordDecision(pagamentos, decided, traceId)) };
 }

@@ -1,7 +1,7 @@
 import { API_PAGAMENTOS_BROKER, fromCents } from "@shop/contracts";
 import { createHttpApp, finishApp, type Logger } from "@shop/service";
 import type { Express } from "express";
-import type { PagamentoUseCases } from "../pagamentos.ts";
+import { listDecisoes, type PagamentoPorts } from "../pagamentos.ts";
 
 /** Its work arrives as messages; HTTP only lets a person look. */
 export function createApp({
@@ -9,7 +9,7 @@ export function createApp({
   connected,
   log,
 }: {
-  pagamentos: PagamentoUseCases;
+  pagamentos: PagamentoPorts;
   connected: () => boolean;
   log: Logger;
 }): Express {
@@ -19,9 +19,10 @@ export function createApp({
   });
   app.get("/decisoes", (_req, res) => {
     res.json(
-      pagamentos
-        .listDecisoes()
-        .map(({ valorCentavos, ...d }) => ({ ...d, valor: fromCents(valorCentavos) })),
+      listDecisoes(pagamentos).map(({ valorCentavos, ...d }) => ({
+        ...d,
+        valor: fromCents(valorCentavos),
+      })),
     );
   });
   finishApp(app, API_PAGAMENTOS_BROKER, log);

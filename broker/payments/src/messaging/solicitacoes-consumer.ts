@@ -8,7 +8,7 @@ import {
   SolicitacaoPagamento,
 } from "@shop/contracts";
 import type { Logger } from "@shop/service";
-import type { PagamentoUseCases } from "../pagamentos.ts";
+import { decidePagamento, type PagamentoPorts } from "../pagamentos.ts";
 
 /**
  * The payment requests queue's consumer: decide (stored before anything is published),
@@ -16,7 +16,7 @@ import type { PagamentoUseCases } from "../pagamentos.ts";
  */
 export function startSolicitacoesConsumer(deps: {
   amqp: AmqpClient;
-  pagamentos: PagamentoUseCases;
+  pagamentos: PagamentoPorts;
   confirmMs: number;
   log: Logger;
   consumers: number;
@@ -31,7 +31,7 @@ export function startSolicitacoesConsumer(deps: {
     consumers: deps.consumers,
     pauseBeforeAckMs: deps.pauseBeforeAckMs,
     async handle(solicitacao) {
-      const { decisao, repeated } = await pagamentos.decidePagamento(solicitacao);
+      const { decisao, repeated } = await decidePagamento(pagamentos, solicitacao);
       log.info(
         repeated ? "repeated request: republishing the stored decision" : "decision stored",
         {
