@@ -155,6 +155,9 @@ export interface OwnedProcess {
  * The processes one `npm start` owns: the only ones the page's lab may signal (by name,
  * never by pid), and all of them stopped when npm start stops, so none outlives the shop.
  */
+/** How long npm start's Ctrl-C waits for a process to end on SIGTERM before SIGKILL. */
+export const STOP_GRACE_MS = 20_000;
+
 export class ShopProcesses {
   private readonly owned = new Map<string, OwnedProcess>();
   private index = 0;
@@ -229,7 +232,16 @@ export class ShopProcesses {
    */
   async stopAll(): Promise<void> {
     for (const p of this.owned.values()) if (this.running(p.name)) this.signal(p.name, "SIGTERM");
-    await Promise.all([...this.owned.values()].map((p) => p.exited));
+    const exited = Promise.all([...this.owned.values()].map((p) => p.exited));
+    // A process still cleaning up after STOP_GRACE_MS (an experiment undoing what it started
+    // on a loaded machine) is killed with its group: Ctrl-C of npm start always ends.
+    const inTime = await Promise.race([
+      exited.then(() => true),
+      new Promise<false>((r) => setTimeout(() => r(false), STOP_GRACE_MS).unref()),
+    ]);
+    if (!inTime)
+      for (const p of this.owned.values()) if (this.running(p.name)) groupKill(p.child, "SIGKILL");
+    await exited;
     const deadline = Date.now() + 5000;
     let left = [...this.owned.values()].filter((p) => groupAlive(p.child));
     while (left.length > 0 && Date.now() < deadline) {

@@ -60,16 +60,24 @@ export class LabWorld {
     this.cleanups.push(undo);
   }
 
-  async cleanUp(): Promise<void> {
-    for (const undo of this.cleanups.reverse()) {
-      try {
-        await undo();
-      } catch (error) {
-        this.say.saw(`(ao limpar: ${(error as Error).message})`);
+  /**
+   * Runs every undo once, last in first out. Called twice at once (a Ctrl-C while the
+   * experiment's own end is cleaning up), both wait for the one clean-up: before, the second
+   * reversed the list under the first, and undos ran twice or not at all.
+   */
+  cleanUp(): Promise<void> {
+    this.cleaning ??= (async () => {
+      for (const undo of this.cleanups.splice(0).reverse()) {
+        try {
+          await undo();
+        } catch (error) {
+          this.say.saw(`(ao limpar: ${(error as Error).message})`);
+        }
       }
-    }
-    this.cleanups.length = 0;
+    })();
+    return this.cleaning;
   }
+  private cleaning: Promise<void> | undefined;
 
   /** The shop's Kafka: the one that answers, or one started now and stopped at the end. */
   async kafka(): Promise<string> {

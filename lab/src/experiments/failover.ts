@@ -154,6 +154,21 @@ async function eventLog(w: LabWorld) {
   await stopKafkaCluster(cluster.quiet, { name: cluster.name });
 }
 
+const panelOf = async (url: string) => (await send<Plataforma>("GET", `${url}/plataforma`)).body;
+
+/**
+ * A topic's partitions as the panel shows them. The panel answers within 2 s even when it
+ * could not read Kafka (no partitions then): a reading counts once it has them.
+ */
+const partitionsOf = (url: string, topic: string) =>
+  waitFor(
+    async () => {
+      const ps = (await panelOf(url)).topicos.find((t) => t.topic === topic)?.particoes ?? [];
+      return ps.length > 0 && ps;
+    },
+    { timeoutMs: 30_000, intervalMs: 250, what: "the panel to read the partitions" },
+  );
+
 /** The leader of pedidos-criados[0] killed -9; until the panel shows it moved, the stream served, the node back in sync. */
 async function killKafkaLeader(
   w: LabWorld,
@@ -163,10 +178,8 @@ async function killKafkaLeader(
 ) {
   const { say } = w;
   const { topics } = w.names;
-  const panel = async () => (await send<Plataforma>("GET", `${url}/plataforma`)).body;
-  const partitions = async () =>
-    (await panel()).topicos.find((t) => t.topic === topics.pedidosCriados)?.particoes ?? [];
-
+  const panel = () => panelOf(url);
+  const partitions = () => partitionsOf(url, topics.pedidosCriados);
   const before = await partitions();
   // The controllers are processes of their own (ids 101-103): a broker's death is one role's.
   const controller = await activeController(brokers);
