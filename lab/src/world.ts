@@ -92,7 +92,17 @@ export class LabWorld {
       this.say.saw(
         `Kafka iniciado em ${brokers} (${(r.ms / 1000).toFixed(1)} s); parado no fim, a não ser que outra execução o use.`,
       );
-      this.atEnd(() => stopKafkaUnlessUsed(k, (line) => this.say.saw(line)));
+      // Told in pt-BR from what it did (infra's own lines are English, as its logs are).
+      this.atEnd(async () => {
+        const r = await stopKafkaUnlessUsed(k, () => {});
+        this.say.saw(
+          r.stopped
+            ? "O Kafka que o laboratório iniciou foi parado."
+            : r.inUse
+              ? "O Kafka segue rodando: outra execução o usa."
+              : "O Kafka segue rodando: a infra deste checkout o roda em outra porta.",
+        );
+      });
     }
     // Its topics go with it (before a Kafka it started stops, after its services do).
     this.atEnd(() => deleteTopicsWhere(brokers, (t) => t.startsWith(this.prefix)));

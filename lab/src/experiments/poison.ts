@@ -140,20 +140,20 @@ async function readAndRedrive(
   say.doing(
     `Listando as cartas mortas como uma pessoa faria: KAFKA_PREFIXO=${w.prefix} npm run dlq -- list --edition kafka`,
   );
-  for (const line of (await dlqCli("list", "--edition", "kafka")).trim().split("\n")) say.saw(line);
+  // Its --json, told in pt-BR: the CLI's own table is English, as its logs are.
   const letters = JSON.parse(await dlqCli("list", "--edition", "kafka", "--json")) as Letter[];
+  for (const l of letters)
+    say.saw(
+      `carta ${l.id}: de ${l.origem}, chave ${l.chave ?? "nenhuma"}, ${l.estado}; motivo: ${l.motivo}`,
+    );
   const letter = letters.find((l) => l.chave === pedidoKey(a));
 
   const fixed = JSON.stringify({ ...poison, status: "APROVADO" });
   say.doing(
     `Reenviando uma cópia corrigida: npm run dlq -- redrive ${letter?.id} --corpo '${fixed}'`,
   );
-  for (const line of (
-    await dlqCli("redrive", letter?.id ?? "?", "--corpo", fixed, "--edition", "kafka")
-  )
-    .trim()
-    .split("\n"))
-    say.saw(line);
+  await dlqCli("redrive", letter?.id ?? "?", "--corpo", fixed, "--edition", "kafka");
+  say.saw(`a carta ${letter?.id} foi reenviada corrigida para a partição de onde veio`);
   await waitFor(async () => (await statusOf(url, a)) === "PAGO", {
     timeoutMs: 30_000,
     what: `order ${a} PAGO after the fixed copy`,

@@ -352,8 +352,15 @@ describe("Issue 47: the lab on the page (event-log edition), in a real browser",
     expect(resumed).toBeLessThanOrEqual(3);
     expect(
       (story.numeros.primeiraDecisaoS as number) - (story.numeros.kafkaRespondeuEmS as number),
+      // The story's figures where it is slow: Kafka's answer, the group stable, the relay back.
+      JSON.stringify(story.numeros),
     ).toBeLessThanOrEqual(3);
     expect(story.depois.join(" ")).toMatch(/o relay publicou de novo em \d+,\d s/);
+    // For the run's record: where the seconds after Kafka's answer went.
+    const { kafkaRespondeuEmS, grupoEstavelS, relayRetomouS, primeiraDecisaoS } = story.numeros;
+    console.log(
+      `iniciar-kafka: ${JSON.stringify({ kafkaRespondeuEmS, grupoEstavelS, relayRetomouS, primeiraDecisaoS })}`,
+    );
   }, 240_000);
 
   it("When the learner opens an order's timeline, then each step names the code that did it (file and function)", async () => {
