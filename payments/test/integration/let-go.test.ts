@@ -9,7 +9,7 @@ import { waitFor } from "../../../test/helpers/wait.ts";
 
 /**
  * A member busy with a decision when its group rebalances lets the record go as soon as it
- * hears of the rebalance (a heartbeat every second beside the record:
+ * hears of the rebalance (a heartbeat every half second beside the record:
  * libs/kafka/src/consumer/batch.ts, beatingWhile; payments' decidePagamento), instead of
  * finishing the decision while the whole group waits for it to rejoin. Nothing was decided,
  * so nothing is decided twice: the record is its partition's next owner's.
