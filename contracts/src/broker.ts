@@ -136,7 +136,8 @@ export const PagamentoProcessado = defineMessage("PagamentoProcessado", {
 /**
  * The RabbitMQ side of the platform panel (GET /plataforma of the broker edition's orders
  * service), read from the management API: the cluster's nodes and whether each runs, and
- * per queue of the shop its type, leader, members and the members online.
+ * per queue of the shop its type, leader, members and the members online, what waits in
+ * it, the exchanges bound to it and where it dead-letters.
  */
 export const PlataformaBrokerSchema = z.object({
   nos: z.array(z.object({ nome: z.string(), ativo: z.boolean() })),
@@ -154,6 +155,17 @@ export const PlataformaBrokerSchema = z.object({
       semAck: z.number().int().nullable().optional(),
       /** Consumers attached now (the services' own). */
       consumidores: z.number().int().nullable().optional(),
+      /**
+       * The exchanges that route to this queue, each with its type and binding key (the
+       * default exchange, which reaches every queue by its name, left out).
+       */
+      de: z
+        .array(z.object({ exchange: z.string(), tipo: z.string(), chave: z.string() }))
+        .optional(),
+      /** Where RabbitMQ dead-letters its messages: x-dead-letter-routing-key, if any. */
+      cartasMortasPara: z.string().nullable().optional(),
+      /** x-delivery-limit: deliveries a message may fail before it is dead-lettered. */
+      limiteDeEntregas: z.number().int().nullable().optional(),
     }),
   ),
   /** The management API that answered (the first of BROKER_PANEL_URL that did). */

@@ -266,6 +266,12 @@ export interface BrokerQueue {
   consumers: number | null;
   /** A dead-letter queue (`.erros`). */
   errors: boolean;
+  /** The exchanges bound to it, as `exchange (type) ─key→`, read from RabbitMQ. */
+  routedFrom: { exchange: string; type: string; key: string }[];
+  /** Where RabbitMQ dead-letters its messages (its .erros queue), or null. */
+  deadLettersTo: string | null;
+  /** How many failed deliveries send a message there (x-delivery-limit), or null. */
+  deliveryLimit: number | null;
 }
 
 export interface BrokerFlow {
@@ -285,6 +291,9 @@ export function brokerFlow(p: PlataformaBroker): BrokerFlow {
     unacked: f.semAck ?? null,
     consumers: f.consumidores ?? null,
     errors: f.nome.endsWith(".erros"),
+    routedFrom: (f.de ?? []).map((d) => ({ exchange: d.exchange, type: d.tipo, key: d.chave })),
+    deadLettersTo: f.cartasMortasPara ?? null,
+    deliveryLimit: f.limiteDeEntregas ?? null,
   }));
   return {
     nodes: p.nos.map((n) => ({

@@ -15,6 +15,11 @@ function QueueBox({ q }: { q: BrokerQueue }) {
       data-sem-ack={q.unacked ?? ""}
       data-lider={q.leader ?? ""}
     >
+      {q.routedFrom.map((r) => (
+        <span key={r.exchange} className="rota" data-exchange={r.exchange} data-chave={r.key}>
+          exchange <b>{r.exchange}</b> <small>({r.type})</small> ─{r.key}→{" "}
+        </span>
+      ))}
       <b>{q.name}</b> <small>({q.type})</small>
       <br />
       prontas <b className={(q.ready ?? 0) > 0 ? "lag" : undefined}>{q.ready ?? "—"}</b> · sem ack{" "}
@@ -23,6 +28,13 @@ function QueueBox({ q }: { q: BrokerQueue }) {
       <small>
         líder {q.leader ?? "nenhum: fila parada"}
         {offline.length > 0 && ` · fora: ${offline.join(", ")}`}
+        {q.deadLettersTo && (
+          <span data-cartas-para={q.deadLettersTo}>
+            {" · "}
+            {q.deliveryLimit === null ? "" : `após ${q.deliveryLimit} entregas falhas `}→{" "}
+            {q.deadLettersTo}
+          </span>
+        )}
       </small>
     </li>
   );

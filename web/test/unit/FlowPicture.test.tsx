@@ -161,6 +161,9 @@ describe("Issue 56: the broker edition's picture", () => {
         prontas: 4,
         semAck: 1,
         consumidores: 1,
+        de: [{ exchange: "pagamentos.comandos", tipo: "direct", chave: "pagamento.solicitar" }],
+        cartasMortasPara: "pagamentos.solicitacoes.erros",
+        limiteDeEntregas: 3,
       },
       {
         nome: "pagamentos.solicitacoes.erros",
@@ -192,6 +195,16 @@ describe("Issue 56: the broker edition's picture", () => {
     expect(document.querySelector('[data-no="rabbit-2@h"]')?.textContent).toBe(
       "rabbit-2@h: fora do ar",
     );
+    // The route in, and the way out to dead letters, as RabbitMQ reported them.
+    const route = queue?.querySelector('[data-exchange="pagamentos.comandos"]');
+    expect(route?.getAttribute("data-chave")).toBe("pagamento.solicitar");
+    expect(route?.textContent).toBe("exchange pagamentos.comandos (direct) ─pagamento.solicitar→ ");
+    expect(queue?.querySelector("[data-cartas-para]")?.textContent).toBe(
+      " · após 3 entregas falhas → pagamentos.solicitacoes.erros",
+    );
+    // An .erros queue has no exchange of its own: only the dead-lettering reaches it.
+    const erros = document.querySelector('[data-fila="pagamentos.solicitacoes.erros"]');
+    expect(erros?.querySelector("[data-exchange]")).toBeNull();
   });
 
   it("When a request was accepted and confirmed but not yet decided, then two of its three confirmations are done", () => {

@@ -12,6 +12,14 @@ interface ManagementQueue {
   messages_ready?: number;
   messages_unacknowledged?: number;
   consumers?: number;
+  arguments?: Record<string, unknown>;
+}
+
+interface ManagementBinding {
+  source: string;
+  destination: string;
+  destination_type: string;
+  routing_key: string;
 }
 
 const SHOP_QUEUES = new Set<string>([...Object.values(QUEUES), ...Object.values(ERROR_QUEUES)]);
@@ -19,7 +27,8 @@ const SHOP_QUEUES = new Set<string>([...Object.values(QUEUES), ...Object.values(
 /**
  * The RabbitMQ side of the platform panel, read from the management API as a user with the
  * monitoring tag: the nodes and whether each runs, and each of the shop's queues with its
- * leader, members and members online. Any node's API shows the whole cluster, so the URLs
+ * leader, members and members online, the exchanges that route to it and where it
+ * dead-letters (the topology as the broker holds it, not as the code declares it). Any node's API shows the whole cluster, so the URLs
  * are tried in turn until one answers. Kept for a second, like the Kafka panel, so that
  * browsers polling every 2 s cost the broker one round of requests a second.
  */
@@ -63,12 +72,21 @@ async function readFrom(base: string, auth: string, vhost: string): Promise<Plat
     if (!res.ok) throw new Error(`${base}/api${path} answered ${res.status}`);
     return (await res.json()) as T;
   };
-  const [nodes, queues] = await Promise.all([
+  const v = encodeURIComponent(vhost);
+  const [nodes, queues, bindings, exchanges] = await Promise.all([
     get<{ name: string; running: boolean }[]>("/nodes?columns=name,running"),
     get<ManagementQueue[]>(
-      `/queues/${encodeURIComponent(vhost)}?columns=name,type,node,leader,members,online,messages,messages_ready,messages_unacknowledged,consumers`,
+      `/queues/${v}?columns=name,type,node,leader,members,online,messages,messages_ready,messages_unacknowledged,consumers,arguments`,
     ),
+    get<ManagementBinding[]>(`/bindings/${v}`),
+    get<{ name: string; type: string }[]>(`/exchanges/${v}?columns=name,type`),
   ]);
+  const typeOf = new Map(exchanges.map((e) => [e.name, e.type]));
+  const routesTo = (queue: string) =>
+    bindings
+      .filter((b) => b.destination_type === "queue" && b.destination === queue && b.source !== "")
+      .map((b) => ({ exchange: b.source, tipo: typeOf.get(b.source) ?? "?", chave: b.routing_key }))
+      .sort((a, b) => a.exchange.localeCompare(b.exchange));
   return {
     nos: nodes
       .map((n) => ({ nome: n.name, ativo: n.running }))
@@ -85,6 +103,15 @@ async function readFrom(base: string, auth: string, vhost: string): Promise<Plat
         prontas: q.messages_ready ?? null,
         semAck: q.messages_unacknowledged ?? null,
         consumidores: q.consumers ?? null,
+        de: routesTo(q.name),
+        cartasMortasPara:
+          typeof q.arguments?.["x-dead-letter-routing-key"] === "string"
+            ? (q.arguments["x-dead-letter-routing-key"] as string)
+            : null,
+        limiteDeEntregas:
+          typeof q.arguments?.["x-delivery-limit"] === "number"
+            ? (q.arguments["x-delivery-limit"] as number)
+            : null,
       }))
       .sort((a, b) => a.nome.localeCompare(b.nome)),
     lidoDe: base,

@@ -1,4 +1,5 @@
-import { ERROR_QUEUES, type PlataformaBroker, QUEUES } from "@shop/contracts";
+import { ATTEMPTS } from "@shop/amqp";
+import { ERROR_QUEUES, type PlataformaBroker, QUEUES, TOPOLOGY } from "@shop/contracts";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ShopVhost } from "../../../../harness/vhost.ts";
 import { brokerEnv } from "../../../../test/helpers/broker.ts";
@@ -20,7 +21,7 @@ beforeAll(async () => {
 });
 
 describe("The broker panel (GET /plataforma)", () => {
-  it("When read, then it shows the node running and each of the shop's queues with its type, leader and members, for a user who may touch no message", async () => {
+  it("When read, then it shows the node running and each of the shop's queues with its type, leader and members, the exchange bound to it and where it dead-letters, for a user who may touch no message", async () => {
     const orders = await start();
     const res = await http<PlataformaBroker>("GET", `${orders.url}/plataforma`);
     expect(res.status).toBe(200);
@@ -37,6 +38,17 @@ describe("The broker panel (GET /plataforma)", () => {
       expect(running, q).toContain(f?.lider);
       expect(f?.membros, q).toContain(f?.lider);
       expect(f?.emLinha, q).toEqual(f?.membros);
+    }
+    // Issue 56: the topology as RabbitMQ holds it, for the page's picture: the exchange and
+    // key that route to each queue, and where it dead-letters.
+    for (const b of TOPOLOGY) {
+      const f = filas.find((x) => x.nome === b.queue);
+      expect(f?.de, b.queue).toEqual([
+        { exchange: b.exchange, tipo: b.exchangeType, chave: b.routingKey },
+      ]);
+      expect(f?.cartasMortasPara, b.queue).toBe(b.deadLetterQueue);
+      expect(f?.limiteDeEntregas, b.queue).toBe(ATTEMPTS);
+      expect(filas.find((x) => x.nome === b.deadLetterQueue)?.de).toEqual([]);
     }
   });
 
