@@ -1,5 +1,6 @@
 import type { PlataformaBroker } from "@shop/contracts";
 import { formatTimeOfDay } from "../format.ts";
+import { Breakable } from "./Breakable.tsx";
 import { ScrollArea } from "./ScrollArea.tsx";
 
 /** One queue: messages (an .erros queue with letters flagged), consumers, type, leader, members online. */
@@ -8,7 +9,9 @@ function QueueRow({ f }: { f: PlataformaBroker["filas"][number] }) {
   const errors = f.nome.endsWith(".erros") && (f.mensagens ?? 0) > 0;
   return (
     <tr data-fila={f.nome}>
-      <td data-label="Fila">{f.nome}</td>
+      <td data-label="Fila">
+        <Breakable text={f.nome} />
+      </td>
       <td className="num" data-label="Mensagens" data-testid={`mensagens-${f.nome}`}>
         <span className={errors ? "lag" : undefined}>{f.mensagens ?? "—"}</span>
       </td>
@@ -17,11 +20,16 @@ function QueueRow({ f }: { f: PlataformaBroker["filas"][number] }) {
       </td>
       <td data-label="Tipo">{f.tipo}</td>
       <td data-label="Líder" data-testid={`lider-${f.nome}`}>
-        {f.lider ?? <span className="alerta">sem líder</span>}
+        {f.lider ? <Breakable text={f.lider} /> : <span className="alerta">sem líder</span>}
       </td>
       <td data-label="Membros (em linha)" data-testid={`membros-${f.nome}`}>
         {f.emLinha.length} de {f.membros.length}
-        {offline.length > 0 && <span className="lag"> fora de linha: {offline.join(", ")}</span>}
+        {offline.length > 0 && (
+          <span className="lag">
+            {" "}
+            fora de linha: <Breakable text={offline.join(", ")} />
+          </span>
+        )}
       </td>
     </tr>
   );

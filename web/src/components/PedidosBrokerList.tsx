@@ -32,7 +32,7 @@ function BrokerOrderRow({
 }) {
   return (
     <tr data-pedido-broker={p.id} aria-current={open ? "true" : undefined}>
-      <td>
+      <td data-label="Pedido">
         <button
           type="button"
           className="link"
@@ -42,14 +42,18 @@ function BrokerOrderRow({
           <code>{p.id.slice(0, 8)}</code>
         </button>
       </td>
-      <td>
+      <td data-label="Status">
         <span className={`badge badge-${p.status.toLowerCase()}`} data-status={p.status}>
           {STATUS_LABEL[p.status]}
         </span>
       </td>
-      <td className="num">{formatMoney(Math.round(p.total * 100))}</td>
-      <td className="num">{p.itens.length}</td>
-      <td>{p.clienteId}</td>
+      <td className="num" data-label="Total">
+        {formatMoney(Math.round(p.total * 100))}
+      </td>
+      <td className="num" data-label="Itens">
+        {p.itens.length}
+      </td>
+      <td data-label="Cliente">{p.clienteId}</td>
     </tr>
   );
 }
@@ -87,7 +91,9 @@ export function PedidosBrokerList({
       {total > 0 && (
         <>
           <ScrollArea label="Lista de pedidos">
-            <table>
+            {/* Stacked on a phone, each cell under its column's name: at 390 px the
+                client's column was cut at the right (issue 56). */}
+            <table className="empilha">
               <thead>
                 <tr>
                   <th scope="col">Pedido</th>

@@ -2,6 +2,7 @@ import type { Plataforma } from "@shop/contracts";
 import { brokersOf, prefixOf, shortName, underReplicatedCount } from "../flow.ts";
 import { formatTimeOfDay } from "../format.ts";
 import { holdersOf, instanciaOf, type PlatformHistory, WINDOW_MS } from "../platformHistory.ts";
+import { Breakable } from "./Breakable.tsx";
 import { ScrollArea } from "./ScrollArea.tsx";
 
 /** Colours dark enough for white text. */
@@ -147,7 +148,7 @@ function GroupsTable({ plataforma, history }: Poll & { history: PlatformHistory 
           {plataforma.grupos.map((g) => (
             <tr key={g.grupo} data-grupo={g.grupo}>
               <td className="grupo" data-label="Grupo" title={g.grupo}>
-                {shortName(g.grupo, prefix)}
+                <Breakable text={shortName(g.grupo, prefix)} />
               </td>
               <td className="num" data-label="Lag">
                 <span className={(lagNow(g.grupo) ?? 0) > 0 ? "lag" : undefined}>

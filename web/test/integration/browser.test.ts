@@ -1,12 +1,10 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import type { Server } from "node:http";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Database } from "@shop/service";
-import { type Browser, chromium, type Page } from "playwright-core";
-import { build } from "vite";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readConfig as brokerOrdersConfig } from "../../../broker/orders/src/config.ts";
 import { type OrdersService, startOrders } from "../../../broker/orders/src/server.ts";
@@ -16,13 +14,22 @@ import {
   startPayments as startBrokerPayments,
 } from "../../../broker/payments/src/server.ts";
 import { createVhost, type ShopVhost } from "../../../harness/vhost.ts";
-import { CHROMIUM } from "../../../infra/browser.ts";
 import { ROOT } from "../../../infra/config.ts";
 import { readConfig as ordersConfig } from "../../../orders-api/src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../../../orders-api/src/server.ts";
 import { readConfig as paymentsConfig } from "../../../payments/src/config.ts";
 import { type PaymentsInstance, startPayments } from "../../../payments/src/server.ts";
 import { brokerEnv } from "../../../test/helpers/broker.ts";
+import {
+  ARTIFACTS,
+  buildFor,
+  inFirstViewport,
+  inViewSideways,
+  launchBrowser,
+  layoutProblems,
+  problemsOf,
+  seriousViolations,
+} from "../../../test/helpers/page.ts";
 import {
   analyticsCli,
   capturingLogger,
@@ -39,8 +46,6 @@ import { FORM_FIELDS } from "../../src/pedidoFields.tsx";
  * payments instance; the broker page against the broker edition's two services on a
  * RabbitMQ vhost of its own. Screenshots go to test-artifacts/ (git-ignored).
  */
-const ARTIFACTS = join(ROOT, "test-artifacts");
-const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 const prefix = uniquePrefix("web");
 const ordersDb = tempDb("web");
 let api: OrdersApi;
@@ -53,21 +58,8 @@ let browser: Browser;
 /** Where each edition's page is served (a build of its own, pointed at its service). */
 const pages = { eventos: "", broker: "" };
 
-/** The web app built as production builds it, against `apiUrl`. */
-async function buildFor(apiUrl: string, dir: string) {
-  process.env.VITE_API_URL = apiUrl;
-  await build({
-    configFile: join(ROOT, "web/vite.config.ts"),
-    logLevel: "warn",
-    build: { outDir: dir, emptyOutDir: true },
-  });
-}
-
 beforeAll(async () => {
-  expect(
-    existsSync(CHROMIUM),
-    "Debian's chromium is needed: apt-get install chromium (.ci/run does it)",
-  ).toBe(true);
+  browser = await launchBrowser();
   const dists = {
     eventos: mkdtempSync(join(tmpdir(), "web-")),
     broker: mkdtempSync(join(tmpdir(), "web-broker-")),
@@ -96,11 +88,6 @@ beforeAll(async () => {
   );
   await buildFor(api.url, dists.eventos);
   await buildFor(brokerOrders.url, dists.broker);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-  });
-  mkdirSync(ARTIFACTS, { recursive: true });
 }, 180_000);
 
 afterAll(async () => {
@@ -112,78 +99,6 @@ afterAll(async () => {
   await payments?.stop();
   await api?.stop();
 }, 60_000);
-
-/** axe-core's serious and critical violations on the page as it is now. */
-async function seriousViolations(page: Page) {
-  await page.addScriptTag({ content: AXE });
-  const result = (await page.evaluate(() =>
-    (window as unknown as { axe: { run: () => Promise<unknown> } }).axe.run(),
-  )) as { violations: { id: string; impact: string; nodes: { target: string[] }[] }[] };
-  return result.violations
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-}
-
-/** True when the element's top edge is inside the first viewport, with no scrolling. */
-const inFirstViewport = (page: Page, selector: string) =>
-  page.evaluate((s) => {
-    const r = document.querySelector(s)?.getBoundingClientRect();
-    return r !== undefined && r.top >= 0 && r.top < window.innerHeight && window.scrollY === 0;
-  }, selector);
-
-/**
- * Whether an element is in view without scrolling sideways: its right edge within the
- * window and within every box around it that clips what overflows (a table's scroll area).
- */
-const inViewSideways = (page: Page, selector: string) =>
-  page.evaluate((s) => {
-    const el = document.querySelector(s);
-    if (!el) return false;
-    const right = el.getBoundingClientRect().right;
-    if (right > window.innerWidth + 1) return false;
-    for (let box = el.parentElement; box; box = box.parentElement) {
-      const clips = ["auto", "scroll", "hidden"].includes(getComputedStyle(box).overflowX);
-      if (clips && right > box.getBoundingClientRect().right + 1) return false;
-    }
-    return true;
-  }, selector);
-
-const overflowsAt390 = (page: Page) =>
-  page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
-
-/**
- * Table cells and headers with text narrower than 40 px: a column one word wide or a
- * heading wrapped letter by letter (issue 56 saw both at 390 px). Each as its text.
- */
-const narrowCells = (page: Page) =>
-  page.evaluate(() =>
-    [...document.querySelectorAll("td, th")]
-      .filter((c) => {
-        const r = c.getBoundingClientRect();
-        // A stacked table's headings are hidden for sight (each cell names its column).
-        const head = c.closest("thead");
-        if (head && getComputedStyle(head).position === "absolute") return false;
-        return r.width > 0 && r.width < 40 && (c.textContent ?? "").trim().length > 2;
-      })
-      .map((c) => (c.textContent ?? "").trim().slice(0, 40)),
-  );
-
-/**
- * What a page reports as wrong while it loads and runs: console errors, uncaught
- * exceptions, and any answer of 400 or more to one of its requests (a missing favicon
- * logs a 404 in the console too). Listening from before the first request.
- */
-function problemsOf(page: Page): string[] {
-  const problems: string[] = [];
-  page.on("console", (m) => {
-    if (m.type() === "error") problems.push(`console: ${m.text()}`);
-  });
-  page.on("pageerror", (e) => problems.push(`uncaught: ${e.message}`));
-  page.on("response", (r) => {
-    if (r.status() >= 400) problems.push(`${r.status()} ${r.url()}`);
-  });
-  return problems;
-}
 
 describe("The event-log edition's page", () => {
   it("When a person orders one item under 100.00 and one over, then both show Aguardando pagamento and turn Pago and Recusado without a reload, and the panel shows who holds each partition", async () => {
@@ -265,8 +180,10 @@ describe("The event-log edition's page", () => {
       expect(await fluxo.locator(`[data-confirmacao="${c}"]`).getAttribute("data-feita")).toBe(
         "true",
       );
-    // Every column of the orders in view at 1280×800 (it was cut after "Qtd.").
+    // Every column of the orders in view at 1280×800 (it was cut after "Qtd."), and nothing
+    // else cut either.
     expect(await inViewSideways(page, 'tr[data-pedido="2"] td:last-child')).toBe(true);
+    expect(await layoutProblems(page)).toEqual([]);
     // Everything in sight at 1280×800: the form, the latest orders, the picture's partitions.
     for (const s of ["form.card", 'tr[data-pedido="2"]', '[data-testid="fluxo"] svg.salto']) {
       expect(await inFirstViewport(page, s), s).toBe(true);
@@ -325,10 +242,10 @@ describe("The event-log edition's page", () => {
     // order's status is in view without scrolling sideways.
     expect(problems).toEqual([]);
     expect(await inViewSideways(page, 'tr[data-pedido="1"] [data-status]')).toBe(true);
-    expect(await overflowsAt390(page)).toBe(false);
-    // Issue 56: no column one word wide, and the picture in view without scrolling sideways.
+    // Issue 56: no sideways scroll, no column or text one word wide, nothing cut, and the
+    // picture in view without scrolling sideways.
     await page.locator('[data-testid="fluxo"] [data-seta]').first().waitFor({ state: "attached" });
-    expect(await narrowCells(page)).toEqual([]);
+    expect(await layoutProblems(page)).toEqual([]);
     expect(await inViewSideways(page, '[data-testid="fluxo"] svg.salto')).toBe(true);
     expect(await seriousViolations(page)).toEqual([]);
     await page.screenshot({ path: join(ARTIFACTS, "web-eventos-390x844.png"), fullPage: true });
@@ -441,6 +358,7 @@ describe("The broker edition's page", () => {
     expect(
       await inViewSideways(page, 'tr[data-fila="pagamentos.solicitacoes"] td:last-child'),
     ).toBe(true);
+    expect(await layoutProblems(page)).toEqual([]);
     for (const s of [
       "form.card",
       '[data-testid="pedido-broker"]',
@@ -496,8 +414,7 @@ describe("The broker edition's page", () => {
     await page.locator("tr[data-pedido-broker] [data-status]").first().waitFor();
     expect(problems).toEqual([]);
     expect(await inViewSideways(page, "tr[data-pedido-broker] [data-status]")).toBe(true);
-    expect(await overflowsAt390(page)).toBe(false);
-    expect(await narrowCells(page)).toEqual([]);
+    expect(await layoutProblems(page)).toEqual([]);
     expect(await inViewSideways(page, '[data-testid="fluxo"] [data-fila]')).toBe(true);
     expect(await seriousViolations(page)).toEqual([]);
     await page.screenshot({ path: join(ARTIFACTS, "web-broker-390x844.png"), fullPage: true });
