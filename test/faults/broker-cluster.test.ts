@@ -1,4 +1,6 @@
+import type { Server } from "node:http";
 import { type PlataformaBroker, QUEUES } from "@shop/contracts";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { brokerEnv } from "../../harness/env.ts";
 import { type OwnRabbitCluster, ownRabbitCluster } from "../../harness/own-rabbit.ts";
@@ -6,6 +8,7 @@ import { createVhost, type ShopVhost } from "../../harness/vhost.ts";
 import { ShopProcesses } from "../../infra/services.ts";
 import { brokerActions } from "../../lab/src/page/broker-actions.ts";
 import type { LabAction, Story } from "../../lab/src/page/session.ts";
+import { ARTIFACTS, checkSizes, launchBrowser, pageSite, problemsOf } from "../helpers/page.ts";
 import { http, queryRows, type ServiceProcess } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
 import {
@@ -24,11 +27,16 @@ import {
  */
 let vhost: ShopVhost;
 const running: ServiceProcess[] = [];
+/** The page's server and browser, for the scenario that looks at the page. */
+const servers: Server[] = [];
+let browser: Browser | undefined;
 
 beforeAll(async () => {
   vhost = await createVhost("faults-cluster");
 }, 120_000);
 afterAll(async () => {
+  await browser?.close();
+  for (const s of servers) s.close();
   await Promise.all(running.map((p) => p.stop()));
   await vhost?.dispose();
 }, 120_000);
@@ -53,6 +61,26 @@ describe("Fault injection: broker edition", () => {
     const panel = async (ordersUrl: string) =>
       (await http<PlataformaBroker>("GET", `${ordersUrl}/plataforma`)).body;
     const queueIn = (p: PlataformaBroker) => p.filas.find((f) => f.nome === QUEUES.solicitacoes);
+
+    /**
+     * The broker page open on the shop of this cluster, once it draws three nodes up and the
+     * orders: each size checked with data present (issue 56) and kept as a screenshot.
+     */
+    const pageOnCluster = async (page: Page, origin: string) => {
+      const problems = problemsOf(page);
+      await page.goto(origin);
+      const fluxo = page.getByTestId("fluxo");
+      await expect
+        .poll(() => fluxo.locator('[data-estacao="nos"] [data-no-ar="true"]').count(), {
+          timeout: 20_000,
+        })
+        .toBe(3);
+      await page.locator("tr[data-pedido-broker]").first().waitFor();
+      await fluxo.locator(`[data-fila="${QUEUES.solicitacoes}"] [data-exchange]`).waitFor();
+      await checkSizes(page, "web-broker-cluster");
+      expect(problems, "errors on the page").toEqual([]);
+      return fluxo;
+    };
 
     it("When the node leading the quorum queues is killed -9 under load, then the panel shows a new leader and the node down, the services go on through another node within the 5 s wait, no request is refused after one repeat, and nothing acknowledged is lost", async () => {
       const shop = await startShop(running, "f-rc-leader", onCluster);
@@ -122,9 +150,18 @@ describe("Fault injection: broker edition", () => {
       }
     }, 240_000);
 
-    it("Issue 56: when the page's lab kills the node leading the queues and starts it again, then its stories count the queues it led, the seconds until each had another leader, and until it was a member of each again, as the panel reads them", async () => {
-      const shop = await startShop(running, "f-rc-lab", onCluster);
+    it("Issue 56: when the page's lab kills the node leading the queues and starts it again, then its stories count the queues it led, the seconds until each had another leader, and until it was a member of each again, as the panel reads them; the page, with 20 orders on three nodes, is cut nowhere at 1280×800 or 390×844 and draws the node down and the leaders moved", async () => {
+      const site = await pageSite(servers, "cluster-page-broker");
+      const shop = await startShop(running, "f-rc-lab", (service) => ({
+        ...onCluster(service),
+        FRONT_ORIGIN: site.origin,
+      }));
+      browser ??= await launchBrowser();
+      const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
       try {
+        await streamOfPayments(() => shop.orders.url(), 20, 50);
+        await site.build(shop.orders.url());
+        const fluxo = await pageOnCluster(page, site.origin);
         const before = await panel(shop.orders.url());
         const leader = cluster.nodes.find((n) => n.node === queueIn(before)?.lider);
         if (!leader) throw new Error(`the panel shows no leader for ${QUEUES.solicitacoes}`);
@@ -164,13 +201,28 @@ describe("Fault injection: broker edition", () => {
         const moved = await panel(shop.orders.url());
         for (const q of led)
           expect(moved.filas.find((f) => f.nome === q)?.lider).not.toBe(leader.node);
+        // The picture follows: the node drawn down, no queue drawn led by it.
+        await fluxo
+          .locator(`[data-no="${leader.node}"][data-no-ar="false"]`)
+          .waitFor({ timeout: 10_000 });
+        await expect
+          .poll(() => fluxo.locator(`[data-fila][data-lider="${leader.node}"]`).count())
+          .toBe(0);
+        await page.screenshot({
+          path: `${ARTIFACTS}/web-broker-cluster-node-down-1280x800.png`,
+          fullPage: true,
+        });
         const started = await run("iniciar-no");
         expect(started.failed).toEqual([]);
         const back = await panel(shop.orders.url());
         const member = back.filas.filter((f) => f.membros.includes(leader.node));
         expect(started.figures.filasComONo).toBe(member.length);
         for (const f of member) expect(f.emLinha, f.nome).toContain(leader.node);
+        await fluxo
+          .locator(`[data-no="${leader.node}"][data-no-ar="true"]`)
+          .waitFor({ timeout: 10_000 });
       } finally {
+        await page.close();
         await shop.stop();
       }
     }, 240_000);

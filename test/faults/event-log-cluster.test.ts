@@ -1,12 +1,15 @@
 import { readFileSync } from "node:fs";
+import type { Server } from "node:http";
 import type { Plataforma } from "@shop/contracts";
 import { pedidoTopics } from "@shop/contracts";
 import { ensureTopics } from "@shop/kafka";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { step } from "../../harness/logs.ts";
 import { ownKafkaCluster } from "../../harness/own-kafka.ts";
 import { BROKER_SESSION_MS, CONTROLLER_IDS } from "../../infra/kafka/kafka.ts";
 import { clientOf } from "../helpers/kafka.ts";
+import { ARTIFACTS, checkSizes, launchBrowser, pageSite, problemsOf } from "../helpers/page.ts";
 import { http, type ServiceProcess } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { eventLogShop, streamOfOrders } from "./harness.ts";
@@ -23,6 +26,9 @@ import { eventLogShop, streamOfOrders } from "./harness.ts";
  * spec's 5 s, and no record is decided more than twice.
  */
 const running: ServiceProcess[] = [];
+/** The page's server and browser, for the scenario that looks at the page. */
+const servers: Server[] = [];
+let browser: Browser | undefined;
 
 /** The spec's confirmation wait. */
 const WAIT_MS = 5_000;
@@ -56,6 +62,8 @@ describe("Fault injection: event-log edition", () => {
       await cluster.start();
     }, 120_000);
     afterAll(async () => {
+      await browser?.close();
+      for (const s of servers) s.close();
       await Promise.all(running.splice(0).map((p) => p.stop()));
       await cluster.dispose();
     }, 120_000);
@@ -154,7 +162,10 @@ describe("Fault injection: event-log edition", () => {
      * lead pedidos-criados, and the leader of partition 0 comes first in every service's
      * KAFKA_BROKERS (the address a client bootstraps from): killing it takes both roles.
      */
-    const underLoad = async (name: string, { leaderFirst = false } = {}) => {
+    const underLoad = async (
+      name: string,
+      { leaderFirst = false, apiEnv = {} as Record<string, string> } = {},
+    ) => {
       // Whole again, should an earlier scenario have failed before restarting its node.
       await cluster.start();
       const broker = { brokers: cluster.brokers };
@@ -168,7 +179,7 @@ describe("Fault injection: event-log edition", () => {
         broker.brokers = [all[first - 1], ...all.filter((_, i) => i !== first - 1)].join(",");
         leader = first;
       }
-      const api = await s.start("orders-api", "orders-api");
+      const api = await s.start("orders-api", "orders-api", apiEnv);
       await s.payments("caixa-1");
       const stream = streamOfOrders(() => api.url(), 60, 2, 100);
       await waitFor(() => stream.created.length >= 10);
@@ -499,6 +510,53 @@ describe("Fault injection: event-log edition", () => {
       );
       withinFailoverGoal(r, stream);
       expect(r.progress?.mostDecisions, "a pause makes no record decided twice").toBe(1);
+    }, 240_000);
+
+    it("Issue 56: when the page shows the shop on three brokers, with three payments instances and 60 orders, then nothing is cut at 1280×800 or 390×844, and a broker killed is drawn down with every partition led elsewhere", async () => {
+      const site = await pageSite(servers, "cluster-page");
+      const { s, api, stream } = await underLoad("f-cluster-page", {
+        apiEnv: { FRONT_ORIGIN: site.origin },
+      });
+      await Promise.all([s.payments("caixa-2"), s.payments("caixa-3")]);
+      await stream.done;
+      await site.build(api.url());
+      browser ??= await launchBrowser();
+      const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+      const problems = problemsOf(page);
+      const fluxo = page.getByTestId("fluxo");
+      const hop = fluxo.locator('svg[data-topico="pedidos-criados"]');
+      try {
+        await page.goto(site.origin);
+        // Read, not assumed: three brokers up, three members of the payments group.
+        await expect
+          .poll(() => fluxo.locator('[data-estacao="nos"] [data-no-ar="true"]').count(), {
+            timeout: 20_000,
+          })
+          .toBe(3);
+        await expect.poll(() => hop.locator("[data-membro]").count(), { timeout: 20_000 }).toBe(3);
+        await page.locator("tr[data-pedido]").first().waitFor();
+        await checkSizes(page, "web-eventos-cluster");
+        expect(problems, "errors on the page before the kill").toEqual([]);
+        const topic = s.names.topics.pedidosCriados;
+        const leader = (await metadata(topic)).partitions.find((p) => p.partitionId === 0)
+          ?.leader as number;
+        await kill(leader);
+        // The picture follows: the broker drawn down, no partition drawn led by it.
+        await fluxo
+          .locator(`[data-no="${leader}"][data-no-ar="false"]`)
+          .waitFor({ timeout: 30_000 });
+        await expect
+          .poll(() => hop.locator(`[data-lider="${leader}"]`).count(), { timeout: 30_000 })
+          .toBe(0);
+        expect(await hop.locator("[data-particao]").count()).toBe(3);
+        await page.screenshot({
+          path: `${ARTIFACTS}/web-eventos-cluster-broker-down-1280x800.png`,
+          fullPage: true,
+        });
+      } finally {
+        await page.close();
+        await restartInSync(s.names.topics.pedidosCriados);
+      }
     }, 240_000);
   });
 });
