@@ -6,7 +6,7 @@ import { brokerEnv } from "../../harness/env.ts";
 import { type OwnRabbitCluster, ownRabbitCluster } from "../../harness/own-rabbit.ts";
 import { createVhost, type ShopVhost } from "../../harness/vhost.ts";
 import { ShopProcesses } from "../../infra/services.ts";
-import { brokerActions } from "../../lab/src/page/broker-actions.ts";
+import { answered503, brokerActions } from "../../lab/src/page/broker-actions.ts";
 import type { LabAction, Story } from "../../lab/src/page/session.ts";
 import { ARTIFACTS, checkSizes, launchBrowser, pageSite, problemsOf } from "../helpers/page.ts";
 import { http, queryRows, type ServiceProcess } from "../helpers/shop.ts";
@@ -198,6 +198,9 @@ describe("Fault injection: broker edition", () => {
         expect(led.length).toBeGreaterThan(0);
         expect(killed.figures.filasLideradasPeloNo).toBe(led.length);
         expect(killed.figures.segundosAteNovoLider).toBeGreaterThan(0);
+        // Requests answered 503 meanwhile, from the orders service's own metric: none was
+        // asked during the kill here, so none; the figure is there to be read.
+        expect(killed.figures.respondidos503).toBe(0);
         const moved = await panel(shop.orders.url());
         for (const q of led)
           expect(moved.filas.find((f) => f.nome === q)?.lider).not.toBe(leader.node);
@@ -237,6 +240,7 @@ describe("Fault injection: broker edition", () => {
         const live: Request[] = [];
         const flowing = streamOfPayments(() => shop.orders.url(), 60, 250, undefined, live);
         await firstDecision(shop.paymentsDb);
+        const refusedBefore = await answered503(shop.orders.url());
         const stoppedAt = Date.now();
         await Promise.all([second.stopApp(), third.stopApp()]);
         // The outage lasts until a client has felt it: a request answered 503 (after the
@@ -268,6 +272,12 @@ describe("Fault injection: broker edition", () => {
           faultAt: stoppedAt,
         });
         expect(slowest(during), "the slowest 503 without a majority").toBeLessThanOrEqual(6500);
+        // The lab's node stories count 503s from the orders service's metric: it counts
+        // what the clients were answered.
+        const answered = requests.flatMap((q) => q.answers).filter((a) => a.status === 503);
+        expect((await answered503(shop.orders.url())) ?? -1).toBe(
+          (refusedBefore ?? 0) + answered.length,
+        );
       } finally {
         await shop.stop();
       }

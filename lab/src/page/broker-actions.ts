@@ -151,6 +151,39 @@ async function panelUntil(
   return { panel, held };
 }
 
+/**
+ * Payment requests the orders service has answered 503 so far (its broker could not confirm
+ * them within the spec's 5 s), from its own metric: shop_http_request_duration_seconds'
+ * count for that route and status. Null when /metrics cannot be read.
+ */
+export async function answered503(ordersUrl: string): Promise<number | null> {
+  const res = await fetch(`${ordersUrl}/metrics`, { signal: AbortSignal.timeout(2000) }).catch(
+    () => null,
+  );
+  if (!res?.ok) return null;
+  return (await res.text())
+    .split("\n")
+    .filter(
+      (l) =>
+        l.startsWith("shop_http_request_duration_seconds_count{") &&
+        l.includes('route="/pedidos/:id/pagamentos"') &&
+        l.includes('status="503"'),
+    )
+    .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+}
+
+/** The 503 answers since `before` (answered503), told as a figure and a line. */
+async function tellAnswered503(shop: BrokerShop, before: number | null, story: Story) {
+  const now = await answered503(shop.ordersUrl);
+  if (before === null || now === null) return;
+  story.figure("respondidos503", now - before);
+  story.after(
+    now === before
+      ? "Nenhum pedido de pagamento foi respondido 503 enquanto isso (métrica do serviço de pedidos)."
+      : `${now - before} pedidos de pagamento foram respondidos 503 enquanto isso: o RabbitMQ não confirmou a publicação em 5 s; o cliente repete com a mesma solicitacaoId (métrica do serviço de pedidos).`,
+  );
+}
+
 const waitingIn = (p: PlataformaBroker | null) =>
   (p?.filas ?? [])
     .filter((f) => !f.nome.endsWith(".erros"))
@@ -487,12 +520,14 @@ function nodeAction(
       );
       const node = nodeOf(shop, p.no) as RabbitNode;
       const led = await queuesLedBy(shop, node.node);
+      const refusedBefore = await answered503(shop.ordersUrl);
       const started = Date.now();
       await act(node);
       story.figure("segundos", (Date.now() - started) / 1000);
       story.line(`${rotulo} ${p.no}: feito em ${seconds(Date.now() - started)}.`);
       if (acao === "iniciar-no") await tellMembersBack(shop, node.node, started, story);
       else await tellLeadersMoved(shop, node.node, led, started, story);
+      await tellAnswered503(shop, refusedBefore, story);
     },
   };
 }
