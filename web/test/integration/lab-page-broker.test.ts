@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
+import type { Server } from "node:http";
 import type { Relato } from "@shop/contracts";
 import { ERROR_QUEUES, QUEUES } from "@shop/contracts";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { brokerEnv, shopConfig, tempDb } from "../../../harness/env.ts";
 import { send, untilAnswers } from "../../../harness/http.ts";
@@ -10,6 +12,7 @@ import { freePort } from "../../../infra/ports.ts";
 import { type StartedShop, startServices } from "../../../infra/services.ts";
 import { withAmqpChannel } from "../../../lab/src/page/broker-actions.ts";
 import { type PageLab, pageLab } from "../../../lab/src/page/start.ts";
+import { ARTIFACTS, launchBrowser, pageSite } from "../../../test/helpers/page.ts";
 
 /**
  * Issue 47: the lab on the page for the broker edition, through its control API as the page
@@ -25,6 +28,10 @@ const ordersDb = tempDb("lab-broker-orders");
 const paymentsDb = tempDb("lab-broker-payments");
 
 const lab = () => shop.lab as PageLab;
+/** The broker page in a real browser, against this shop, for what the picture shows. */
+const servers: Server[] = [];
+let browser: Browser;
+let page: Page;
 /** The services' lines, for a failure's message. */
 const output: string[] = [];
 
@@ -53,6 +60,7 @@ const depth = async (name: string) => (await queue(name)).messageCount;
 
 beforeAll(async () => {
   vhost = await createVhost("lab-broker");
+  const site = await pageSite(servers, "lab-broker-page");
   const port = await freePort();
   ordersUrl = `http://127.0.0.1:${port}`;
   const config = shopConfig();
@@ -76,6 +84,7 @@ beforeAll(async () => {
             ...(brokerEnv(vhost, "lab-broker-orders") as Record<string, string>),
             PORTA: String(port),
             DB_PATH: ordersDb,
+            FRONT_ORIGIN: site.origin,
           },
         },
         { name: "payments", dir: "broker/payments", env: payments },
@@ -98,9 +107,15 @@ beforeAll(async () => {
   ]).catch((error: Error) => {
     throw new Error(`${error.message}; the services said:\n${output.slice(-20).join("\n")}`);
   });
+  await site.build(ordersUrl);
+  browser = await launchBrowser();
+  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await page.goto(site.origin);
 }, 180_000);
 
 afterAll(async () => {
+  await browser?.close();
+  for (const s of servers) s.close();
   await shop?.stop();
   await vhost?.dispose();
 }, 60_000);
@@ -130,11 +145,18 @@ describe("Issue 47: the lab on the page (broker edition)", () => {
     expect(burst.numeros.mensagensNaFila).toBe(5);
     expect(burst.numeros.pendentes).toBe(5);
     expect(await depth(QUEUES.solicitacoes)).toBe(5);
+    // Issue 56: the picture shows the queue grown, with no consumer, at its next poll.
+    const drawn = page.getByTestId("fluxo").locator(`[data-fila="${QUEUES.solicitacoes}"]`);
+    await expect.poll(() => drawn.getAttribute("data-prontas"), { timeout: 10_000 }).toBe("5");
+    expect(await drawn.textContent()).toContain("consumidores 0");
+    await page.screenshot({ path: `${ARTIFACTS}/lab-broker-fila-esperando-1280x800.png` });
 
     const started = await act("iniciar-pagamentos");
     expect(started.resultado, started.depois.join("\n")).toBe("ok");
     expect(started.numeros.pendentesDepois).toBe(0);
     expect(await depth(QUEUES.solicitacoes)).toBe(0);
+    // ... and drained, with payments consuming again.
+    await expect.poll(() => drawn.getAttribute("data-prontas"), { timeout: 10_000 }).toBe("0");
     expect(
       queryRows(paymentsDb, "SELECT * FROM decisoes WHERE solicitacao_id = ?", key),
     ).toHaveLength(1);
@@ -153,6 +175,14 @@ describe("Issue 47: the lab on the page (broker edition)", () => {
     expect(story.resultado, story.depois.join("\n")).toBe("ok");
     expect(await depth(ERROR_QUEUES.solicitacoes)).toBe(before + 1);
     expect(story.numeros.mensagensNaFilaDeErros).toBe(before + 1);
+    // Issue 56: the picture's .erros box shows it, flagged, at its next poll.
+    const erros = page.getByTestId("fluxo").locator(`[data-fila="${ERROR_QUEUES.solicitacoes}"]`);
+    await expect
+      .poll(() => erros.getAttribute("data-prontas"), { timeout: 10_000 })
+      .toBe(String(before + 1));
+    expect(await page.locator('[data-estacao="erros"]').getAttribute("class")).toContain(
+      "alerta-borda",
+    );
   });
 
   it("When the learner repeats a payment request, then the repeat answers 202 (pending) or 200 (decided) and payments stored one decision", async () => {
