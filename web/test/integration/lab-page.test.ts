@@ -224,6 +224,9 @@ describe("Issue 47: the lab on the page (event-log edition), in a real browser",
     expect(story.numeros.segundosAteParticoesMudarem).toBeGreaterThan(0);
     // Issue 55: a graceful leave moves the partitions within the decision in flight + 1 s.
     expect(story.numeros.segundosAteParticoesMudarem).toBeLessThanOrEqual(4);
+    console.log(
+      `parar-pagamentos: partitions moved ${story.numeros.segundosAteParticoesMudarem} s after SIGTERM`,
+    );
     expect(shop.processes.running("caixa-2")).toBeNull();
   });
 
@@ -247,6 +250,8 @@ describe("Issue 47: the lab on the page (event-log edition), in a real browser",
     );
     expect(holders.byInstance.get("caixa-1")).toEqual([0, 1, 2]);
     const moved = story.numeros.segundosAteParticoesMudarem as number;
+    // For the run's record, as the Kafka return's figures below.
+    console.log(`matar-pagamentos: partitions moved ${moved} s after the kill`);
     // The fault hit: caixa-2 said nothing, so the group waited for its session to end
     // (counted from its last heartbeat, up to a second before the kill).
     expect(moved).toBeGreaterThanOrEqual((SESSION_MS - HEARTBEAT_MS) / 1000);
