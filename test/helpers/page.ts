@@ -162,7 +162,7 @@ export const narrowCells = (page: Page) =>
         // Its text's lines (the distinct tops of its line boxes) against its words: a
         // word a line, or a word over lines, is a column one word wide ("Lag" alone is fine).
         const lines = new Set<number>();
-        const texts = document.createTreeWalker(c, 4 /* NodeFilter.SHOW_TEXT */);
+        const texts = document.createTreeWalker(c, 4 /* text nodes only */);
         for (let t = texts.nextNode(); t; t = texts.nextNode()) {
           const range = document.createRange();
           range.selectNodeContents(t);

@@ -3,14 +3,18 @@ import { formatTimeOfDay } from "../format.ts";
 import { Breakable } from "./Breakable.tsx";
 import { ScrollArea } from "./ScrollArea.tsx";
 
-/** One queue: messages (an .erros queue with letters flagged), consumers, type, leader, members online. */
+/**
+ * One queue: its name and type, messages (an .erros queue with letters flagged), consumers,
+ * leader, members online. The type is beside the name, not a column of its own: six columns
+ * beside a cluster's node names were a few pixels too wide for the panel at 1280 px.
+ */
 function QueueRow({ f }: { f: PlataformaBroker["filas"][number] }) {
   const offline = f.membros.filter((m) => !f.emLinha.includes(m));
   const errors = f.nome.endsWith(".erros") && (f.mensagens ?? 0) > 0;
   return (
     <tr data-fila={f.nome}>
       <td data-label="Fila">
-        <Breakable text={f.nome} />
+        <Breakable text={f.nome} /> <small>({f.tipo})</small>
       </td>
       <td className="num" data-label="Mensagens" data-testid={`mensagens-${f.nome}`}>
         <span className={errors ? "lag" : undefined}>{f.mensagens ?? "—"}</span>
@@ -18,7 +22,6 @@ function QueueRow({ f }: { f: PlataformaBroker["filas"][number] }) {
       <td className="num" data-label="Consumidores">
         {f.consumidores ?? "—"}
       </td>
-      <td data-label="Tipo">{f.tipo}</td>
       <td data-label="Líder" data-testid={`lider-${f.nome}`}>
         {f.lider ? <Breakable text={f.lider} /> : <span className="alerta">sem líder</span>}
       </td>
@@ -80,7 +83,6 @@ export function BrokerPanel({
                   <th scope="col">Fila</th>
                   <th scope="col">Mensagens</th>
                   <th scope="col">Consumidores</th>
-                  <th scope="col">Tipo</th>
                   <th scope="col">Líder</th>
                   <th scope="col">Membros (em linha)</th>
                 </tr>
