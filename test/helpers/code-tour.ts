@@ -45,18 +45,24 @@ export class CallCounter {
   }
 
   /**
-   * The shop's files with a function that `work` called more often than a longer idle
-   * while did (2.5 s: a poll of 1 s, such as the outbox relay's, runs there at least twice,
-   * so a poll during `work` is not taken for its path).
+   * The shop's files with a function that `work` called more often than the service did
+   * while idle, until `idle` resolves: the caller waits there for the service's periodic
+   * work (the outbox relay's rounds, by its own counter) to run at least twice, so that a
+   * round during `work` is not taken for its path. A service with no shop code on a timer
+   * passes nothing: its idle calls are none, and any extra file fails the tour.
    */
-  async filesEnteredBy(work: () => Promise<void>): Promise<Set<string>> {
+  async filesEnteredBy(
+    work: () => Promise<void>,
+    idle: () => Promise<void> = async () => {},
+  ): Promise<Set<string>> {
     await this.callsSinceLast();
-    await new Promise((r) => setTimeout(r, 2_500));
-    const idle = await this.callsSinceLast();
+    await idle();
+    const idleCalls = await this.callsSinceLast();
     await work();
     const busy = await this.callsSinceLast();
     const files = new Set<string>();
-    for (const [fn, n] of busy) if (n > (idle.get(fn) ?? 0)) files.add(fn.split("#")[0] as string);
+    for (const [fn, n] of busy)
+      if (n > (idleCalls.get(fn) ?? 0)) files.add(fn.split("#")[0] as string);
     return files;
   }
 }

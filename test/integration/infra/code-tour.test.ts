@@ -1,4 +1,5 @@
 import { kafkaNames, type Pedido, ResultadoPagamento } from "@shop/contracts";
+import { metrics } from "@shop/service";
 import { beforeAll, describe, expect, it } from "vitest";
 import { send } from "../../../harness/http.ts";
 import type { FreshStore } from "../../../harness/orders-store.ts";
@@ -16,6 +17,18 @@ let db: FreshStore;
 const body = { cliente: "Ana", item: "caneca", quantidade: 2, precoUnitario: 18.9 };
 const counter = new CallCounter();
 let api: OrdersApi;
+
+/** Rounds the outbox relay finished so far (this process's registry: the API runs here). */
+const relayRounds = async () =>
+  (await metrics.relayRounds.get()).values.reduce((n, v) => n + v.value, 0);
+
+/** Idle until the relay, the API's one poll, has finished two rounds. */
+async function twoRelayRounds() {
+  const from = await relayRounds();
+  await waitFor(async () => (await relayRounds()) >= from + 2, {
+    what: "two rounds of the outbox relay",
+  });
+}
 
 const expectTourOf = (entered: Set<string>, title: string) =>
   expectTour(entered, tourFiles("docs/code-tour.md", title), "orders-api/");
@@ -36,7 +49,7 @@ describe("The code tour (docs/code-tour.md), run", () => {
         "idempotency-key": `${prefix}k`,
       });
       expect([plain.status, keyed.status]).toEqual([201, 201]);
-    });
+    }, twoRelayRounds);
     expectTourOf(entered, "POST /pedidos");
   });
 
@@ -63,7 +76,7 @@ describe("The code tour (docs/code-tour.md), run", () => {
           ],
         });
         await waitFor(paid, { what: "the order row PAGO" });
-      });
+      }, twoRelayRounds);
       expectTourOf(entered, "A ResultadoPagamento");
     } finally {
       await producer.disconnect();
