@@ -27,7 +27,6 @@ interface Box {
   className: string;
   getBoundingClientRect(): { top: number; right: number; width: number };
   parentElement: Box | null;
-  lastElementChild: Box | null;
   textContent: string | null;
   closest(selector: string): Box | null;
   contains(other: Box): boolean;
@@ -109,21 +108,43 @@ export const inFirstViewport = (page: Page, selector: string) =>
   }, selector);
 
 /**
- * Whether an element is in view without scrolling sideways: its right edge within the
- * window and within every box around it that clips what overflows (a table's scroll area).
+ * Each element matching `selector`: its text, its width, and why it is cut at the right (its
+ * right edge past the window or past a box around it that clips what overflows, a table's
+ * scroll area), or null when it is in view without scrolling sideways. A stacked table's
+ * hidden headings are never cut (each cell names its column).
  */
-export const inViewSideways = (page: Page, selector: string) =>
-  page.evaluate((s) => {
-    const el = document.querySelector(s);
-    if (!el) return false;
-    const right = el.getBoundingClientRect().right;
-    if (right > window.innerWidth + 1) return false;
-    for (let box = el.parentElement; box; box = box.parentElement) {
-      const clips = ["auto", "scroll", "hidden"].includes(getComputedStyle(box).overflowX);
-      if (clips && right > box.getBoundingClientRect().right + 1) return false;
-    }
-    return true;
-  }, selector);
+const cutAt = (page: Page, selector: string) =>
+  page.evaluate(
+    (s) =>
+      Array.from(document.querySelectorAll(s)).map((el) => {
+        const text = (el.textContent ?? "").trim().slice(0, 40);
+        const width = el.getBoundingClientRect().width;
+        const head = el.closest("thead");
+        if (head && getComputedStyle(head).position === "absolute")
+          return { text, width, why: null };
+        const right = el.getBoundingClientRect().right;
+        if (right > window.innerWidth + 1)
+          return { text, width, why: `${Math.round(right)} > window ${window.innerWidth}` };
+        for (let box = el.parentElement; box; box = box.parentElement) {
+          const clips = ["auto", "scroll", "hidden"].includes(getComputedStyle(box).overflowX);
+          const edge = box.getBoundingClientRect().right;
+          if (clips && right > edge + 1)
+            return {
+              text,
+              width,
+              why: `${Math.round(right)} > ${Math.round(edge)} of ${box.tagName.toLowerCase()}.${box.className}`,
+            };
+        }
+        return { text, width, why: null as string | null };
+      }),
+    selector,
+  );
+
+/** Whether the first element matching `selector` is there and in view without scrolling sideways. */
+export const inViewSideways = async (page: Page, selector: string) => {
+  const [first] = await cutAt(page, selector);
+  return first !== undefined && first.why === null;
+};
 
 /**
  * Whether the page itself scrolls sideways (wider than the window): false, or the
@@ -231,34 +252,12 @@ export const brokenWords = (page: Page) =>
  * the window or by a box that clips): issue 56 found the orders table cut after "Qtd." and
  * the queue table after "Tipo" at 1280 px. Each as the start of its text.
  */
-export const cutAtTheRight = (page: Page) =>
-  page.evaluate(() => {
-    const cut = (el: Box) => {
-      // A stacked table's headings are hidden for sight (each cell names its column).
-      const head = el.closest("thead");
-      if (head && getComputedStyle(head).position === "absolute") return null;
-      const right = el.getBoundingClientRect().right;
-      if (right > window.innerWidth + 1)
-        return `${Math.round(right)} > window ${window.innerWidth}`;
-      for (let box = el.parentElement; box; box = box.parentElement) {
-        const clips = ["auto", "scroll", "hidden"].includes(getComputedStyle(box).overflowX);
-        const edge = box.getBoundingClientRect().right;
-        if (clips && right > edge + 1)
-          return `${Math.round(right)} > ${Math.round(edge)} of ${box.tagName.toLowerCase()}.${box.className}`;
-      }
-      return null;
-    };
-    const lastCells = Array.from(document.querySelectorAll("tr"))
-      .map((tr) => tr.lastElementChild)
-      .filter((c): c is Box => c !== null && c.getBoundingClientRect().width > 0);
-    const boxes = Array.from(
-      document.querySelectorAll('[data-testid="fluxo"] [data-estacao], [data-testid="fluxo"] svg'),
-    );
-    return [...lastCells, ...boxes].flatMap((el) => {
-      const why = cut(el);
-      return why ? [`${(el.textContent ?? "").trim().slice(0, 40)} (${why})`] : [];
-    });
-  });
+export const cutAtTheRight = async (page: Page) =>
+  [
+    // Each row's last cell, shown (a row's cells end at the right).
+    ...(await cutAt(page, "tr > :last-child")).filter((c) => c.width > 0),
+    ...(await cutAt(page, '[data-testid="fluxo"] [data-estacao], [data-testid="fluxo"] svg')),
+  ].flatMap((c) => (c.why ? [`${c.text} (${c.why})`] : []));
 
 /**
  * What is wrong with the page's layout at its size now: sideways scroll of the page, a
