@@ -99,10 +99,28 @@ export const describeHolders = (holders: Map<string, number[]>) =>
     .join("; ");
 
 /** A counter a service exports on GET /metrics, for one destination (0 when not counted yet). */
-export async function metricCounter(url: string, name: string, destino: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const line = text.split("\n").find((l) => l.startsWith(`${name}{destino="${destino}"} `));
-  return Number(line?.split(" ")[1] ?? 0);
+export function metricCounter(url: string, name: string, destino: string): Promise<number> {
+  return metricSum(url, name, { destino });
+}
+
+/**
+ * The sum of a metric's series on a service's GET /metrics whose labels include `labels`
+ * (a histogram's `_count` per route and status, say); 0 when none is counted yet.
+ */
+export async function metricSum(
+  url: string,
+  name: string,
+  labels: Record<string, string>,
+  init: RequestInit = {},
+): Promise<number> {
+  const res = await fetch(`${url}/metrics`, init);
+  if (!res.ok) throw new Error(`${url}/metrics answered ${res.status}`);
+  const text = await res.text();
+  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  return text
+    .split("\n")
+    .filter((l) => l.startsWith(`${name}{`) && wanted.every((w) => l.includes(w)))
+    .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
 }
 
 /** Waits until GET `url` answers 2xx (a service that has started listening), or fails naming `what`. */

@@ -8,7 +8,7 @@ import {
 } from "@shop/contracts";
 import amqp from "amqplib";
 import { z } from "zod";
-import { send } from "../../../harness/http.ts";
+import { metricSum, send } from "../../../harness/http.ts";
 import { queryRows } from "../../../harness/process.ts";
 import type { RabbitNode } from "../../../infra/rabbitmq/node.ts";
 import type { Service, ShopProcesses } from "../../../infra/services.ts";
@@ -156,20 +156,13 @@ async function panelUntil(
  * them within the spec's 5 s), from its own metric: shop_http_request_duration_seconds'
  * count for that route and status. Null when /metrics cannot be read.
  */
-export async function answered503(ordersUrl: string): Promise<number | null> {
-  const res = await fetch(`${ordersUrl}/metrics`, { signal: AbortSignal.timeout(2000) }).catch(
-    () => null,
-  );
-  if (!res?.ok) return null;
-  return (await res.text())
-    .split("\n")
-    .filter(
-      (l) =>
-        l.startsWith("shop_http_request_duration_seconds_count{") &&
-        l.includes('route="/pedidos/:id/pagamentos"') &&
-        l.includes('status="503"'),
-    )
-    .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+export function answered503(ordersUrl: string): Promise<number | null> {
+  return metricSum(
+    ordersUrl,
+    "shop_http_request_duration_seconds_count",
+    { route: "/pedidos/:id/pagamentos", status: "503" },
+    { signal: AbortSignal.timeout(2000) },
+  ).catch(() => null);
 }
 
 /** The 503 answers since `before` (answered503), told as a figure and a line. */
