@@ -1,6 +1,6 @@
 import type { KafkaNames } from "@shop/contracts";
 import { pedidoKey } from "@shop/contracts";
-import { deadLetterCounts } from "@shop/kafka";
+import { deadLetterCounts, HEARTBEAT_MS } from "@shop/kafka";
 import { z } from "zod";
 import { placeOrder } from "../../../harness/http.ts";
 import { clientOf, withAdmin } from "../../../harness/kafka.ts";
@@ -238,8 +238,8 @@ async function leaveStory(
   );
   story.after(
     signal === "SIGTERM"
-      ? `Por que esse tempo: ao receber SIGTERM, ${p.instancia} termina a decisão em andamento (até ${seconds(shop.decisionMs)}), confirma seus offsets e sai do grupo (LeaveGroup); as outras, que mandam heartbeat a cada meio segundo mesmo no meio de uma decisão, sabem do rebalanceamento em até 0,5 s e entram de novo assim que terminam a decisão em andamento.`
-      : `Por que esse tempo: morto com kill -9, ${p.instancia} não avisa o grupo. O coordenador só o tira quando a sessão expira (${seconds(shop.sessionMs)} sem heartbeat: o menor valor que o Kafka aceita por padrão, group.min.session.timeout.ms; uma instância viva manda heartbeat a cada segundo, mesmo durante a decisão de ${seconds(shop.decisionMs)}, e não corre o risco de ser tirada). Então as outras entram de novo e retomam do último offset confirmado — o pedido que ele decidia pode ser decidido de novo.`,
+      ? `Por que esse tempo: ao receber SIGTERM, ${p.instancia} termina a decisão em andamento (até ${seconds(shop.decisionMs)}), confirma seus offsets e sai do grupo (LeaveGroup); as outras, que mandam heartbeat a cada ${seconds(HEARTBEAT_MS)} mesmo no meio de uma decisão, sabem do rebalanceamento em até ${seconds(HEARTBEAT_MS)} e entram de novo assim que terminam a decisão em andamento.`
+      : `Por que esse tempo: morto com kill -9, ${p.instancia} não avisa o grupo. O coordenador só o tira quando a sessão expira (${seconds(shop.sessionMs)} sem heartbeat: o menor valor que o Kafka aceita por padrão, group.min.session.timeout.ms; uma instância viva manda heartbeat a cada ${seconds(HEARTBEAT_MS)}, mesmo durante a decisão de ${seconds(shop.decisionMs)}, e não corre o risco de ser tirada). Então as outras entram de novo e retomam do último offset confirmado — o pedido que ele decidia pode ser decidido de novo.`,
   );
   await tellOutcome(shop, story, from);
 }
