@@ -5,6 +5,7 @@ import { waitFor } from "../helpers/wait.ts";
 import {
   beyondFirst,
   faultTiming,
+  RESUME_BOUND_MS,
   recordRow,
   type ScenarioRow,
   scenarioRecovery,
@@ -267,6 +268,10 @@ export async function finishBrokerScenario(opts: {
     lost.map((r) => r.key),
     "accepted requests never concluded",
   ).toEqual([]);
+  // Issue 55: the shop moves again within 3 s of the fault's end, as the event-log rows.
+  expect(recovery.resumeMs ?? 0, `time to resume from ${recovery.end}`).toBeLessThanOrEqual(
+    RESUME_BOUND_MS,
+  );
   expect(doubled).toEqual({
     "decisions per key": 0,
     "approvals per order": 0,

@@ -19,6 +19,7 @@ import {
   type FaultTiming,
   faultProgress,
   faultTiming,
+  RESUME_BOUND_MS,
   recordRow,
   type ScenarioRow,
   scenarioRecovery,
@@ -282,7 +283,9 @@ export async function finishEventLogScenario(opts: {
   expect(proof.hit, `the fault did not hit: ${proof.text}`).toBe(true);
   expect(lost, "acknowledged orders never final").toEqual([]);
   // Issue 55: the shop moves again within 3 s of the fault's end (1.8 s at most measured).
-  expect(recovery.resumeMs ?? 0, `time to resume from ${recovery.end}`).toBeLessThanOrEqual(3000);
+  expect(recovery.resumeMs ?? 0, `time to resume from ${recovery.end}`).toBeLessThanOrEqual(
+    RESUME_BOUND_MS,
+  );
   // At most one order per client request (each has its own cliente), and none unasked for.
   expect(doubled.orders).toBe(0);
   expect(state.pedidos.length).toBeLessThanOrEqual(acknowledged.length + stream.unanswered);

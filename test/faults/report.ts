@@ -101,6 +101,9 @@ export interface Recovery {
   drainBoundMs: number;
 }
 
+/** Issue 55: every row's time to resume, event-log and broker alike. */
+export const RESUME_BOUND_MS = 3_000;
+
 /**
  * The Recovery of a run whose fault ended at `endedAt`, from each request's times (orders'
  * criado_em and decidido_em; payment requests' criada_em and concluida_em).
@@ -125,7 +128,7 @@ export function recovery(
       backlog.length === 0
         ? 0
         : Math.max(...backlog.map((r) => r.finalAt ?? Number.POSITIVE_INFINITY)) - endedAt,
-    drainBoundMs: Math.ceil(backlog.length / rate.instances) * rate.decisionMs + 3_000,
+    drainBoundMs: Math.ceil(backlog.length / rate.instances) * rate.decisionMs + RESUME_BOUND_MS,
   };
 }
 
