@@ -16,6 +16,7 @@ import {
   type Request,
   slowest,
   startShop,
+  streamEnd,
   streamOfPayments,
   unavailableBetween,
 } from "./broker-harness.ts";
@@ -238,13 +239,9 @@ describe("Fault injection: broker edition", () => {
         // 15 s of requests: still flowing after two of the test's own nodes have stopped (their
         // application stopped beside the stream, not blocking it) and after one has returned.
         const live: Request[] = [];
-        // ...and on for 2 s after a majority is back, however long the outage took on this
-        // machine: the row's time to resume is counted on the requests after it.
-        let over = () => {};
-        const healed = new Promise<void>((resolve) => {
-          over = resolve;
-        });
-        const flowing = streamOfPayments(() => shop.orders.url(), 60, 250, healed, live);
+        // ...and on for 2 s after a majority is back (streamEnd).
+        const end = streamEnd();
+        const flowing = streamOfPayments(() => shop.orders.url(), 60, 250, end.over, live);
         await firstDecision(shop.paymentsDb);
         const refusedBefore = await answered503(shop.orders.url());
         const stoppedAt = Date.now();
@@ -258,7 +255,7 @@ describe("Fault injection: broker edition", () => {
         });
         await second.startApp();
         const backAt = Date.now();
-        setTimeout(over, 2000);
+        end.goOn(2000);
         const requests = await flowing;
         await third.startApp();
         const during = unavailableBetween(requests, stoppedAt, backAt);

@@ -69,6 +69,19 @@ export interface Request {
  * Each request repeats with the same key until 202 or 200; every answer is kept, with how
  * long it took. `requests`, when given, is filled as they go: a test waits on its answers.
  */
+/**
+ * When a stream of payments may stop: `goOn(ms)` at the fault's end lets it ask `ms` more,
+ * so that a row's time to resume is counted on requests made after the end, however long
+ * the fault lasted on this machine.
+ */
+export function streamEnd() {
+  let end = () => {};
+  const over = new Promise<void>((resolve) => {
+    end = resolve;
+  });
+  return { over, goOn: (ms: number) => setTimeout(end, ms) };
+}
+
 export async function streamOfPayments(
   ordersUrl: () => string,
   n: number,

@@ -11,6 +11,7 @@ import {
   type Request,
   slowest,
   startShop,
+  streamEnd,
   streamOfPayments,
   unavailableBetween,
   untilFelt,
@@ -122,7 +123,8 @@ describe("Fault injection: broker edition", () => {
     const shop = await startShop(running, "f-alarm", onOwnNode);
     try {
       const live: Request[] = [];
-      const flowing = streamOfPayments(() => shop.orders.url(), 20, 250, undefined, live);
+      const end = streamEnd();
+      const flowing = streamOfPayments(() => shop.orders.url(), 20, 250, end.over, live);
       await waitFor(() => queryRows(shop.paymentsDb, "SELECT 1 FROM decisoes LIMIT 1").length > 0, {
         what: "a first decision before the alarm",
       });
@@ -138,6 +140,7 @@ describe("Fault injection: broker edition", () => {
       // machine, which is no time of the shop's (4.5 s "to resume" in a run of 2026-11-28).
       await rabbit.setDiskFreeLimit("50MB");
       const clearedAt = Date.now();
+      end.goOn(2000);
       await waitFor(async () => (await rabbit.alarms()).length === 0, {
         what: "the alarm to clear",
       });
@@ -178,7 +181,8 @@ describe("Fault injection: broker edition", () => {
       ),
     );
     try {
-      const flowing = streamOfPayments(() => shop.orders.url(), 15);
+      const end = streamEnd();
+      const flowing = streamOfPayments(() => shop.orders.url(), 15, 250, end.over);
       // A decision stored: with requests flowing and 400 ms before each ack, a delivery is
       // in the payments instance's hands, unacknowledged, when it is killed.
       await waitFor(() => queryRows(shop.paymentsDb, "SELECT 1 FROM decisoes LIMIT 1").length > 0, {
@@ -192,6 +196,7 @@ describe("Fault injection: broker edition", () => {
         PAUSA_ANTES_DO_ACK_MS: "0",
       });
       const restartedAt = Date.now();
+      end.goOn(2000);
       const requests = await flowing;
       await finishBrokerScenario({
         shop,
