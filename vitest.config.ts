@@ -50,6 +50,12 @@ export default defineConfig({
           include: unitFiles,
           sequence: { groupOrder: 0 },
           exclude: ["**/node_modules/**"],
+          // Pure code: its 40 files share their workers and the modules they import. A fresh
+          // worker per file, each importing zod, the contracts and the docs' checks again, took
+          // 61 s and 79 s of CPU; shared, 27 s and 33 s, all 217 tests passing, in any order
+          // (--sequence.shuffle.files), on 2026-11-28. The other projects keep a worker a file:
+          // their files start services and brokers, and hold module state of their own.
+          isolate: false,
         },
       },
       {
