@@ -12,11 +12,11 @@ import { ARTIFACTS, checkSizes, launchBrowser, pageSite, problemsOf } from "../h
 import { http, queryRows, type ServiceProcess } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
 import {
+  afterTheEnd,
   finishBrokerScenario,
   type Request,
   slowest,
   startShop,
-  streamEnd,
   streamOfPayments,
   unavailableBetween,
 } from "./broker-harness.ts";
@@ -239,9 +239,7 @@ describe("Fault injection: broker edition", () => {
         // 15 s of requests: still flowing after two of the test's own nodes have stopped (their
         // application stopped beside the stream, not blocking it) and after one has returned.
         const live: Request[] = [];
-        // ...and on for 2 s after a majority is back (streamEnd).
-        const end = streamEnd();
-        const flowing = streamOfPayments(() => shop.orders.url(), 60, 250, end.over, live);
+        const flowing = streamOfPayments(() => shop.orders.url(), 60, 250, undefined, live);
         await firstDecision(shop.paymentsDb);
         const refusedBefore = await answered503(shop.orders.url());
         const stoppedAt = Date.now();
@@ -255,8 +253,8 @@ describe("Fault injection: broker edition", () => {
         });
         await second.startApp();
         const backAt = Date.now();
-        end.goOn(2000);
-        const requests = await flowing;
+        const after = afterTheEnd(() => shop.orders.url());
+        const requests = [...(await flowing), ...(await after)];
         await third.startApp();
         const during = unavailableBetween(requests, stoppedAt, backAt);
         await finishBrokerScenario({

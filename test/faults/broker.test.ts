@@ -7,11 +7,11 @@ import { queryRows, type ServiceProcess } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
 import {
   afterFirstDecision,
+  afterTheEnd,
   finishBrokerScenario,
   type Request,
   slowest,
   startShop,
-  streamEnd,
   streamOfPayments,
   unavailableBetween,
   untilFelt,
@@ -123,8 +123,7 @@ describe("Fault injection: broker edition", () => {
     const shop = await startShop(running, "f-alarm", onOwnNode);
     try {
       const live: Request[] = [];
-      const end = streamEnd();
-      const flowing = streamOfPayments(() => shop.orders.url(), 20, 250, end.over, live);
+      const flowing = streamOfPayments(() => shop.orders.url(), 20, 250, undefined, live);
       await waitFor(() => queryRows(shop.paymentsDb, "SELECT 1 FROM decisoes LIMIT 1").length > 0, {
         what: "a first decision before the alarm",
       });
@@ -140,11 +139,11 @@ describe("Fault injection: broker edition", () => {
       // machine, which is no time of the shop's (4.5 s "to resume" in a run of 2026-11-28).
       await rabbit.setDiskFreeLimit("50MB");
       const clearedAt = Date.now();
-      end.goOn(2000);
+      const after = afterTheEnd(() => shop.orders.url());
       await waitFor(async () => (await rabbit.alarms()).length === 0, {
         what: "the alarm to clear",
       });
-      const requests = await flowing;
+      const requests = [...(await flowing), ...(await after)];
       const during = unavailableBetween(requests, raisedAt, clearedAt);
       await finishBrokerScenario({
         shop,
@@ -181,8 +180,7 @@ describe("Fault injection: broker edition", () => {
       ),
     );
     try {
-      const end = streamEnd();
-      const flowing = streamOfPayments(() => shop.orders.url(), 15, 250, end.over);
+      const flowing = streamOfPayments(() => shop.orders.url(), 15);
       // A decision stored: with requests flowing and 400 ms before each ack, a delivery is
       // in the payments instance's hands, unacknowledged, when it is killed.
       await waitFor(() => queryRows(shop.paymentsDb, "SELECT 1 FROM decisoes LIMIT 1").length > 0, {
@@ -196,8 +194,8 @@ describe("Fault injection: broker edition", () => {
         PAUSA_ANTES_DO_ACK_MS: "0",
       });
       const restartedAt = Date.now();
-      end.goOn(2000);
-      const requests = await flowing;
+      const after = afterTheEnd(() => shop.orders.url());
+      const requests = [...(await flowing), ...(await after)];
       await finishBrokerScenario({
         shop,
         requests,
