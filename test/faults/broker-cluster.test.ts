@@ -12,13 +12,13 @@ import { ARTIFACTS, checkSizes, launchBrowser, pageSite, problemsOf } from "../h
 import { http, queryRows, type ServiceProcess } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
 import {
-  afterTheEnd,
   finishBrokerScenario,
   type Request,
   slowest,
   startShop,
   streamOfPayments,
   unavailableBetween,
+  withRequestsAfterTheEnd,
 } from "./broker-harness.ts";
 
 /**
@@ -253,8 +253,7 @@ describe("Fault injection: broker edition", () => {
         });
         await second.startApp();
         const backAt = Date.now();
-        const after = afterTheEnd(() => shop.orders.url());
-        const requests = [...(await flowing), ...(await after)];
+        const requests = await withRequestsAfterTheEnd(flowing, () => shop.orders.url());
         await third.startApp();
         const during = unavailableBetween(requests, stoppedAt, backAt);
         await finishBrokerScenario({

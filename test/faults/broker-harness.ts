@@ -69,14 +69,6 @@ export interface Request {
  * Each request repeats with the same key until 202 or 200; every answer is kept, with how
  * long it took. `requests`, when given, is filled as they go: a test waits on its answers.
  */
-/**
- * A few payment requests made after a fault's end, 250 ms apart: a row's time to resume is
- * counted on them even when the stream of the fault ended, and its backlog concluded,
- * before the test could take the end (a node or a CLI slow to return on a busy machine).
- * Apart from that stream, so that the fault's own load is the same however long it lasts.
- */
-export const afterTheEnd = (ordersUrl: () => string) => streamOfPayments(ordersUrl, 8, 250);
-
 export async function streamOfPayments(
   ordersUrl: () => string,
   n: number,
@@ -107,6 +99,21 @@ export async function streamOfPayments(
   }
   await Promise.all(paying);
   return requests;
+}
+
+/**
+ * The fault's stream with a few payment requests more, made from now (the fault's end), 250
+ * ms apart: a row's time to resume is counted on them even when the fault's stream ended,
+ * and its backlog concluded, before the test could take the end (a node or a CLI slow to
+ * return on a busy machine). Apart from that stream, so that the fault's own load is the
+ * same however long it lasts.
+ */
+export async function withRequestsAfterTheEnd(
+  flowing: Promise<Request[]>,
+  ordersUrl: () => string,
+): Promise<Request[]> {
+  const after = streamOfPayments(ordersUrl, 8, 250);
+  return [...(await flowing), ...(await after)];
 }
 
 /** One payment request, repeated with its key every 500 ms until 202 or 200. */

@@ -7,7 +7,6 @@ import { queryRows, type ServiceProcess } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
 import {
   afterFirstDecision,
-  afterTheEnd,
   finishBrokerScenario,
   type Request,
   slowest,
@@ -15,6 +14,7 @@ import {
   streamOfPayments,
   unavailableBetween,
   untilFelt,
+  withRequestsAfterTheEnd,
 } from "./broker-harness.ts";
 import { startedIn } from "./report.ts";
 
@@ -139,11 +139,11 @@ describe("Fault injection: broker edition", () => {
       // machine, which is no time of the shop's (4.5 s "to resume" in a run of 2026-11-28).
       await rabbit.setDiskFreeLimit("50MB");
       const clearedAt = Date.now();
-      const after = afterTheEnd(() => shop.orders.url());
+      const all = withRequestsAfterTheEnd(flowing, () => shop.orders.url());
       await waitFor(async () => (await rabbit.alarms()).length === 0, {
         what: "the alarm to clear",
       });
-      const requests = [...(await flowing), ...(await after)];
+      const requests = await all;
       const during = unavailableBetween(requests, raisedAt, clearedAt);
       await finishBrokerScenario({
         shop,
@@ -194,8 +194,7 @@ describe("Fault injection: broker edition", () => {
         PAUSA_ANTES_DO_ACK_MS: "0",
       });
       const restartedAt = Date.now();
-      const after = afterTheEnd(() => shop.orders.url());
-      const requests = [...(await flowing), ...(await after)];
+      const requests = await withRequestsAfterTheEnd(flowing, () => shop.orders.url());
       await finishBrokerScenario({
         shop,
         requests,

@@ -29,8 +29,9 @@ const SHOP_QUEUES = new Set<string>([...Object.values(QUEUES), ...Object.values(
  * monitoring tag: the nodes and whether each runs, and each of the shop's queues with its
  * leader, members and members online, the exchanges that route to it and where it
  * dead-letters (the topology as the broker holds it, not as the code declares it). Any
- * node's API shows the whole cluster, so the URLs are tried in turn until one answers. Kept for a second, like the Kafka panel, so that
- * browsers polling every 2 s cost the broker one round of requests a second.
+ * node's API shows the whole cluster, so the URLs are tried in turn until one answers. Kept
+ * for a second, like the Kafka panel, so that browsers polling every 2 s cost the broker one
+ * round of requests a second.
  */
 export function platformReader(
   panel: { urls: string[]; monitor: { user: string; password: string } | null },
