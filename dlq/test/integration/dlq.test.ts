@@ -1,17 +1,15 @@
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { join } from "node:path";
 import { ERROR_QUEUES, EXCHANGES, kafkaNames, ROUTING_KEYS } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readConfig as brokerOrdersConfig } from "../../../broker/orders/src/config.ts";
 import { type OrdersService, startOrders } from "../../../broker/orders/src/server.ts";
 import { createVhost, type ShopVhost } from "../../../harness/vhost.ts";
-import { ROOT } from "../../../infra/config.ts";
 import { freePort } from "../../../infra/ports.ts";
 import { readConfig as ordersConfig } from "../../../orders-api/src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../../../orders-api/src/server.ts";
 import { brokerEnv, publishRaw, readyCount } from "../../../test/helpers/broker.ts";
-import { STACK_FRAME } from "../../../test/helpers/cli.ts";
+import { STACK_FRAME, toolArgs } from "../../../test/helpers/cli.ts";
 import { collectMessages, testKafka } from "../../../test/helpers/kafka.ts";
 import {
   capturingLogger,
@@ -24,15 +22,11 @@ import { waitFor } from "../../../test/helpers/wait.ts";
 
 /** The dead-letter CLI as a person runs it. */
 function dlq(env: NodeJS.ProcessEnv, ...args: string[]) {
-  const r = spawnSync(
-    process.execPath,
-    ["--import", "tsx", join(ROOT, "dlq/src/main.ts"), ...args],
-    {
-      env: { ...process.env, ...env },
-      encoding: "utf8",
-      timeout: 60_000,
-    },
-  );
+  const r = spawnSync(process.execPath, [...toolArgs("dlq/src/main.ts"), ...args], {
+    env: { ...process.env, ...env },
+    encoding: "utf8",
+    timeout: 60_000,
+  });
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
