@@ -33,6 +33,18 @@ const POSTGRES_FILES = [
  */
 const BUILT = { SHOP_CONSTRUIDO: "1" };
 
+/**
+ * The unit, web and integration projects run as one group of three workers. Three files at
+ * a time on two cores: the integration files wait more than they compute (decisions'
+ * delays, sessions, rebalances); with two at a time the machine's CPU was 55% busy over the
+ * project's 442 s, with three 72% over 344 s, every test passing (2026-11-27). The unit and
+ * web files were a group of their own before it, on one worker (vitest's default on two
+ * cores), 30 s of a 514 s run while the integration files waited; in the group they come
+ * last (test/sequencer.ts weighs them 0 s) and fill the workers the last long integration
+ * files leave idle. `npm run test:unit` still runs them alone, without a broker.
+ */
+const WITH_INTEGRATION = { sequence: { groupOrder: 1 }, maxWorkers: 3 };
+
 const POSTGRES_ONLY = [
   "orders-api/test/integration/instances.test.ts",
   "test/faults/scale-out.test.ts",
@@ -48,7 +60,7 @@ export default defineConfig({
         test: {
           name: "unit",
           include: unitFiles,
-          sequence: { groupOrder: 0 },
+          ...WITH_INTEGRATION,
           exclude: ["**/node_modules/**"],
           // Pure code: its 40 files share their workers and the modules they import. A fresh
           // worker per file, each importing zod, the contracts and the docs' checks again, took
@@ -62,7 +74,7 @@ export default defineConfig({
         extends: "./web/vite.config.ts",
         test: {
           name: "web",
-          sequence: { groupOrder: 0 },
+          ...WITH_INTEGRATION,
           environment: "jsdom",
           include: ["web/test/unit/**/*.test.tsx"],
         },
@@ -70,18 +82,13 @@ export default defineConfig({
       {
         test: {
           name: "integration",
-          sequence: { groupOrder: 1 },
+          ...WITH_INTEGRATION,
           include: ["**/test/integration/**/*.test.ts"],
           exclude: ["**/node_modules/**", ...POSTGRES_ONLY],
           globalSetup: ["./test/global-setup.ts"],
           env: BUILT,
           testTimeout: 60_000,
           hookTimeout: 120_000,
-          // Three files at a time on two cores: these files wait more than they compute
-          // (decisions' delays, sessions, rebalances). With two at a time the machine's CPU
-          // was 55% busy over the project's 442 s; with three, 72% over 344 s, every test
-          // passing (2026-11-27). The fault project keeps two: its waits are what it asserts.
-          maxWorkers: 3,
         },
       },
       {
