@@ -34,16 +34,18 @@ const POSTGRES_FILES = [
 const BUILT = { SHOP_CONSTRUIDO: "1" };
 
 /**
- * The unit, web and integration projects run as one group of three workers. Three files at
- * a time on two cores: the integration files wait more than they compute (decisions'
- * delays, sessions, rebalances); with two at a time the machine's CPU was 55% busy over the
- * project's 442 s, with three 72% over 344 s, every test passing (2026-11-27). The unit and
- * web files were a group of their own before it, on one worker (vitest's default on two
- * cores), 30 s of a 514 s run while the integration files waited; in the group they come
- * last (test/sequencer.ts weighs them 0 s) and fill the workers the last long integration
- * files leave idle. `npm run test:unit` still runs them alone, without a broker.
+ * The unit, web and integration projects run as one group of four workers. The integration
+ * files wait more than they compute (decisions' delays, sessions, rebalances, brokers
+ * starting): with two at a time the machine's CPU was 55% busy over the project's 442 s,
+ * with three 72% over 344 s (2026-11-27), and with three on 2026-11-28 the group took 314 s
+ * of a 561 s clean-clone .ci/run at 1.4 cores busy; with four, 266 s of 506 s at 1.7, every
+ * test passing, the failover lab's longest wait 3.1 s against 3.2-3.5 s with three. The
+ * unit and web files were a group of their own before it, on one worker (vitest's default
+ * on two cores), the run's first 30 s; here the sequencer weighs them 0 s and they fill the
+ * workers the last long integration files leave idle. `npm run test:unit` still runs them
+ * alone, without a broker. The fault project keeps three: its waits are what it asserts.
  */
-const WITH_INTEGRATION = { sequence: { groupOrder: 1 }, maxWorkers: 3 };
+const WITH_INTEGRATION = { sequence: { groupOrder: 1 }, maxWorkers: 4 };
 
 const POSTGRES_ONLY = [
   "orders-api/test/integration/instances.test.ts",
