@@ -66,7 +66,10 @@ async function main(argv: string[]): Promise<number> {
   switch (`${command ?? ""} ${sub ?? ""}`.trim()) {
     case "setup": {
       ensureJars(log);
-      await ensureClassArchive(log);
+      // The class archive's broker (5 s, its own JVM) starts and stops while the rest is set
+      // up here: the browser's install, RabbitMQ's users, PostgreSQL's database.
+      const classArchive = ensureClassArchive(log);
+      classArchive.catch(() => {}); // awaited below, after the rest
       ensureChromium(log);
       await startRabbit(config.rabbit, log);
       try {
@@ -75,6 +78,7 @@ async function main(argv: string[]): Promise<number> {
         // The default store is SQLite: the shop runs without PostgreSQL.
         log((error as Error).message);
       }
+      await classArchive;
       log("setup: done");
       return 0;
     }
