@@ -2,47 +2,62 @@ import { relative } from "node:path";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 /**
- * Seconds each slow test file took in a full `npm test` from a clean clone on this 2-core
- * machine (.ci/run of 2026-11-28 at 05:11, Node 24, Kafka 4.4, the services run built).
- * Vitest runs the longest first only when its cache holds the last run's durations; a
- * clean clone (CI) has none, and the largest file first is not the longest. Files not listed count as quick. Keep the list
- * roughly true; a stale figure only costs some of the time it saves.
+ * Seconds each test file of 5 s or more took in a full `npm test` from a clean clone on this
+ * 2-core machine: the mean of two .ci/run runs of 2026-11-28 at 20:14 and 20:24 (Node 24,
+ * Kafka 4.4, the services run built, the integration group four files at a time), a file
+ * run in two projects at its longer time. Vitest runs the longest first only when its cache
+ * holds the last run's durations; a clean clone (CI) has none, and the largest file first is
+ * not the longest. Files not listed count as quick and run last. Keep the list roughly true:
+ * a file of 10 s left out ran in the last seconds of its group beside nothing else.
  */
 export const SECONDS: Record<string, number> = {
-  "test/faults/event-log.test.ts": 143,
-  "test/faults/event-log-cluster.test.ts": 135,
-  "test/integration/lab/failover.test.ts": 112,
-  "dlq/test/integration/dlq.test.ts": 87,
-  "test/faults/broker.test.ts": 77,
-  "test/faults/broker-cluster.test.ts": 68,
-  "test/faults/event-log-network.test.ts": 56,
-  "web/test/integration/lab-page.test.ts": 54,
-  "test/integration/hostile/http-bodies.test.ts": 49,
-  "analytics/test/integration/analytics.test.ts": 48,
-  "web/test/integration/browser.test.ts": 46,
-  "orders-api/test/integration/outbox.test.ts": 43,
-  "test/faults/event-log-broker-down.test.ts": 39,
-  "test/integration/lab/kafka-down.test.ts": 35,
-  "payments/test/integration/one-at-a-time.test.ts": 30,
-  "test/faults/scale-out.test.ts": 29,
-  "test/integration/secured-connections.test.ts": 28,
-  "test/integration/lab/replay.test.ts": 25,
-  "test/integration/lab/rebalance.test.ts": 23,
+  "test/faults/event-log-cluster.test.ts": 136,
+  "test/faults/event-log.test.ts": 130,
+  "web/test/integration/lab-page.test.ts": 98,
+  "test/integration/lab/failover.test.ts": 96,
+  "test/faults/broker-cluster.test.ts": 72,
+  "test/integration/hostile/http-bodies.test.ts": 72,
+  "test/faults/broker.test.ts": 52,
+  "dlq/test/integration/dlq.test.ts": 51,
+  "test/faults/event-log-network.test.ts": 49,
+  "web/test/integration/browser.test.ts": 45,
+  "analytics/test/integration/analytics.test.ts": 44,
+  "orders-api/test/integration/outbox.test.ts": 35,
+  "test/faults/event-log-broker-down.test.ts": 35,
+  "test/integration/lab/kafka-down.test.ts": 34,
+  "payments/test/integration/one-at-a-time.test.ts": 28,
+  "test/faults/scale-out.test.ts": 27,
+  "test/integration/lab/replay.test.ts": 26,
+  "test/integration/secured-connections.test.ts": 24,
   "payments/test/integration/payments.test.ts": 23,
-  "test/integration/lab/scale-out.test.ts": 21,
-  "payments/test/integration/let-go.test.ts": 20,
-  "orders-api/test/integration/kafka-down.test.ts": 18,
-  "test/integration/infra/polite-cli.test.ts": 17,
+  "web/test/integration/lab-page-broker.test.ts": 22,
+  "orders-api/test/integration/kafka-down.test.ts": 21,
+  "test/integration/lab/rebalance.test.ts": 20,
+  "payments/test/integration/let-go.test.ts": 19,
+  "test/integration/infra/polite-cli.test.ts": 18,
+  "test/integration/lab/scale-out.test.ts": 18,
+  "payments/test/integration/reread.test.ts": 16,
   "test/integration/lab/broker-course.test.ts": 16,
+  "broker/payments/test/integration/payments.test.ts": 15,
   "test/integration/infra/kafka.test.ts": 15,
-  "payments/test/integration/reread.test.ts": 15,
-  "broker/payments/test/integration/payments.test.ts": 14,
-  "payments/test/integration/stuck.test.ts": 12,
-  "payments/test/integration/group.test.ts": 12,
-  "orders-api/test/integration/trace.test.ts": 12,
   "orders-api/test/integration/resultados.test.ts": 12,
-  "broker/orders/test/integration/failures.test.ts": 11,
-  "test/integration/infra/rabbitmq.test.ts": 10,
+  "payments/test/integration/stuck.test.ts": 12,
+  "orders-api/test/integration/trace.test.ts": 11,
+  "broker/orders/test/integration/failures.test.ts": 10,
+  "test/integration/opentelemetry.test.ts": 10,
+  "test/unit/output.test.ts": 10,
+  "payments/test/integration/group.test.ts": 9,
+  "test/integration/infra/infra-cli.test.ts": 9,
+  "test/integration/hostile/messages.test.ts": 8,
+  "orders-api/test/integration/pedidos.test.ts": 7,
+  "test/integration/lab/poison.test.ts": 7,
+  "contracts/test/unit/fast-path.test.ts": 6,
+  "payments/test/integration/commit.test.ts": 6,
+  "libs/service/test/unit/output.test.ts": 5,
+  "test/integration/infra/build.test.ts": 5,
+  "test/integration/infra/code-tour.test.ts": 5,
+  "test/integration/infra/partitioner-parity.test.ts": 5,
+  "test/integration/infra/rabbitmq.test.ts": 5,
 };
 
 /**
