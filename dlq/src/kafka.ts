@@ -7,6 +7,7 @@ import {
   NO_KAFKA_SECURITY,
   type Publisher,
   readToEnd,
+  withRetries,
 } from "@shop/kafka";
 import type { Logger } from "@shop/service";
 import type { Admin, IHeaders, Kafka } from "kafkajs";
@@ -96,6 +97,13 @@ async function readLetters(k: KafkaLetters): Promise<DeadLetter[]> {
 
 /** The redrive record's topic: compacted, one record per letter redriven. */
 async function ensureRedriveTopic(admin: Admin, redrives: string): Promise<void> {
+  // Tried again on a retriable error: kafkajs's wait for the new topic's leader retries
+  // LEADER_NOT_AVAILABLE only, and a busy broker may first answer UNKNOWN_TOPIC_OR_PARTITION
+  // for a topic it has just created; tried again, the topic is there.
+  await withRetries(() => createRedriveTopic(admin, redrives));
+}
+
+async function createRedriveTopic(admin: Admin, redrives: string): Promise<void> {
   if ((await admin.listTopics()).includes(redrives)) return;
   await admin
     .createTopics({

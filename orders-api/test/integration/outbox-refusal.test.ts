@@ -1,6 +1,6 @@
 import type { OutboxState, Pedido } from "@shop/contracts";
 import { beforeAll, describe, expect, it } from "vitest";
-import { testKafka } from "../../../test/helpers/kafka.ts";
+import { createTopicsWaiting, testKafka } from "../../../test/helpers/kafka.ts";
 import { http } from "../../../test/helpers/shop.ts";
 import { testShop } from "../../../test/helpers/test-shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
@@ -19,17 +19,14 @@ let api: OrdersApi;
 beforeAll(async () => {
   const admin = testKafka().admin();
   await admin.connect();
-  await admin.createTopics({
-    waitForLeaders: true,
-    topics: [
-      {
-        topic: nomes.topics.pedidosCriados,
-        numPartitions: 3,
-        replicationFactor: 1,
-        configEntries: [{ name: "max.message.bytes", value: "400" }],
-      },
-    ],
-  });
+  await createTopicsWaiting(admin, [
+    {
+      topic: nomes.topics.pedidosCriados,
+      numPartitions: 3,
+      replicationFactor: 1,
+      configEntries: [{ name: "max.message.bytes", value: "400" }],
+    },
+  ]);
   await admin.disconnect();
   ({ api } = await shop.ordersApi());
 }, 60_000);

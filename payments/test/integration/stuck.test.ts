@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { testKafka } from "../../../test/helpers/kafka.ts";
+import { createTopicsWaiting, testKafka } from "../../../test/helpers/kafka.ts";
 import { capturingLogger, http } from "../../../test/helpers/shop.ts";
 import { testShop } from "../../../test/helpers/test-shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
@@ -73,10 +73,9 @@ describe("A partition stuck on a record that keeps failing", () => {
         ),
       );
 
-      await admin.createTopics({
-        waitForLeaders: true,
-        topics: [{ topic: nomes.dlq.pedidosCriados, numPartitions: 1, replicationFactor: 1 }],
-      });
+      await createTopicsWaiting(admin, [
+        { topic: nomes.dlq.pedidosCriados, numPartitions: 1, replicationFactor: 1 },
+      ]);
       await waitFor(
         async () =>
           (await http<Saude>("GET", `${payments.url}/saude`)).body.consumidor.presas.length === 0,
