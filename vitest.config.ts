@@ -34,20 +34,11 @@ const POSTGRES_FILES = [
 const BUILT = { SHOP_CONSTRUIDO: "1" };
 
 /**
- * The integration files run four at a time. They wait more than they compute (decisions'
- * delays, sessions, rebalances, brokers starting): with two at a time the machine's CPU was
- * 55% busy over the project's 442 s, with three 72% over 344 s (2026-11-27); with three on
- * 2026-11-28 the group took 314 s of a 561 s clean-clone .ci/run at 1.4 cores busy, with
- * four 266 s of 506 s at 1.7, every test passing, the failover lab's longest wait 3.1-3.5 s
- * against 3.2-3.5 s with three. The fault project keeps three: its waits are what it
- * asserts.
- *
  * The unit and web files first, two at a time (17-18 s, 31 s of CPU): on one worker
  * (vitest's default on two cores) they took the run's first 30 s. Tried in the integration
  * group's workers, at its end, each file took a fresh worker (about 1 s of CPU each, where
  * the unit files share two when run apart: isolate: false) and they made its last 20-30 s.
  */
-const WITH_INTEGRATION = { sequence: { groupOrder: 1 }, maxWorkers: 4 };
 const FIRST = { sequence: { groupOrder: 0 }, maxWorkers: 2 };
 
 const POSTGRES_ONLY = [
@@ -87,13 +78,21 @@ export default defineConfig({
       {
         test: {
           name: "integration",
-          ...WITH_INTEGRATION,
+          sequence: { groupOrder: 1 },
           include: ["**/test/integration/**/*.test.ts"],
           exclude: ["**/node_modules/**", ...POSTGRES_ONLY],
           globalSetup: ["./test/global-setup.ts"],
           env: BUILT,
           testTimeout: 60_000,
           hookTimeout: 120_000,
+          // Four files at a time on two cores: these files wait more than they compute
+          // (decisions' delays, sessions, rebalances, brokers starting). With two at a time
+          // the machine's CPU was 55% busy over the project's 442 s, with three 72% over 344 s
+          // (2026-11-27); with three on 2026-11-28 the group took 314 s of a 561 s clean-clone
+          // .ci/run at 1.4 cores busy, with four 266 s of 506 s at 1.7, every test passing, the
+          // failover lab's longest wait 3.1-3.5 s against 3.2-3.5 s with three. The fault
+          // project keeps three: its waits are what it asserts.
+          maxWorkers: 4,
         },
       },
       {
