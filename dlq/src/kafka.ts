@@ -2,12 +2,12 @@ import { kafkaNames } from "@shop/contracts";
 import {
   createKafka,
   createPublisher,
+  createTopicsWaiting,
   headerText,
   type KafkaSecurity,
   NO_KAFKA_SECURITY,
   type Publisher,
   readToEnd,
-  withRetries,
 } from "@shop/kafka";
 import type { Logger } from "@shop/service";
 import type { Admin, IHeaders, Kafka } from "kafkajs";
@@ -97,29 +97,17 @@ async function readLetters(k: KafkaLetters): Promise<DeadLetter[]> {
 
 /** The redrive record's topic: compacted, one record per letter redriven. */
 async function ensureRedriveTopic(admin: Admin, redrives: string): Promise<void> {
-  // Tried again on a retriable error: kafkajs's wait for the new topic's leader retries
-  // LEADER_NOT_AVAILABLE only, and a busy broker may first answer UNKNOWN_TOPIC_OR_PARTITION
-  // for a topic it has just created; tried again, the topic is there.
-  await withRetries(() => createRedriveTopic(admin, redrives));
-}
-
-async function createRedriveTopic(admin: Admin, redrives: string): Promise<void> {
   if ((await admin.listTopics()).includes(redrives)) return;
-  await admin
-    .createTopics({
-      waitForLeaders: true,
-      topics: [
-        {
-          topic: redrives,
-          numPartitions: 1,
-          configEntries: [{ name: "cleanup.policy", value: "compact" }],
-        },
-      ],
-    })
-    .catch((error: unknown) => {
-      // Another CLI created it meanwhile: that is what we wanted.
-      if (!String(error).includes("already exists")) throw error;
-    });
+  await createTopicsWaiting(admin, [
+    {
+      topic: redrives,
+      numPartitions: 1,
+      configEntries: [{ name: "cleanup.policy", value: "compact" }],
+    },
+  ]).catch((error: unknown) => {
+    // Another CLI created it meanwhile: that is what we wanted.
+    if (!String(error).includes("already exists")) throw error;
+  });
 }
 
 /**

@@ -1,6 +1,6 @@
 import { PedidoCriado, pedidoKey } from "@shop/contracts";
-import { type OutgoingRecord, withRetries } from "@shop/kafka";
-import { type Admin, type Consumer, type EachMessagePayload, Kafka, logLevel } from "kafkajs";
+import { createTopicsWaiting, type OutgoingRecord } from "@shop/kafka";
+import { type Consumer, type EachMessagePayload, Kafka, logLevel } from "kafkajs";
 import { shopConfig, uniqueName } from "../../harness/env.ts";
 import { waitFor } from "./wait.ts";
 
@@ -16,21 +16,6 @@ export async function createTopic(kafka: Kafka, topic: string, numPartitions = 3
   } finally {
     await admin.disconnect();
   }
-}
-
-/**
- * admin.createTopics with waitForLeaders, tried again while it fails with an error Kafka
- * marks retriable (withRetries). kafkajs's wait for the new partitions' leaders retries
- * LEADER_NOT_AVAILABLE only; a busy broker may first answer the metadata request with
- * UNKNOWN_TOPIC_OR_PARTITION ("This server does not host this topic-partition"), which
- * failed the partitioner parity test once in a run of 2026-11-28. Tried again, the topic
- * exists and createTopics returns false: what the caller wanted.
- */
-export function createTopicsWaiting(
-  admin: Admin,
-  topics: Parameters<Admin["createTopics"]>[0]["topics"],
-): Promise<boolean> {
-  return withRetries(() => admin.createTopics({ waitForLeaders: true, topics }));
 }
 
 /** Resolves when the consumer has joined its group and holds partitions. */

@@ -1,6 +1,7 @@
 import { CLUSTER_REPLICATION } from "@shop/contracts";
 import { type Logger, readSettingFile, untrustedCertificate } from "@shop/service";
 import {
+  type Admin,
   Kafka,
   type KafkaConfig,
   type LogEntry,
@@ -162,6 +163,23 @@ export async function withRetries<T>(fn: () => Promise<T>, ms = 30_000): Promise
       await new Promise((r) => setTimeout(r, 500));
     }
   }
+}
+
+/**
+ * admin.createTopics with waitForLeaders, tried again while it fails with an error Kafka
+ * marks retriable (withRetries). kafkajs's wait for the new partitions' leaders retries
+ * LEADER_NOT_AVAILABLE only; a busy broker may first answer the metadata request with
+ * UNKNOWN_TOPIC_OR_PARTITION ("This server does not host this topic-partition",
+ * tulios/kafkajs#1222), which failed the partitioner parity test once in a run of
+ * 2026-11-28. Tried again, the topic exists and createTopics returns false: what the caller
+ * wanted. For topics with settings of their own (the dead-letter CLI's compacted redrive
+ * topic, the tests'); the shop's own topics go through ensureTopics.
+ */
+export function createTopicsWaiting(
+  admin: Admin,
+  topics: Parameters<Admin["createTopics"]>[0]["topics"],
+): Promise<boolean> {
+  return withRetries(() => admin.createTopics({ waitForLeaders: true, topics }));
 }
 
 /**

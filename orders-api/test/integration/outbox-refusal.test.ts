@@ -1,6 +1,7 @@
 import type { OutboxState, Pedido } from "@shop/contracts";
+import { createTopicsWaiting } from "@shop/kafka";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createTopicsWaiting, testKafka } from "../../../test/helpers/kafka.ts";
+import { testKafka } from "../../../test/helpers/kafka.ts";
 import { http } from "../../../test/helpers/shop.ts";
 import { testShop } from "../../../test/helpers/test-shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";

@@ -1,5 +1,6 @@
+import { createTopicsWaiting } from "@shop/kafka";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createTopicsWaiting, testKafka } from "../../../test/helpers/kafka.ts";
+import { testKafka } from "../../../test/helpers/kafka.ts";
 import { capturingLogger, http } from "../../../test/helpers/shop.ts";
 import { testShop } from "../../../test/helpers/test-shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
