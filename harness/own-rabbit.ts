@@ -50,8 +50,7 @@ async function keepLogAndRemove(n: RabbitNode) {
  */
 export async function ownRabbit(name: string, { tls }: { tls?: TlsFiles } = {}) {
   const n = await testNode(name, tls ? { tls } : {});
-  await n.start();
-  await n.addUsers(shopConfig().rabbit);
+  await n.start({ users: shopConfig().rabbit });
   const { rabbit } = shopConfig();
   return {
     node: n.node,

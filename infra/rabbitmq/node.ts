@@ -45,8 +45,19 @@ export function rabbitNode(name: string, dir: string, ports: NodePorts, tls?: Tl
     RABBITMQ_ADVANCED_CONFIG_FILE: join(dir, "advanced.config"),
   };
 
-  function prepare(seed?: string) {
+  /**
+   * Where a blank node reads the shop's users as it boots. Kept: `rabbitmqctl start_app`
+   * imports it again (the node's settings still name it), and it holds what the node's own
+   * database beside it holds, the passwords' salted hashes, readable by its user alone.
+   */
+  const usersFile = join(dir, "users.json");
+
+  function prepare(seed?: string, users?: ShopUsers) {
     mkdirSync(dir, { recursive: true });
+    if (users) {
+      writeFileSync(usersFile, JSON.stringify(usersDefinitions(users)), { mode: 0o600 });
+      toRabbitmqUser(usersFile);
+    }
     writeFileSync(join(dir, "enabled_plugins"), ports.panel ? "[rabbitmq_management].\n" : "[].\n");
     // A quorum queue member that lost its leader and whose first pre-vote failed asks again
     // after aten's poll interval + up to 1 s (ra 2.2, ra_server_proc `long` timeout), and
@@ -73,6 +84,11 @@ export function rabbitNode(name: string, dir: string, ports: NodePorts, tls?: Tl
               `cluster_formation.classic_config.nodes.2 = ${node}`,
             ]
           : []),
+        // The shop's users, imported as the node boots, before its listeners open (RabbitMQ
+        // loads users, vhosts and grants ahead of its empty-database check): no rabbitmqctl
+        // import_definitions afterwards, an Erlang VM of about a second of CPU at every
+        // node's start.
+        ...(users ? [`load_definitions = ${usersFile}`] : []),
         ...(ports.panel
           ? [`management.tcp.ip = 127.0.0.1`, `management.tcp.port = ${ports.panel}`]
           : []),
@@ -131,11 +147,13 @@ export function rabbitNode(name: string, dir: string, ports: NodePorts, tls?: Tl
     answers,
     /**
      * Starts the node in the background (its folder written first) and waits for AMQP;
-     * given a `seed` (a running node's name), a blank node joins the seed's cluster as it boots.
+     * given a `seed` (a running node's name), a blank node joins the seed's cluster as it
+     * boots; given `users`, a blank node has the shop's users on `/` when it answers (a
+     * node that answers already is left as it is: addUsers).
      */
-    async start({ seed }: { seed?: string } = {}) {
+    async start({ seed, users }: { seed?: string; users?: ShopUsers } = {}) {
       if (await answers()) return;
-      prepare(seed);
+      prepare(seed, users);
       try {
         await execFileAsync("rabbitmq-server", ["-detached"], { env, encoding: "utf8" });
       } catch (error) {
@@ -254,7 +272,7 @@ export async function startRabbitCluster(nodes: RabbitNode[], users: ShopUsers, 
   // The first, then the others one after the other, each joining the first as it boots.
   // Both at once, a clean-clone run of 2026-11-28 (08:27) saw the third never answer AMQP
   // in 90 s: two nodes joining one seed at the same moment is a race RabbitMQ can lose.
-  await first.start();
+  await first.start({ users });
   for (const n of others) await n.start({ seed: first.node });
   const running = async () => {
     try {
@@ -285,7 +303,8 @@ export async function startRabbitCluster(nodes: RabbitNode[], users: ShopUsers, 
     }
     members = await running();
   }
-  await first.addUsers(users);
+  // A first node that answered before this start kept the users it had: made again.
+  if (answered[0]) await first.addUsers(users);
   return { running: members, reused: answered.every(Boolean) };
 }
 

@@ -153,8 +153,7 @@ export class LabWorld {
     this.atEnd(() => node.remove());
     this.atEnd(() => node.stop());
     const started = Date.now();
-    await node.start();
-    await node.addUsers(this.config.rabbit);
+    await node.start({ users: this.config.rabbit });
     const r = this.config.rabbit;
     this.say.saw(
       `Um nó RabbitMQ só deste experimento iniciado, ${node.node} em 127.0.0.1:${ports.amqp} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
