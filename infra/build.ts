@@ -101,8 +101,8 @@ const dependencies: Plugin = {
   },
 };
 /**
- * The CommonJS packages bundled into an ES module still call require() for Node's own
- * modules: the bundle defines it, as Node does for CommonJS.
+ * Packages written for require() still call it, for Node's own modules, once bundled into
+ * an ES module: the bundle defines it, as Node does for them.
  */
 const REQUIRE = `import { createRequire as shopCreateRequire } from "node:module";
 const require = shopCreateRequire(import.meta.url);`;
