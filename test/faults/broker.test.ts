@@ -121,9 +121,16 @@ describe("Fault injection: broker edition", () => {
 
   it("When RabbitMQ raises its disk alarm, then publishers are blocked, payment requests answer 503 within 5 s, and everything recovers once it clears", async () => {
     const shop = await startShop(running, "f-alarm", onOwnNode);
+    // The stream goes on until the alarm is felt: 20 requests 250 ms apart took 5 s, and
+    // a first decision and rabbitmqctl's Erlang VM took longer than that once on a busy
+    // 2-core machine (2026-11-28, 23:28), so no request was left to be answered 503.
+    let felt = () => {};
+    const alarmFelt = new Promise<void>((resolve) => {
+      felt = resolve;
+    });
     try {
       const live: Request[] = [];
-      const flowing = streamOfPayments(() => shop.orders.url(), 20, 250, undefined, live);
+      const flowing = streamOfPayments(() => shop.orders.url(), 20, 250, alarmFelt, live);
       await waitFor(() => queryRows(shop.paymentsDb, "SELECT 1 FROM decisoes LIMIT 1").length > 0, {
         what: "a first decision before the alarm",
       });
@@ -134,6 +141,7 @@ describe("Fault injection: broker edition", () => {
       const alarms = await rabbit.alarms();
       // Blocked until a request has waited out its confirmation and been answered 503.
       await untilFelt(live, raisedAt, "while publishers are blocked");
+      felt();
       // The fault ends when the limit is set back, counted from rabbitmqctl's return, not from
       // its call: the CLI starts an Erlang VM of its own first, 1 to 4 s on a busy 2-core
       // machine, which is no time of the shop's (4.5 s "to resume" in a run of 2026-11-28).
@@ -164,6 +172,7 @@ describe("Fault injection: broker edition", () => {
         6500,
       );
     } finally {
+      felt();
       await rabbit.setDiskFreeLimit("50MB");
       await shop.stop();
     }
