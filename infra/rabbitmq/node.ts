@@ -52,12 +52,15 @@ export function rabbitNode(name: string, dir: string, ports: NodePorts, tls?: Tl
    */
   const usersFile = join(dir, "users.json");
 
+  /** The shop's users as definitions in usersFile, for the node's boot or an import. */
+  function writeUsers(users: ShopUsers) {
+    writeFileSync(usersFile, JSON.stringify(usersDefinitions(users)), { mode: 0o600 });
+    toRabbitmqUser(usersFile);
+  }
+
   function prepare(seed?: string, users?: ShopUsers) {
     mkdirSync(dir, { recursive: true });
-    if (users) {
-      writeFileSync(usersFile, JSON.stringify(usersDefinitions(users)), { mode: 0o600 });
-      toRabbitmqUser(usersFile);
-    }
+    if (users) writeUsers(users);
     writeFileSync(join(dir, "enabled_plugins"), ports.panel ? "[rabbitmq_management].\n" : "[].\n");
     // A quorum queue member that lost its leader and whose first pre-vote failed asks again
     // after aten's poll interval + up to 1 s (ra 2.2, ra_server_proc `long` timeout), and
@@ -168,14 +171,9 @@ export function rabbitNode(name: string, dir: string, ports: NodePorts, tls?: Tl
      * ten Erlang VMs, 7 s of CPU, at every node's start (issue 55).
      */
     async addUsers(users: ShopUsers) {
-      const file = join(dir, "users.json");
-      writeFileSync(file, JSON.stringify(usersDefinitions(users)), { mode: 0o600 });
-      toRabbitmqUser(file);
-      try {
-        await ctl("-q", "import_definitions", file);
-      } finally {
-        rmSync(file, { force: true });
-      }
+      // The same file a boot reads (not removed: a node started with users names it).
+      writeUsers(users);
+      await ctl("-q", "import_definitions", usersFile);
     },
     /** Joins the cluster of `other` (this node's data is reset first). */
     async join(other: string) {
