@@ -73,6 +73,8 @@ export function entryOf(serviceDir: string): EntryPoint {
  * five starts each, 2026-11-28), and the tests start some 250 services a run.
  */
 const NATIVE = new Set(["better-sqlite3", "pg-native"]);
+/** Marks esbuild's own resolution of a package the plugin asked for, so it is not asked again. */
+const RESOLVING = Symbol("resolving");
 
 /**
  * A package the shop's own code imports but never uses is left out (sideEffects: false):
@@ -82,7 +84,6 @@ const NATIVE = new Set(["better-sqlite3", "pg-native"]);
  * effects alone (test/integration/infra/build.test.ts checks that). Inside node_modules,
  * each package's own sideEffects field decides, as esbuild reads it.
  */
-const RESOLVING = Symbol("resolving");
 const dependencies: Plugin = {
   name: "dependencies",
   setup(b) {
