@@ -30,7 +30,9 @@ export function startOrders(
         consumers: config.consumers,
         pauseBeforeAckMs: config.pauseBeforeAckMs,
       });
-      const plataforma = platformReader(config.panel, config.broker.vhost);
+      const plataforma = platformReader(config.panel, config.broker.vhost, (queues) =>
+        amqp.countQueues(queues),
+      );
       return {
         consumer,
         app: createApp({

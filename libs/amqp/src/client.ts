@@ -89,6 +89,12 @@ export interface ChannelConsumer {
   onMessage(ch: Channel, msg: ConsumeMessage): Promise<void>;
 }
 
+/** A queue as RabbitMQ counts it at a passive declare (AmqpClient.countQueues). */
+export interface QueueCount {
+  ready: number;
+  consumers: number;
+}
+
 export interface AmqpClientOptions {
   /** A node's URL, or a cluster's: each connection attempt takes the next in turn. */
   url: string | string[];
@@ -399,6 +405,29 @@ export class AmqpClient {
     collectReturns(ch, returned);
     try {
       await sendRouted(ch, returned, exchange, routingKey, body, headers);
+    } finally {
+      await ch.close().catch(() => {});
+    }
+  }
+
+  /**
+   * What RabbitMQ holds in each queue at this moment: its ready messages and its consumers,
+   * as a passive queue.declare answers them (the queue itself counts; a quorum queue asks
+   * its leader). The management API's counts are statistics, sampled every 5 s and later
+   * for a quorum queue: a CI run drew a burst of the page over 10 s late. On a channel of its
+   * own, closed after: RabbitMQ closes the channel of a check that finds no queue.
+   */
+  async countQueues(queues: readonly string[]): Promise<Map<string, QueueCount>> {
+    await this.channel();
+    const conn = this.conn;
+    if (!conn) throw new Error("RabbitMQ: no connection");
+    const ch = await conn.createChannel();
+    ch.on("error", () => {});
+    try {
+      const answers = await Promise.all(queues.map((q) => ch.checkQueue(q)));
+      return new Map(
+        answers.map((a) => [a.queue, { ready: a.messageCount, consumers: a.consumerCount }]),
+      );
     } finally {
       await ch.close().catch(() => {});
     }

@@ -1,5 +1,6 @@
+import type { QueueCount } from "@shop/amqp";
 import { ERROR_QUEUES, type PlataformaBroker, QUEUES } from "@shop/contracts";
-import { AppError, cachedFor } from "@shop/service";
+import { AppError, cachedFor, withTimeLimit } from "@shop/service";
 
 interface ManagementQueue {
   name: string;
@@ -25,6 +26,13 @@ interface ManagementBinding {
 const SHOP_QUEUES = new Set<string>([...Object.values(QUEUES), ...Object.values(ERROR_QUEUES)]);
 
 /**
+ * How long the panel waits for RabbitMQ's own counts (AmqpClient.countQueues) before it
+ * shows the management API's statistics instead: a quorum queue without a leader (a
+ * majority of its nodes down) answers nothing until one is elected.
+ */
+const COUNT_WAIT_MS = 1_000;
+
+/**
  * The RabbitMQ side of the platform panel, read from the management API as a user with the
  * monitoring tag: the nodes and whether each runs, and each of the shop's queues with its
  * leader, members and members online, the exchanges that route to it and where it
@@ -32,10 +40,16 @@ const SHOP_QUEUES = new Set<string>([...Object.values(QUEUES), ...Object.values(
  * node's API shows the whole cluster, so the URLs are tried in turn until one answers. Kept
  * for a second, like the Kafka panel, so that browsers polling every 2 s cost the broker one
  * round of requests a second.
+ *
+ * A queue's ready messages and consumers are RabbitMQ's counts at the read (`count`, over the
+ * service's own connection) when it gives them within COUNT_WAIT_MS; its unacked messages
+ * are the management API's statistics, which lag by up to 5 s (10 and more for a quorum
+ * queue on a busy node).
  */
 export function platformReader(
   panel: { urls: string[]; monitor: { user: string; password: string } | null },
   vhost: string,
+  count: (queues: readonly string[]) => Promise<Map<string, QueueCount>>,
 ) {
   async function readAny(): Promise<PlataformaBroker> {
     if (!panel.monitor)
@@ -45,10 +59,15 @@ export function platformReader(
         503,
       );
     const auth = `Basic ${Buffer.from(`${panel.monitor.user}:${panel.monitor.password}`).toString("base64")}`;
+    const counted = withTimeLimit(
+      count([...SHOP_QUEUES]),
+      COUNT_WAIT_MS,
+      () => new Error("RabbitMQ did not count the queues in time"),
+    ).catch(() => null);
     const failures: string[] = [];
     for (const base of panel.urls) {
       try {
-        return await readFrom(base, auth, vhost);
+        return withCounts(await readFrom(base, auth, vhost), await counted);
       } catch (error) {
         failures.push(error instanceof Error ? error.message : String(error));
       }
@@ -61,6 +80,30 @@ export function platformReader(
   }
 
   return { read: cachedFor(1000, readAny) };
+}
+
+/**
+ * The panel with each queue's ready messages and consumers as RabbitMQ counted them (none:
+ * the statistics stay); its messages are then the ready ones and the unacked ones.
+ */
+function withCounts(
+  read: PlataformaBroker,
+  counts: Map<string, QueueCount> | null,
+): PlataformaBroker {
+  if (!counts) return read;
+  return {
+    ...read,
+    filas: read.filas.map((f) => {
+      const c = counts.get(f.nome);
+      if (!c) return f;
+      return {
+        ...f,
+        prontas: c.ready,
+        consumidores: c.consumers,
+        mensagens: c.ready + (f.semAck ?? 0),
+      };
+    }),
+  };
 }
 
 /** The nodes and the shop's queues, as one management API (`base`) shows them. */

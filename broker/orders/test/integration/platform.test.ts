@@ -2,7 +2,7 @@ import { ATTEMPTS } from "@shop/amqp";
 import { ERROR_QUEUES, type PlataformaBroker, QUEUES, TOPOLOGY } from "@shop/contracts";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ShopVhost } from "../../../../harness/vhost.ts";
-import { brokerEnv } from "../../../../test/helpers/broker.ts";
+import { brokerEnv, publishRaw, readyCount } from "../../../../test/helpers/broker.ts";
 import { http } from "../../../../test/helpers/shop.ts";
 import { testShop } from "../../../../test/helpers/test-shop.ts";
 import { readConfig } from "../../src/config.ts";
@@ -50,6 +50,24 @@ describe("The broker panel (GET /plataforma)", () => {
       expect(f?.limiteDeEntregas, b.queue).toBe(ATTEMPTS);
       expect(filas.find((x) => x.nome === b.deadLetterQueue)?.de).toEqual([]);
     }
+  });
+
+  it("When a message has just arrived in a queue, then the panel's next read counts it, as RabbitMQ does, not seconds later with the management API's statistics", async () => {
+    const orders = await start();
+    const queue = ERROR_QUEUES.solicitacoes;
+    const before = await readyCount(vhost, queue);
+    // Straight into the .erros queue (the default exchange), where no consumer takes it.
+    await publishRaw(vhost, "", queue, JSON.stringify({ chegou: "agora" }));
+    const res = await http<PlataformaBroker>("GET", `${orders.url}/plataforma`);
+    const f = res.body.filas.find((x) => x.nome === queue);
+    expect(f?.prontas).toBe(before + 1);
+    expect(f?.mensagens).toBe(before + 1);
+    expect(f?.consumidores).toBe(0);
+    // The work queue it dead-letters from: the orders service's payments are not running
+    // here, so nothing consumes it either; its members still come from the management API.
+    const work = res.body.filas.find((x) => x.nome === QUEUES.solicitacoes);
+    expect(work?.consumidores).toBe(0);
+    expect(work?.membros?.length).toBeGreaterThanOrEqual(1);
   });
 
   it("When the web page (FRONT_ORIGIN) asks, then CORS lets it read the panel; a FRONT_ORIGIN of * is refused at start", async () => {
