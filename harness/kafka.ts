@@ -20,14 +20,28 @@ export function clientOf(brokers: string) {
   });
 }
 
-/** Deletes the topics `doomed` picks among the broker's; returns how many it deleted. */
+/**
+ * Deletes the topics `doomed` picks among the broker's, and returns once the broker lists
+ * none of them; returns how many it deleted. Kafka answers a deletion when its controller
+ * has recorded it, and a busy broker may list the topics a moment longer (a CI run's replay
+ * experiment ended with its four topics listed).
+ */
 export function deleteTopicsWhere(
   brokers: string,
   doomed: (topic: string) => boolean,
 ): Promise<number> {
   return withAdmin(brokers, async (admin) => {
     const topics = (await admin.listTopics()).filter(doomed);
-    if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 30_000 });
+    if (topics.length === 0) return 0;
+    await admin.deleteTopics({ topics, timeout: 30_000 });
+    await waitFor(
+      async () => (await admin.listTopics()).filter((t) => topics.includes(t)).length === 0,
+      {
+        timeoutMs: 15_000,
+        intervalMs: 200,
+        what: `${topics.length} deleted topics gone from Kafka`,
+      },
+    );
     return topics.length;
   });
 }
