@@ -8,6 +8,12 @@ import { amqpAnswers, type ShopUsers, shopGrants, waitFor } from "./rabbitmq.ts"
 
 const execFileAsync = promisify(execFile);
 
+/**
+ * How long a blank node joining a seed as it boots has to answer before it is booted again
+ * (rabbitNode's start): one joins in 3-10 s, on a busy machine too.
+ */
+const SEEDED_WAIT_MS = 45_000;
+
 /** Where a node listens: AMQP, Erlang distribution and (optional) management panel. */
 export interface NodePorts {
   amqp: number;
@@ -141,7 +147,31 @@ export function rabbitNode(name: string, dir: string, ports: NodePorts, tls?: Tl
   };
   const answers = () => amqpAnswers("127.0.0.1", ports.amqp);
 
-  return {
+  /** The tail of the node's own log, for an error that says why it did not answer. */
+  function logTail(lines = 12): string {
+    const file = join(env.RABBITMQ_LOG_BASE, `${node}.log`);
+    if (!existsSync(file)) return "(no log)";
+    return readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
+  }
+
+  async function boot() {
+    try {
+      await execFileAsync("rabbitmq-server", ["-detached"], { env, encoding: "utf8" });
+    } catch (error) {
+      const e = error as Error & { stderr?: string };
+      throw new Error(`rabbitmq-server -detached (${node}): ${e.stderr || e.message}`);
+    }
+  }
+
+  async function untilAnswers(ms: number) {
+    try {
+      await waitFor(`node ${node} answering AMQP`, answers, ms);
+    } catch (error) {
+      throw new Error(`${(error as Error).message}; its log ends:\n${logTail()}`);
+    }
+  }
+
+  const rabbit = {
     node,
     ports,
     env,
@@ -157,13 +187,22 @@ export function rabbitNode(name: string, dir: string, ports: NodePorts, tls?: Tl
     async start({ seed, users }: { seed?: string; users?: ShopUsers } = {}) {
       if (await answers()) return;
       prepare(seed, users);
+      await boot();
+      if (!seed) return untilAnswers(90_000);
       try {
-        await execFileAsync("rabbitmq-server", ["-detached"], { env, encoding: "utf8" });
+        await untilAnswers(SEEDED_WAIT_MS);
       } catch (error) {
-        const e = error as Error & { stderr?: string };
-        throw new Error(`rabbitmq-server -detached (${node}): ${e.stderr || e.message}`);
+        // Once in some twenty cluster starts a blank node joining `seed` as it booted never
+        // answered AMQP (2026-11-28 08:27, and 2026-11-29 02:50 with the nodes started one
+        // after another): stopped, emptied and booted again, it is given one more try.
+        const first = (error as Error).message;
+        await rabbit.stop();
+        rmSync(env.RABBITMQ_MNESIA_BASE, { recursive: true, force: true });
+        await boot();
+        await untilAnswers(90_000).catch((again: Error) => {
+          throw new Error(`${again.message} (booted twice; the first time: ${first})`);
+        });
       }
-      await waitFor(`node ${node} answering AMQP`, answers, 90_000);
     },
     /**
      * The shop's users on `/`, made (again) on this node, with their grants: one import of
@@ -230,6 +269,7 @@ export function rabbitNode(name: string, dir: string, ports: NodePorts, tls?: Tl
       rmSync(dir, { recursive: true, force: true });
     },
   };
+  return rabbit;
 }
 
 export type RabbitNode = ReturnType<typeof rabbitNode>;
