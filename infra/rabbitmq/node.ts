@@ -38,13 +38,15 @@ export interface TlsFiles {
  */
 export function rabbitNode(name: string, dir: string, ports: NodePorts, tls?: TlsFiles) {
   const node = `${name.replace(/[^a-z0-9-]/gi, "")}@localhost`;
+  const dataDir = join(dir, "mnesia");
+  const logDir = join(dir, "log");
   const env = {
     ...process.env,
     RABBITMQ_NODENAME: node,
     RABBITMQ_NODE_PORT: String(ports.amqp),
     RABBITMQ_DIST_PORT: String(ports.distribution),
-    RABBITMQ_MNESIA_BASE: join(dir, "mnesia"),
-    RABBITMQ_LOG_BASE: join(dir, "log"),
+    RABBITMQ_MNESIA_BASE: dataDir,
+    RABBITMQ_LOG_BASE: logDir,
     RABBITMQ_PID_FILE: join(dir, "rabbit.pid"),
     RABBITMQ_ENABLED_PLUGINS_FILE: join(dir, "enabled_plugins"),
     RABBITMQ_CONFIG_FILE: join(dir, "rabbitmq"),
@@ -149,7 +151,7 @@ export function rabbitNode(name: string, dir: string, ports: NodePorts, tls?: Tl
 
   /** The tail of the node's own log, for an error that says why it did not answer. */
   function logTail(lines = 12): string {
-    const file = join(env.RABBITMQ_LOG_BASE, `${node}.log`);
+    const file = join(logDir, `${node}.log`);
     if (!existsSync(file)) return "(no log)";
     return readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
   }
@@ -197,7 +199,7 @@ export function rabbitNode(name: string, dir: string, ports: NodePorts, tls?: Tl
         // after another): stopped, emptied and booted again, it is given one more try.
         const first = (error as Error).message;
         await rabbit.stop();
-        rmSync(env.RABBITMQ_MNESIA_BASE, { recursive: true, force: true });
+        rmSync(dataDir, { recursive: true, force: true });
         await boot();
         await untilAnswers(90_000).catch((again: Error) => {
           throw new Error(`${again.message} (booted twice; the first time: ${first})`);
