@@ -396,15 +396,32 @@ export class AmqpClient {
     body: string,
     headers?: Record<string, unknown>,
   ): Promise<void> {
+    await this.onOwnChannel(
+      (conn) => conn.createConfirmChannel(),
+      (ch) => {
+        const returned = new Set<string>();
+        collectReturns(ch, returned);
+        return sendRouted(ch, returned, exchange, routingKey, body, headers);
+      },
+    );
+  }
+
+  /**
+   * `work` on a channel of its own over the current connection (connecting first), closed
+   * after: a channel RabbitMQ closes on an error (a check that finds no queue) or one that
+   * asks for a queue's leader anew leaves the shared ones alone.
+   */
+  private async onOwnChannel<C extends Channel, T>(
+    open: (conn: ChannelModel) => Promise<C>,
+    work: (ch: C) => Promise<T>,
+  ): Promise<T> {
     await this.channel();
     const conn = this.conn;
     if (!conn) throw new Error("RabbitMQ: no connection");
-    const ch = await conn.createConfirmChannel();
+    const ch = await open(conn);
     ch.on("error", () => {});
-    const returned = new Set<string>();
-    collectReturns(ch, returned);
     try {
-      await sendRouted(ch, returned, exchange, routingKey, body, headers);
+      return await work(ch);
     } finally {
       await ch.close().catch(() => {});
     }
@@ -415,22 +432,16 @@ export class AmqpClient {
    * as a passive queue.declare answers them (the queue itself counts; a quorum queue asks
    * its leader). The management API's counts are statistics, sampled every 5 s and later
    * for a quorum queue: a CI run drew a burst of the page over 10 s late. On a channel of its
-   * own, closed after: RabbitMQ closes the channel of a check that finds no queue.
+   * own (onOwnChannel): RabbitMQ closes the channel of a check that finds no queue.
    */
   async countQueues(queues: readonly string[]): Promise<Map<string, QueueCount>> {
-    await this.channel();
-    const conn = this.conn;
-    if (!conn) throw new Error("RabbitMQ: no connection");
-    const ch = await conn.createChannel();
-    ch.on("error", () => {});
-    try {
-      const answers = await Promise.all(queues.map((q) => ch.checkQueue(q)));
-      return new Map(
-        answers.map((a) => [a.queue, { ready: a.messageCount, consumers: a.consumerCount }]),
-      );
-    } finally {
-      await ch.close().catch(() => {});
-    }
+    const answers = await this.onOwnChannel(
+      (conn) => conn.createChannel(),
+      (ch) => Promise.all(queues.map((q) => ch.checkQueue(q))),
+    );
+    return new Map(
+      answers.map((a) => [a.queue, { ready: a.messageCount, consumers: a.consumerCount }]),
+    );
   }
 
   async close(): Promise<void> {
