@@ -88,7 +88,7 @@ export function startOutboxRelay(options: RelayOptions): OutboxRelay {
     for (const pedidoId of sent) settle(relay, pedidoId);
     for (const [pedidoId, reason] of setAside) settle(relay, pedidoId, refusal(reason));
   });
-  registerGauges(relay.store);
+  const stopMeasuring = measureOutbox(relay.store);
   const done = relayLoop(relay);
   return {
     waitUntilSent: (pedidoId, timeoutMs) => waitUntilSent(relay, pedidoId, timeoutMs),
@@ -96,7 +96,11 @@ export function startOutboxRelay(options: RelayOptions): OutboxRelay {
     async stop() {
       relay.running = false;
       relay.wakeUp?.();
-      await done;
+      try {
+        await done;
+      } finally {
+        stopMeasuring();
+      }
     },
   };
 }
@@ -270,18 +274,33 @@ function pause(relay: Relay, ms: number): Promise<void> {
   });
 }
 
-function registerGauges(store: PedidoStore): void {
-  gauge("shop_outbox_pending", "outbox rows not yet acknowledged by Kafka", [], async (g) => {
-    g.set((await store.outboxState()).pendentes);
-  });
-  gauge(
-    "shop_outbox_set_aside",
-    "outbox rows Kafka refused for good, set aside so that the rest go on",
-    [],
-    async (g) => {
-      g.set((await store.setAsideRows()).length);
-    },
-  );
+/**
+ * The stores of the relays running in this process (one in a service), read when
+ * Prometheus scrapes. A relay's store leaves the set when the relay stops: a process that
+ * stopped one and goes on (a test file that starts the service in-process, in a worker
+ * later files share) does not read a closed database at its next scrape.
+ */
+const measured = new Set<PedidoStore>();
+
+const sumOver = async (read: (store: PedidoStore) => Promise<number>) =>
+  (await Promise.all([...measured].map(read))).reduce((a, b) => a + b, 0);
+
+gauge("shop_outbox_pending", "outbox rows not yet acknowledged by Kafka", [], async (g) => {
+  g.set(await sumOver(async (store) => (await store.outboxState()).pendentes));
+});
+gauge(
+  "shop_outbox_set_aside",
+  "outbox rows Kafka refused for good, set aside so that the rest go on",
+  [],
+  async (g) => {
+    g.set(await sumOver(async (store) => (await store.setAsideRows()).length));
+  },
+);
+
+/** Reports this store's outbox on /metrics until the returned function is called. */
+function measureOutbox(store: PedidoStore): () => void {
+  measured.add(store);
+  return () => measured.delete(store);
 }
 
 /** Pending outbox rows, the age of the oldest and the rows set aside, for /saude and the panel. */
