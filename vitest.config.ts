@@ -41,6 +41,30 @@ const BUILT = { SHOP_CONSTRUIDO: "1" };
  */
 const FIRST = { sequence: { groupOrder: 0 }, maxWorkers: 2 };
 
+/** The integration group's settings, for its two projects. */
+const INTEGRATION = {
+  sequence: { groupOrder: 1 },
+  include: ["**/test/integration/**/*.test.ts"],
+  globalSetup: ["./test/global-setup.ts"],
+  env: BUILT,
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+  // Four files at a time on two cores: these files wait more than they compute
+  // (decisions' delays, sessions, rebalances, brokers starting). With two at a time
+  // the machine's CPU was 55% busy over the project's 442 s, with three 72% over 344 s
+  // (2026-11-27); with three on 2026-11-28 the group took 314 s of a 561 s clean-clone
+  // .ci/run at 1.4 cores busy, with four 266 s of 506 s at 1.7, every test passing, the
+  // failover lab's longest wait 3.1-3.5 s against 3.2-3.5 s with three. The fault
+  // project keeps three: its waits are what it asserts.
+  maxWorkers: 4,
+};
+
+/** The integration files that need a worker of their own (the "tours" project below). */
+const OWN_WORKER = [
+  "test/integration/infra/code-tour.test.ts",
+  "test/integration/infra/code-tour-broker.test.ts",
+];
+
 const POSTGRES_ONLY = [
   "orders-api/test/integration/instances.test.ts",
   "test/faults/scale-out.test.ts",
@@ -78,22 +102,21 @@ export default defineConfig({
       {
         test: {
           name: "integration",
-          sequence: { groupOrder: 1 },
-          include: ["**/test/integration/**/*.test.ts"],
-          exclude: ["**/node_modules/**", ...POSTGRES_ONLY],
-          globalSetup: ["./test/global-setup.ts"],
-          env: BUILT,
-          testTimeout: 60_000,
-          hookTimeout: 120_000,
-          // Four files at a time on two cores: these files wait more than they compute
-          // (decisions' delays, sessions, rebalances, brokers starting). With two at a time
-          // the machine's CPU was 55% busy over the project's 442 s, with three 72% over 344 s
-          // (2026-11-27); with three on 2026-11-28 the group took 314 s of a 561 s clean-clone
-          // .ci/run at 1.4 cores busy, with four 266 s of 506 s at 1.7, every test passing, the
-          // failover lab's longest wait 3.1-3.5 s against 3.2-3.5 s with three. The fault
-          // project keeps three: its waits are what it asserts.
-          maxWorkers: 4,
+          ...INTEGRATION,
+          exclude: ["**/node_modules/**", ...POSTGRES_ONLY, ...OWN_WORKER],
+          // Its files share their four workers and the modules they import (the shop's
+          // sources for the services a file starts in-process, kafkajs, amqplib...): a fresh
+          // worker per file imported them 60 times. Each file names its own topics, groups
+          // and vhosts, and a service it started stops with it, its gauges too.
+          isolate: false,
         },
+      },
+      {
+        // The code tours' runs read V8's call counts (test/helpers/code-tour.ts), which
+        // missed two of the broker edition's files in a worker whose earlier files had run
+        // the same code (2026-11-29): each tour file has a fresh worker, beside the
+        // integration files in the same four.
+        test: { name: "tours", ...INTEGRATION, include: OWN_WORKER },
       },
       {
         // The orders API's store suite and HTTP tests again, against PostgreSQL (issue 37):
@@ -107,6 +130,8 @@ export default defineConfig({
           include: [...POSTGRES_FILES, ...POSTGRES_ONLY],
           globalSetup: ["./test/global-setup.ts"],
           env: { ...BUILT, SHOP_TEST_STORE: "postgres" },
+          // Sharing their workers, as the integration files do.
+          isolate: false,
           testTimeout: 60_000,
           hookTimeout: 120_000,
           maxWorkers: 3,
