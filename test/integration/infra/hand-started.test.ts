@@ -3,7 +3,9 @@ import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
 import { deleteTopicsWhere } from "../../../harness/kafka.ts";
 import { ROOT } from "../../../infra/config.ts";
+import { groupAlive } from "../../../infra/services.ts";
 import { serviceEnv, uniquePrefix } from "../../helpers/shop.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 /**
  * Issue 47: a payments instance started by hand, as docs/event-log.md says
@@ -30,7 +32,16 @@ function firstLines(env: Record<string, string>): Promise<string[]> {
       if (/listening on http/.test(line)) {
         clearTimeout(timer);
         process.kill(-(child.pid as number), "SIGTERM");
-        child.once("exit", () => resolve(lines));
+        // npm exits before the service under it has left its group: until the whole group
+        // is gone, its consumer may still ask for its topics, which Kafka (auto.create)
+        // makes again after the clean-up below deleted them (a CI run's 15 s wait ended
+        // with them listed, 2026-11-29).
+        child.once("exit", () =>
+          waitFor(() => !groupAlive(child), { timeoutMs: 30_000, what: "payments to exit" }).then(
+            () => resolve(lines),
+            reject,
+          ),
+        );
       }
     });
   });
