@@ -24,7 +24,7 @@ const POSTGRES_FILES = [
 ];
 /**
  * Several instances on one database: PostgreSQL only. Its fault scenarios run in this
- * project (they need its store), which shares the fault project's four workers.
+ * project (they need its store), which shares the fault project's five workers.
  */
 /**
  * The services the broker projects start run from the bundles test/global-setup.ts builds
@@ -35,31 +35,35 @@ const POSTGRES_FILES = [
 const BUILT = { SHOP_CONSTRUIDO: "1" };
 
 /**
- * The unit and web files first, two at a time (17-18 s, 31 s of CPU): on one worker
- * (vitest's default on two cores) they took the run's first 30 s. Tried in the integration
- * group's workers, at its end, each file took a fresh worker (about 1 s of CPU each, where
- * the unit files share two when run apart: isolate: false) and they made its last 20-30 s.
+ * The first group: the integration files six at a time on two cores, with the unit, web
+ * and tour files in the same workers (a group's projects share one pool, of one size).
+ *
+ * Six at a time: these files wait more than they compute (decisions' delays, sessions,
+ * rebalances, brokers starting). With two at a time the machine's CPU was 55% busy over the
+ * project's 442 s, with three 72% over 344 s (2026-11-27); with three on 2026-11-28 the
+ * group took 314 s of a 561 s clean-clone .ci/run at 1.4 cores busy, with four 266 s of
+ * 506 s at 1.7, every test passing, the failover lab's longest wait 3.1-3.5 s against
+ * 3.2-3.5 s with three. Sharing their workers (2026-11-29), four left the cores about 1.1
+ * busy over the group's second half; five took a clean-clone .ci/run from 388 s to 345 s
+ * (with the fault group at four), six to 330 s, the cores then 1.8 busy over the group, the
+ * failover lab's longest wait 2.6 s.
+ *
+ * The unit and web files: run first, in a group of their own two at a time, they took the
+ * run's first 17-18 s (31 s of CPU) while nothing else could start; in this group's pool
+ * they and the code tours took 18 s and 34 s of CPU, where they alone took 12 s and 19 s
+ * and the tours alone 11 s and 11 s (2026-11-29). On 2026-11-28, in a pool that gave each
+ * of their files a fresh worker, they had made the group's last 20-30 s.
  */
-const FIRST = { sequence: { groupOrder: 0 }, maxWorkers: 2 };
+const INTEGRATION_GROUP = { sequence: { groupOrder: 1 }, maxWorkers: 6 };
 
 /** The integration group's settings, for its two projects. */
 const INTEGRATION = {
-  sequence: { groupOrder: 1 },
+  ...INTEGRATION_GROUP,
   include: ["**/test/integration/**/*.test.ts"],
   globalSetup: ["./test/global-setup.ts"],
   env: BUILT,
   testTimeout: 60_000,
   hookTimeout: 120_000,
-  // Five files at a time on two cores: these files wait more than they compute
-  // (decisions' delays, sessions, rebalances, brokers starting). With two at a time
-  // the machine's CPU was 55% busy over the project's 442 s, with three 72% over 344 s
-  // (2026-11-27); with three on 2026-11-28 the group took 314 s of a 561 s clean-clone
-  // .ci/run at 1.4 cores busy, with four 266 s of 506 s at 1.7, every test passing, the
-  // failover lab's longest wait 3.1-3.5 s against 3.2-3.5 s with three. Sharing their
-  // workers (2026-11-29), the four left the cores about 1.1 busy over the group's second
-  // half; five took a clean-clone .ci/run from 388 s to 359 s (with the fault group at
-  // four), the failover lab's longest wait 3.2 s.
-  maxWorkers: 5,
 };
 
 /** The integration files that need a worker of their own (the "tours" project below). */
@@ -83,13 +87,12 @@ export default defineConfig({
         test: {
           name: "unit",
           include: unitFiles,
-          ...FIRST,
+          ...INTEGRATION_GROUP,
           exclude: ["**/node_modules/**"],
           // Pure code: its 40 files share their workers and the modules they import. A fresh
           // worker per file, each importing zod, the contracts and the docs' checks again, took
           // 61 s and 79 s of CPU; shared, 27 s and 33 s, all 217 tests passing, in any order
-          // (--sequence.shuffle.files), on 2026-11-28. The other projects keep a worker a file:
-          // their files start services and brokers, and hold module state of their own.
+          // (--sequence.shuffle.files), on 2026-11-28.
           isolate: false,
         },
       },
@@ -97,7 +100,7 @@ export default defineConfig({
         extends: "./web/vite.config.ts",
         test: {
           name: "web",
-          ...FIRST,
+          ...INTEGRATION_GROUP,
           environment: "jsdom",
           include: ["web/test/unit/**/*.test.tsx"],
           // As the unit files: 2.4 s and 3.8 s of CPU shared, 4.3-4.8 s and 7.8-8.1 s with a
@@ -121,13 +124,13 @@ export default defineConfig({
         // The code tours' runs read V8's call counts (test/helpers/code-tour.ts), which
         // missed two of the broker edition's files in a worker whose earlier files had run
         // the same code (2026-11-29): each tour file has a fresh worker, beside the
-        // integration files in the same five.
+        // integration files in the same six.
         test: { name: "tours", ...INTEGRATION, include: OWN_WORKER },
       },
       {
         // The orders API's store suite and HTTP tests again, against PostgreSQL (issue 37):
         // each file makes a database of its own on the machine's server. In the fault
-        // project's group, which shares its four workers (vitest runs a group's projects in
+        // project's group, which shares its five workers (vitest runs a group's projects in
         // one pool of the group's maxWorkers): these short files fill the time one worker
         // would otherwise wait for the other's last fault file, about 40 s of the run.
         test: {
@@ -140,19 +143,21 @@ export default defineConfig({
           isolate: false,
           testTimeout: 60_000,
           hookTimeout: 120_000,
-          maxWorkers: 4,
+          maxWorkers: 5,
         },
       },
       {
         // Kills and restarts brokers and services: after everything else. Its files use
         // brokers of their own (a Kafka broker, one to kill, a proxied one and a cluster; a
-        // RabbitMQ node, a cluster and vhosts), so they run four at a time, with the
+        // RabbitMQ node, a cluster and vhosts), so they run five at a time, with the
         // postgres project's files (their PostgreSQL faults on a server of their own) in the
-        // same four workers. Two at a time, the group took 261 s of a 614 s run, three at a
-        // time about 154 s of a 388 s run, four 134-137 s alone (three runs, 2026-11-29):
-        // the scenarios mostly wait (decisions, sessions, outages), the two cores were about
-        // 1.1 busy over the group at three, and every time to resume stayed under 1.6 s of
-        // its 3 s at four (issue 55). The two longest files (some 120 s each) bound it now.
+        // same five workers. Two at a time, the group took 261 s of a 614 s run, three at a
+        // time about 154 s of a 388 s run, four 134-137 s alone (three runs), five 129 s
+        // (2026-11-29): the scenarios mostly wait (decisions, sessions, outages), the two
+        // cores were about 1.1 busy over the group at three, and every time to resume stayed
+        // under 1.7 s of its 3 s at four and five (issue 55). The two longest files (some
+        // 120 s each, scenarios one after another on a broker or cluster of their own) bound
+        // it now.
         test: {
           name: "faults",
           sequence: { groupOrder: 3 },
@@ -164,7 +169,7 @@ export default defineConfig({
           env: { ...BUILT, SHOP_TEST_LOG_DIR: "test-artifacts/logs" },
           testTimeout: 240_000,
           hookTimeout: 120_000,
-          maxWorkers: 4,
+          maxWorkers: 5,
         },
       },
     ],
