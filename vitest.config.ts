@@ -35,24 +35,26 @@ const POSTGRES_FILES = [
 const BUILT = { SHOP_CONSTRUIDO: "1" };
 
 /**
- * The first group: the integration files six at a time on two cores, with the unit, web
- * and tour files in the same workers (a group's projects share one pool, of one size).
- *
- * Six at a time: these files wait more than they compute (decisions' delays, sessions,
- * rebalances, brokers starting). With two at a time the machine's CPU was 55% busy over the
- * project's 442 s, with three 72% over 344 s (2026-11-27); with three on 2026-11-28 the
- * group took 314 s of a 561 s clean-clone .ci/run at 1.4 cores busy, with four 266 s of
- * 506 s at 1.7, every test passing, the failover lab's longest wait 3.1-3.5 s against
- * 3.2-3.5 s with three. Sharing their workers (2026-11-29), four left the cores about 1.1
- * busy over the group's second half; five took a clean-clone .ci/run from 388 s to 345 s
- * (with the fault group at four), six to 330 s, the cores then 1.8 busy over the group, the
- * failover lab's longest wait 2.6 s.
- *
- * The unit and web files: run first, in a group of their own two at a time, they took the
- * run's first 17-18 s (31 s of CPU) while nothing else could start; in this group's pool
- * they and the code tours took 18 s and 34 s of CPU, where they alone took 12 s and 19 s
- * and the tours alone 11 s and 11 s (2026-11-29). On 2026-11-28, in a pool that gave each
- * of their files a fresh worker, they had made the group's last 20-30 s.
+ * The unit and web files first, two at a time (17-18 s, 31 s of CPU): on one worker
+ * (vitest's default on two cores) they took the run's first 30 s. In the integration
+ * group's pool, among its files, each file took a fresh worker, though they share theirs
+ * when run apart (isolate: false): on 2026-11-28 they made the group's last 20-30 s, and on
+ * 2026-11-29 a clean clone's run took 339 s and 585 s of CPU against 330 s and 541 s, the
+ * time the files spent importing 62 s against 37 s.
+ */
+const FIRST = { sequence: { groupOrder: 0 }, maxWorkers: 2 };
+
+/**
+ * The integration files six at a time on two cores, with the code tours' two in the same
+ * workers (a group's projects share one pool, of one size). These files wait more than they
+ * compute (decisions' delays, sessions, rebalances, brokers starting). With two at a time
+ * the machine's CPU was 55% busy over the project's 442 s, with three 72% over 344 s
+ * (2026-11-27); with three on 2026-11-28 the group took 314 s of a 561 s clean-clone
+ * .ci/run at 1.4 cores busy, with four 266 s of 506 s at 1.7, every test passing, the
+ * failover lab's longest wait 3.1-3.5 s against 3.2-3.5 s with three. Sharing their workers
+ * (2026-11-29), four left the cores about 1.1 busy over the group's second half; five took
+ * a clean-clone .ci/run from 388 s to 345 s (with the fault group at four), six to 330 s,
+ * the cores then 1.8 busy over the group, the failover lab's longest wait 2.6 s.
  */
 const INTEGRATION_GROUP = { sequence: { groupOrder: 1 }, maxWorkers: 6 };
 
@@ -87,7 +89,7 @@ export default defineConfig({
         test: {
           name: "unit",
           include: unitFiles,
-          ...INTEGRATION_GROUP,
+          ...FIRST,
           exclude: ["**/node_modules/**"],
           // Pure code: its 40 files share their workers and the modules they import. A fresh
           // worker per file, each importing zod, the contracts and the docs' checks again, took
@@ -100,7 +102,7 @@ export default defineConfig({
         extends: "./web/vite.config.ts",
         test: {
           name: "web",
-          ...INTEGRATION_GROUP,
+          ...FIRST,
           environment: "jsdom",
           include: ["web/test/unit/**/*.test.tsx"],
           // As the unit files: 2.4 s and 3.8 s of CPU shared, 4.3-4.8 s and 7.8-8.1 s with a
