@@ -54,13 +54,12 @@ const FIRST = { sequence: { groupOrder: 0 }, maxWorkers: 2 };
  * failover lab's longest wait 3.1-3.5 s against 3.2-3.5 s with three. Sharing their workers
  * (2026-11-29), four left the cores about 1.1 busy over the group's second half; five took
  * a clean-clone .ci/run from 388 s to 345 s (with the fault group at four), six to 330 s,
- * the cores then 1.8 busy over the group, the failover lab's longest wait 2.6 s.
+ * the cores then 1.8 busy over the group, the failover lab's longest wait 2.6 s. These are
+ * the settings of the group's two projects, integration and tours.
  */
-const INTEGRATION_GROUP = { sequence: { groupOrder: 1 }, maxWorkers: 6 };
-
-/** The integration group's settings, for its two projects. */
 const INTEGRATION = {
-  ...INTEGRATION_GROUP,
+  sequence: { groupOrder: 1 },
+  maxWorkers: 6,
   include: ["**/test/integration/**/*.test.ts"],
   globalSetup: ["./test/global-setup.ts"],
   env: BUILT,
@@ -73,6 +72,12 @@ const OWN_WORKER = [
   "test/integration/infra/code-tour.test.ts",
   "test/integration/infra/code-tour-broker.test.ts",
 ];
+
+/**
+ * The last group: the fault files and the postgres files, in one pool (vitest refuses two
+ * sizes in one group), four at a time (see the fault project below for why four).
+ */
+const FAULT_GROUP = { sequence: { groupOrder: 3 }, maxWorkers: 4 };
 
 const POSTGRES_ONLY = [
   "orders-api/test/integration/instances.test.ts",
@@ -137,7 +142,7 @@ export default defineConfig({
         // would otherwise wait for the other's last fault file, about 40 s of the run.
         test: {
           name: "postgres",
-          sequence: { groupOrder: 3 },
+          ...FAULT_GROUP,
           include: [...POSTGRES_FILES, ...POSTGRES_ONLY],
           globalSetup: ["./test/global-setup.ts"],
           env: { ...BUILT, SHOP_TEST_STORE: "postgres" },
@@ -145,7 +150,6 @@ export default defineConfig({
           isolate: false,
           testTimeout: 60_000,
           hookTimeout: 120_000,
-          maxWorkers: 4,
         },
       },
       {
@@ -162,7 +166,7 @@ export default defineConfig({
         // scenarios one after another on one cluster) bounds the group.
         test: {
           name: "faults",
-          sequence: { groupOrder: 3 },
+          ...FAULT_GROUP,
           include: ["test/faults/**/*.test.ts"],
           exclude: POSTGRES_ONLY,
           // The second prints this run's table of fault scenarios (test/faults/report.ts).
@@ -171,7 +175,6 @@ export default defineConfig({
           env: { ...BUILT, SHOP_TEST_LOG_DIR: "test-artifacts/logs" },
           testTimeout: 240_000,
           hookTimeout: 120_000,
-          maxWorkers: 4,
         },
       },
     ],
