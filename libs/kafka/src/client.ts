@@ -175,20 +175,38 @@ export async function withRetries<T>(fn: () => Promise<T>, ms = 30_000): Promise
 }
 
 /**
- * admin.createTopics with waitForLeaders, tried again while it fails with an error Kafka
- * marks retriable (withRetries). kafkajs's wait for the new partitions' leaders retries
- * LEADER_NOT_AVAILABLE only; a busy broker may first answer the metadata request with
- * UNKNOWN_TOPIC_OR_PARTITION ("This server does not host this topic-partition",
- * tulios/kafkajs#1222), which failed the partitioner parity test once in a run of
- * 2026-11-28. Tried again, the topic exists and createTopics returns false: what the caller
- * wanted. For topics with settings of their own (the dead-letter CLI's compacted redrive
- * topic, the tests'); the shop's own topics go through ensureTopics.
+ * admin.createTopics, then a wait until every partition of the topics has a leader, tried
+ * again while Kafka answers with an error it marks retriable (withRetries). kafkajs's own
+ * wait (waitForLeaders) retries LEADER_NOT_AVAILABLE only; a busy broker may first answer
+ * with UNKNOWN_TOPIC_OR_PARTITION ("This server does not host this topic-partition",
+ * tulios/kafkajs#1222), and the second try's createTopics then returns false (the topic
+ * exists) without waiting at all. On 2026-11-29 that sent the dead-letter CLI's first
+ * record to a compacted topic no broker hosted yet, and the poison lab failed. So the wait
+ * is ours, whatever createTopics returned. For topics with settings of their own (the
+ * dead-letter CLI's compacted redrive topic, the tests'); the shop's own topics go through
+ * ensureTopics.
  */
-export function createTopicsWaiting(
+export async function createTopicsWaiting(
   admin: Admin,
   topics: Parameters<Admin["createTopics"]>[0]["topics"],
 ): Promise<boolean> {
-  return withRetries(() => admin.createTopics({ waitForLeaders: true, topics }));
+  const created = await withRetries(() => admin.createTopics({ waitForLeaders: true, topics }));
+  const names = topics.map((t) => t.topic);
+  await withRetries(() => leadersOf(admin, names));
+  return created;
+}
+
+/** Resolves once every partition of `topics` has a leader; fails retriably until then. */
+async function leadersOf(admin: Admin, topics: string[]): Promise<void> {
+  const metadata = await admin.fetchTopicMetadata({ topics });
+  const leaderless = metadata.topics.flatMap((t) =>
+    t.partitions.filter((p) => p.leader < 0 || p.partitionErrorCode !== 0).map(() => t.name),
+  );
+  if (leaderless.length > 0) {
+    throw Object.assign(new Error(`no leader yet for ${[...new Set(leaderless)].join(", ")}`), {
+      retriable: true,
+    });
+  }
 }
 
 /**
