@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import Database from "better-sqlite3";
+import { Database } from "@shop/service";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { send } from "../../../harness/http.ts";
@@ -36,7 +36,7 @@ beforeAll(async () => {
 }, 60_000);
 
 /** Read-only handles on the services' databases, open for the file (see counter). */
-const handles: Database.Database[] = [];
+const handles: Database[] = [];
 
 afterAll(async () => {
   for (const db of handles) db.close();
