@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import ts from "typescript";
+import ts from "typescript6";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "../../infra/config.ts";
 import { trackedFiles } from "../helpers/source.ts";
