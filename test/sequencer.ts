@@ -4,8 +4,8 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 /**
  * Seconds each test file of 10 s or more took in a full `npm test` from a clean clone on this
  * 2-core machine: the mean of two .ci/run runs of 2026-11-29 at 07:22 and 07:38, read from
- * their test-artifacts/file-times.json (test/summary-reporter.ts), on a day the machine ran
- * about half as fast as the day before (the seconds about twice, the order the same). A file
+ * their test-artifacts/file-times.json (test/summary-reporter.ts), on a machine about half as
+ * fast as that morning's earlier one (the seconds about twice, the order the same). A file
  * run in two projects counts at the mean of both. Vitest runs the longest first only when
  * its cache holds the last run's durations; a clean clone (CI) has none, and the largest
  * file first is not the longest. Files not listed count as quick and run last. Keep the

@@ -357,8 +357,8 @@ describe("Issue 47: the lab on the page (event-log edition), in a real browser",
     // disso é a espera do pagamento"). Clean-clone runs of 2026-11-28 read 2.1-3.6 s in all
     // with consumers retrying every second, 1.0 and 1.6 s every half second
     // (libs/kafka/src/consumer.ts, consumerConfig); one of 2026-11-29, on a machine half as
-    // fast (the same head's .ci/run took 718 s against 330-342 s the day before), 3.1 s in
-    // all: the relay 1.0 s, the decision 1 s, the two consumers and a producer the rest.
+    // fast (the same head's .ci/run took 718 s against 330-342 s on that morning's earlier
+    // machine), 3.1 s in all: the relay 1.0 s, the decision 1 s, the consumers the rest.
     const resumed = story.numeros.relayRetomouS as number;
     expect(resumed).toBeGreaterThanOrEqual(0);
     expect(resumed).toBeLessThanOrEqual(3);
