@@ -175,28 +175,35 @@ export async function withRetries<T>(fn: () => Promise<T>, ms = 30_000): Promise
 }
 
 /**
- * admin.createTopics, then a wait until every partition of the topics has a leader, tried
- * again while Kafka answers with an error it marks retriable (withRetries). kafkajs's own
- * wait (waitForLeaders) retries LEADER_NOT_AVAILABLE only; a busy broker may first answer
- * with UNKNOWN_TOPIC_OR_PARTITION ("This server does not host this topic-partition",
- * tulios/kafkajs#1222), and the second try's createTopics then returns false (the topic
- * exists) without waiting at all. On 2026-11-29 that sent the dead-letter CLI's first
- * record to a compacted topic no broker hosted yet, and the poison lab failed. So the wait
- * is ours, whatever createTopics returned. For topics with settings of their own (the
- * dead-letter CLI's compacted redrive topic, the tests'); the shop's own topics go through
- * ensureTopics.
+ * admin.createTopics with waitForLeaders, tried again while it fails with an error Kafka
+ * marks retriable (withRetries); a try after a failed one waits for the leaders itself
+ * (leadersOf). For topics with settings of their own (the dead-letter CLI's compacted
+ * redrive topic, the tests'); the shop's own topics go through ensureTopics.
  */
-export async function createTopicsWaiting(
+export function createTopicsWaiting(
   admin: Admin,
   topics: Parameters<Admin["createTopics"]>[0]["topics"],
 ): Promise<boolean> {
-  const created = await withRetries(() => admin.createTopics({ waitForLeaders: true, topics }));
   const names = topics.map((t) => t.topic);
-  await withRetries(() => leadersOf(admin, names));
-  return created;
+  let tries = 0;
+  return withRetries(async () => {
+    const retry = tries++ > 0;
+    const created = await admin.createTopics({ waitForLeaders: true, topics });
+    if (retry) await leadersOf(admin, names);
+    return created;
+  });
 }
 
-/** Resolves once every partition of `topics` has a leader; fails retriably until then. */
+/**
+ * Resolves once every partition of `topics` has a leader; fails retriably until then.
+ * kafkajs's own wait for a new topic's leaders (createTopics' waitForLeaders) retries
+ * LEADER_NOT_AVAILABLE only; a busy broker may first answer with UNKNOWN_TOPIC_OR_PARTITION
+ * ("This server does not host this topic-partition", tulios/kafkajs#1222), and the next try
+ * then finds the topic made (createTopics returns false, ensureTopics finds nothing missing)
+ * and would go on without any wait. On 2026-11-29 that sent the dead-letter CLI's first
+ * record to a compacted topic no broker hosted yet, and the poison lab failed. So a try
+ * after a failed one waits for the leaders here.
+ */
 async function leadersOf(admin: Admin, topics: string[]): Promise<void> {
   const metadata = await admin.fetchTopicMetadata({ topics });
   const leaderless = metadata.topics.flatMap((t) =>
@@ -219,13 +226,16 @@ export function ensureTopics(
   topics: TopicSpec[],
   replicationFactor: number,
 ): Promise<string[]> {
-  return withRetries(() => createMissing(kafka, topics, replicationFactor));
+  let tries = 0;
+  return withRetries(() => createMissing(kafka, topics, replicationFactor, tries++ > 0));
 }
 
+/** One try of ensureTopics; a retry also waits for the topics' leaders (leadersOf). */
 async function createMissing(
   kafka: Kafka,
   topics: TopicSpec[],
   replicationFactor: number,
+  retry: boolean,
 ): Promise<string[]> {
   const admin = kafka.admin();
   await admin.connect();
@@ -250,6 +260,8 @@ async function createMissing(
         topics: missing.map((t) => ({ ...t, ...replication })),
       });
     }
+    const names = topics.map((t) => t.topic);
+    if (retry) await leadersOf(admin, names);
     return missing.map((t) => t.topic);
   } finally {
     await admin.disconnect();
