@@ -34,6 +34,9 @@ const POSTGRES_FILES = [
  */
 const BUILT = { SHOP_CONSTRUIDO: "1" };
 
+/** Before each file of the projects whose files share a worker: nothing read by the one before kept. */
+const PER_FILE = "./test/helpers/per-file.ts";
+
 /**
  * The unit and web files first, two at a time (17-18 s, 31 s of CPU): on one worker
  * (vitest's default on two cores) they took the run's first 30 s. In the integration
@@ -62,6 +65,7 @@ const INTEGRATION = {
   maxWorkers: 6,
   include: ["**/test/integration/**/*.test.ts"],
   globalSetup: ["./test/global-setup.ts"],
+  setupFiles: [PER_FILE],
   env: BUILT,
   testTimeout: 60_000,
   hookTimeout: 120_000,
@@ -145,6 +149,7 @@ export default defineConfig({
           ...FAULT_GROUP,
           include: [...POSTGRES_FILES, ...POSTGRES_ONLY],
           globalSetup: ["./test/global-setup.ts"],
+          setupFiles: [PER_FILE],
           env: { ...BUILT, SHOP_TEST_STORE: "postgres" },
           // Sharing their workers, as the integration files do.
           isolate: false,

@@ -21,6 +21,17 @@ const validators = new WeakMap<object, ValidateFunction>();
 type Rotas = { re: RegExp; methods: Record<string, Operacao> }[];
 const documentos = new Map<string, Promise<Rotas | null>>();
 
+/**
+ * Forgets the documents read so far: each test file starts with none (test/helpers/
+ * per-file.ts). The cache is keyed by origin, and the files of a project share their worker
+ * (isolate: false), so a port one file's service had used could be another service's in a
+ * later file: on 2026-11-29 the broker payments service's GET /decisoes was checked against
+ * an orders service's document read earlier on the same port.
+ */
+export function forgetDocuments(): void {
+  documentos.clear();
+}
+
 function documentoDe(origin: string): Promise<Rotas | null> {
   let doc = documentos.get(origin);
   if (!doc) {
