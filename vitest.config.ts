@@ -174,7 +174,7 @@ export default defineConfig({
           ...FAULT_GROUP,
           include: ["test/faults/**/*.test.ts"],
           exclude: POSTGRES_ONLY,
-          // The second prints this run's table of fault scenarios (test/faults/report.ts).
+          // The second starts this run's table of fault scenarios empty (test/faults/report.ts).
           globalSetup: ["./test/global-setup.ts", "./test/faults/report.ts"],
           // Each service's output, kept per process for a run that failed or hung.
           env: { ...BUILT, SHOP_TEST_LOG_DIR: "test-artifacts/logs" },

@@ -257,11 +257,10 @@ export function markdownTable(rows: FaultRow[]): string {
   return [head, ...lines].join("\n");
 }
 
-/** The fault project's global setup: starts this run's table empty, prints it at the end. */
-export default function setup(): () => void {
+/**
+ * The fault project's global setup: starts this run's table empty. The run's last lines
+ * print it (test/summary-reporter.ts), above the failures, which a CI's tail must show.
+ */
+export default function setup(): void {
   rmSync(REPORT_FILE, { force: true });
-  return () => {
-    const rows = readRows();
-    if (rows.length > 0) console.log(`\nFault scenarios of this run:\n\n${markdownTable(rows)}\n`);
-  };
 }
