@@ -8,7 +8,12 @@ export class TcpProxy {
   private readonly links = new Set<{ client: Socket; upstream: Socket }>();
   private cut = false;
   private held = false;
-  private loseAckOnPublish: (() => void) | null = null;
+  private loseAckOnPublish: {
+    done: (produce: ProduceSeen | null) => void;
+    client: string | undefined;
+  } | null = null;
+  /** Kafka only: every Produce request seen through the proxy, in order, on any connection. */
+  readonly produced: ProduceSeen[] = [];
   private constructor(
     private readonly server: Server,
     readonly port: number,
@@ -58,15 +63,23 @@ export class TcpProxy {
         fromClient?.(chunk);
         upstream.write(chunk);
         const before = methods.seen.length;
+        const producedBefore = methods instanceof KafkaRequests ? methods.produced.length : 0;
         methods.read(chunk);
+        const produced =
+          methods instanceof KafkaRequests ? methods.produced.slice(producedBefore) : [];
+        self.produced.push(...produced);
         const lose = self.loseAckOnPublish;
-        if (lose && methods.seen.slice(before).includes(publishName)) {
-          // The publish goes to the broker; what the broker answers never comes back.
-          self.loseAckOnPublish = null;
-          dropReplies = true;
-          setTimeout(end, 200);
-          lose();
-        }
+        if (!lose || !methods.seen.slice(before).includes(publishName)) return;
+        const target =
+          lose.client === undefined
+            ? (produced[0] ?? null)
+            : produced.find((p) => p.client === lose.client);
+        if (lose.client !== undefined && !target) return;
+        // The publish goes to the broker; what the broker answers never comes back.
+        self.loseAckOnPublish = null;
+        dropReplies = true;
+        setTimeout(end, 200);
+        lose.done(target ?? null);
       });
       upstream.on("data", (chunk: Buffer) => {
         if (!dropReplies) client.write(chunk);
@@ -108,11 +121,12 @@ export class TcpProxy {
    * The next publish through the proxy (AMQP basic.publish, Kafka Produce) reaches the
    * broker, but the broker's answers (its confirm) are dropped and the connection is cut
    * 200 ms later: an acknowledgement lost on the way back. Resolves when that publish has
-   * gone through.
+   * gone through, with the Produce request it was (Kafka), or null (AMQP).
+   * @param client Kafka only: the next Produce of this client id ("orders-api", "payments-caixa-1").
    */
-  loseNextAck(): Promise<void> {
-    return new Promise((resolve) => {
-      this.loseAckOnPublish = resolve;
+  loseNextAck(client?: string): Promise<ProduceSeen | null> {
+    return new Promise((done) => {
+      this.loseAckOnPublish = { done, client };
     });
   }
 
@@ -167,12 +181,31 @@ export class AmqpMethods {
   };
 }
 
+/** A Produce request as the proxy read it: who sent it, and each batch's producer and sequence. */
+export interface ProduceSeen {
+  at: number;
+  /** The request header's client id (a service's Kafka client id: "orders-api", "payments-caixa-1"). */
+  client: string;
+  batches: {
+    topic: string;
+    partition: number;
+    /** -1 for a producer that is not idempotent. */
+    producerId: bigint;
+    /** The batch's first sequence number (-1 without idempotence). */
+    sequence: number;
+    records: number;
+  }[];
+}
+
 /**
  * Reads the Kafka requests a client sends (through TcpProxy) and keeps each one's name:
- * "produce" for API key 0, the key as text otherwise. A request: size (4), API key (2), ...
+ * "produce" for API key 0, the key as text otherwise; and, of each Produce request, who sent
+ * it and what it carried (ProduceSeen). A request: size (4), API key (2), API version (2),
+ * correlation id (4), client id (2 + n), then its body.
  */
 export class KafkaRequests {
   readonly seen: string[] = [];
+  readonly produced: ProduceSeen[] = [];
   private pending = Buffer.alloc(0);
 
   read = (chunk: Buffer): void => {
@@ -182,7 +215,61 @@ export class KafkaRequests {
       if (this.pending.length < 4 + size) return;
       const key = this.pending.readInt16BE(4);
       this.seen.push(key === 0 ? "produce" : String(key));
+      if (key === 0) {
+        const produce = readProduce(this.pending.subarray(4, 4 + size));
+        if (produce) this.produced.push(produce);
+      }
       this.pending = this.pending.subarray(4 + size);
     }
   };
+}
+
+/**
+ * A Produce request of versions 3 to 8 (what kafkajs 2 sends; 9 and later are "flexible"
+ * and not read): transactional id, acks, timeout, then per topic and partition a record
+ * batch whose header holds the producer id (at byte 43), epoch and first sequence (at 53)
+ * and the count of records (at 57). Null for another version or a short request.
+ */
+export function readProduce(request: Buffer): ProduceSeen | null {
+  const version = request.readInt16BE(2);
+  if (version < 3 || version > 8) return null;
+  let at = 8;
+  const string = () => {
+    const n = request.readInt16BE(at);
+    at += 2;
+    if (n < 0) return "";
+    const text = request.toString("utf8", at, at + n);
+    at += n;
+    return text;
+  };
+  try {
+    const client = string();
+    string(); // transactional id
+    at += 2 + 4; // acks, timeout
+    const batches: ProduceSeen["batches"] = [];
+    const topics = request.readInt32BE(at);
+    at += 4;
+    for (let t = 0; t < topics; t++) {
+      const topic = string();
+      const partitions = request.readInt32BE(at);
+      at += 4;
+      for (let p = 0; p < partitions; p++) {
+        const partition = request.readInt32BE(at);
+        const bytes = request.readInt32BE(at + 4);
+        const batch = at + 8;
+        at = batch + Math.max(bytes, 0);
+        if (bytes < 61) continue;
+        batches.push({
+          topic,
+          partition,
+          producerId: request.readBigInt64BE(batch + 43),
+          sequence: request.readInt32BE(batch + 53),
+          records: request.readInt32BE(batch + 57),
+        });
+      }
+    }
+    return { at: Date.now(), client, batches };
+  } catch {
+    return null;
+  }
 }

@@ -120,8 +120,10 @@ async function startKafkaSide(config: Config, store: PedidoStore, log: Logger): 
   // The relay waits for kafkajs's own verdict on each send, not for our 5 s: a send given up
   // on while kafkajs still retried it could be written late, after the relay had sent the
   // same rows again (two PedidoCriado records, two decisions). Its own producer, with a time
-  // limit longer than kafkajs's retries, learns whether the rows were written.
-  const relayPublisher = createPublisher(kafka, RELAY_TIME_LIMIT_MS, log);
+  // limit longer than kafkajs's retries, learns whether the rows were written; and it is
+  // idempotent, so that a produce request kafkajs sends again (an answer lost, one partition
+  // refused while the others were written) is written once.
+  const relayPublisher = createPublisher(kafka, RELAY_TIME_LIMIT_MS, log, { idempotent: true });
   const relay = startOutboxRelay({
     store,
     publisher: relayPublisher,

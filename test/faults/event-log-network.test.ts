@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ownKafka } from "../../harness/own-kafka.ts";
 import { queryRows, type ServiceProcess } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -112,18 +112,21 @@ describe("Fault injection: event-log edition", () => {
       );
     }, 240_000);
 
-    it("When a Produce request reaches Kafka but its answer is lost and the connection cut, then kafkajs sends it again: the records written twice are counted and each order is applied once", async () => {
+    it("When a Produce request reaches Kafka but its answer is lost and the connection cut, then kafkajs sends it again: the outbox relay's, idempotent, is written once; payments' is written twice and applied once", async () => {
       const { s, api, stream } = await underLoad("f-kafka-lost-ack");
       const lostAt = Date.now();
-      await proxied.proxy.loseNextAck();
+      // The relay's produce first (the orders API's client id), then a payment's.
+      const relayLost = await proxied.proxy.loseNextAck("orders-api");
+      await proxied.proxy.loseNextAck("payments-caixa-1");
       await stream.done;
+      let criadosTwice = -1;
       await s.finish(
         api,
         stream,
         {
           scenario: "Kafka produce answer lost (event-log)",
           fault:
-            "TCP proxy lets a Produce request through, drops Kafka's answer and cuts the connection",
+            "TCP proxy lets a Produce request through, drops Kafka's answer and cuts the connection: the outbox relay's, then a payment's",
           end: "the connection cut with the answer",
         },
         (state) => {
@@ -131,15 +134,36 @@ describe("Fault injection: event-log edition", () => {
           // decision has its own processadoEm).
           const twice = (records: { value: unknown }[]) =>
             beyondFirst(tally(records.map((r) => JSON.stringify(r.value))));
-          const criados = twice(state.criados);
+          criadosTwice = twice(state.criados);
           const resultados = twice(state.resultados);
+          const lost = relayLost?.batches[0];
+          // The relay's batch sent again as it was: the same producer id and first sequence.
+          const again = lost
+            ? proxied.proxy.produced.filter(
+                (p) =>
+                  p !== relayLost &&
+                  p.client === relayLost?.client &&
+                  p.batches.some(
+                    (b) =>
+                      b.topic === lost.topic &&
+                      b.partition === lost.partition &&
+                      b.producerId === lost.producerId &&
+                      b.sequence === lost.sequence,
+                  ),
+              ).length
+            : 0;
+          const where = lost
+            ? `${lost.topic.split(".").pop()}[${lost.partition}] from sequence ${lost.sequence}, producer ${lost.producerId}`
+            : "none read";
           return {
-            hit: criados + resultados > 0,
-            text: `records written twice by a repeated produce: ${criados} PedidoCriado, ${resultados} ResultadoPagamento`,
+            hit: lost !== undefined && lost.producerId >= 0n && again > 0 && resultados > 0,
+            text: `the relay's Produce (${where}) lost its answer and was sent again ${again}× with the same producer id and sequence: PedidoCriado written twice ${criadosTwice}; a payment's Produce (not idempotent) lost its answer too: ResultadoPagamento written twice ${resultados}, applied once`,
           };
         },
         lostAt,
       );
+      // The relay's producer is idempotent (orders-api/src/server.ts): Kafka recognised the repeat.
+      expect(criadosTwice).toBe(0);
     }, 240_000);
   });
 });

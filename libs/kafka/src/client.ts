@@ -32,6 +32,12 @@ const EXPECTED = new Set([
   "The coordinator is not aware of this member",
 ]);
 
+/**
+ * kafkajs's warning for an idempotent producer whose retries are bounded, as the outbox
+ * relay's are on purpose (createPublisher's idempotent option says why): logged at info.
+ */
+const CHOSEN = "Limiting retries for the idempotent producer may invalidate EoS guarantees";
+
 /** True for a kafkajs log entry that reports an expected, handled transient. */
 export function expectedTransient(message: string, error: string | undefined): boolean {
   if (message.startsWith("Response ") && error !== undefined) return EXPECTED.has(error);
@@ -142,7 +148,8 @@ export function createKafka(
           message.startsWith("Restarting the consumer") &&
           restarting.delete(groupId);
         if (groupId !== undefined && expectedCrash(message)) restarting.add(groupId);
-        if (expectedTransient(message, error) || expectedCrash(message) || quietRestart)
+        if (message === CHOSEN) log.info(`kafkajs (chosen on purpose): ${message}`, fields);
+        else if (expectedTransient(message, error) || expectedCrash(message) || quietRestart)
           log.info(`kafkajs (expected, kafkajs handles it): ${message}`, fields);
         else (level <= logLevel.ERROR ? log.error : log.warn)(`kafkajs: ${message}`, fields);
       };
@@ -275,12 +282,39 @@ async function createMissing(
  * bytes again would fail the same way. A broker that is down or slow is not this.
  */
 export function refusedForGood(error: unknown): boolean {
+  return protocolErrorIn(error, (e) => e.retriable === false && !PRODUCER_STATE.has(e.type ?? ""));
+}
+
+/**
+ * The broker's errors about an idempotent producer's own state, not about the records: its
+ * sequence numbers out of step with what the broker wrote (a batch kafkajs gave up on was
+ * written after all, and the next one did not repeat it exactly), or its id forgotten (idle
+ * past producer.id.expiration.ms). kafkajs marks them not retriable; a new producer id sends
+ * the same records again and is taken (createPublisher's idempotent option).
+ */
+const PRODUCER_STATE = new Set([
+  "OUT_OF_ORDER_SEQUENCE_NUMBER",
+  "DUPLICATE_SEQUENCE_NUMBER",
+  "INVALID_PRODUCER_EPOCH",
+  "UNKNOWN_PRODUCER_ID",
+  "INVALID_PRODUCER_ID_MAPPING",
+]);
+
+/** True when the error's chain holds one of PRODUCER_STATE: the producer needs a new id. */
+export function producerStateLost(error: unknown): boolean {
+  return protocolErrorIn(error, (e) => PRODUCER_STATE.has(e.type ?? ""));
+}
+
+type ProtocolError = { name?: string; type?: string; retriable?: boolean; cause?: unknown };
+
+/** Whether a kafkajs protocol error in the error's chain (our wrappers' causes) passes `test`. */
+function protocolErrorIn(error: unknown, test: (e: ProtocolError) => boolean): boolean {
   const seen = new Set<unknown>();
   let current: unknown = error;
   while (current && typeof current === "object" && !seen.has(current)) {
     seen.add(current);
-    const e = current as { name?: string; retriable?: boolean; cause?: unknown };
-    if (e.name === "KafkaJSProtocolError" && e.retriable === false) return true;
+    const e = current as ProtocolError;
+    if (e.name === "KafkaJSProtocolError" && test(e)) return true;
     current = e.cause;
   }
   return false;

@@ -9,6 +9,7 @@ import {
 } from "@shop/service";
 import type { IHeaders, Kafka, Producer } from "kafkajs";
 import { Partitioners } from "kafkajs";
+import { producerStateLost } from "./client.ts";
 import { sendToEveryPartition } from "./publisher/every-partition.ts";
 import { partitionCounts, placeRecords } from "./publisher/placement.ts";
 import type { OutgoingRecord } from "./publisher/record.ts";
@@ -55,6 +56,16 @@ export interface PublisherOptions {
    * configuration: 500 after about 5 s, and the orphan order really orphaned).
    */
   tryUntilLimit?: boolean;
+  /**
+   * kafkajs's idempotent producer: each batch carries the producer's id and a sequence
+   * number per partition, and Kafka writes a batch sent again with the same ones only once.
+   * kafkajs sends a whole produce request again when one of its partitions answers an error,
+   * the others' records included: a Kafka that had just restarted wrote three PedidoCriado
+   * records twice that way (the lab page's "Iniciar o Kafka", 2026-11-29). With it, the
+   * repeat is recognised. A send whose producer state Kafka no longer agrees with
+   * (producerStateLost) gets a new producer, and its records are sent again by the caller.
+   */
+  idempotent?: boolean;
 }
 
 /** One producer span per record, in the record's own trace (see OutgoingRecord). */
@@ -154,28 +165,49 @@ export function createPublisher(
   log?: Logger,
   options: PublisherOptions = {},
 ): Publisher {
-  const producer: Producer = kafka.producer({
-    // The Java client's murmur2 partitioner (checked by the partitioner parity test).
-    createPartitioner: Partitioners.DefaultPartitioner,
-    allowAutoTopicCreation: false,
-    // At most 0.5 s between tries: a partition whose leader died moves in 2.5-4 s on the
-    // shop's clusters (docs/decisions.md, "Failover"), and a send learns of it within half a
-    // second, inside the spec's 5 s wait. Five tries span about 1.7 s; callers try again.
-    retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 500 },
-  });
-  producer.on(producer.events.REQUEST, ({ payload }) =>
-    kafkaRequests.inc({ api: payload.apiName }),
-  );
+  const newProducer = () => {
+    const producer: Producer = kafka.producer({
+      // The Java client's murmur2 partitioner (checked by the partitioner parity test).
+      createPartitioner: Partitioners.DefaultPartitioner,
+      allowAutoTopicCreation: false,
+      // At most 0.5 s between tries: a partition whose leader died moves in 2.5-4 s on the
+      // shop's clusters (docs/decisions.md, "Failover"), and a send learns of it within half a
+      // second, inside the spec's 5 s wait. Five tries span about 1.7 s; callers try again.
+      // (kafkajs warns that an idempotent producer with bounded retries may write a batch
+      // twice: one it gave up on may be written after all. The outbox relay, its user, sends
+      // such rows again and the consumers are idempotent; createKafka logs the warning at info.)
+      retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 500 },
+      ...(options.idempotent ? { idempotent: true } : {}),
+    });
+    producer.on(producer.events.REQUEST, ({ payload }) =>
+      kafkaRequests.inc({ api: payload.apiName }),
+    );
+    return producer;
+  };
   let connecting: Promise<void> | null = null;
   const connect = () => {
-    connecting ??= producer.connect().catch((error: unknown) => {
+    connecting ??= sender.producer.connect().catch((error: unknown) => {
       connecting = null;
       throw error;
     });
     return connecting;
   };
+  /** Kafka no longer agrees with the producer's sequence numbers or id: the next send has a new one. */
+  const renew = (error: unknown) => {
+    if (!options.idempotent || !producerStateLost(error)) return;
+    const old = sender.producer;
+    sender.producer = newProducer();
+    connecting = null;
+    log?.warn(
+      "kafka: the producer's sequence numbers were refused; a new producer id sends again",
+      {
+        error: error instanceof Error ? error.message : String(error),
+      },
+    );
+    old.disconnect().catch(() => {});
+  };
   const sender: Sender = {
-    producer,
+    producer: newProducer(),
     limit: {
       timeoutMs,
       connect,
@@ -188,7 +220,10 @@ export function createPublisher(
   function publishBatch(records: OutgoingRecord[]): Promise<PublishAck[]> {
     const spans = traced(records);
     const acks = sendBatch(sender, spans.sent);
-    acks.then(spans.acked, spans.failed);
+    acks.then(spans.acked, (error: unknown) => {
+      spans.failed(error);
+      renew(error);
+    });
     return acks;
   }
   // The records handed over in one turn, or while the previous batch was in flight, go out
@@ -205,7 +240,7 @@ export function createPublisher(
       return joinTurn({ ...record, ...(parent ? { parent } : {}) });
     },
     async close() {
-      await producer.disconnect();
+      await sender.producer.disconnect();
     },
   };
 }
