@@ -84,8 +84,13 @@ export const SHORT_LIVED_JVM = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"];
  * exits), then deleted. About 5 s, once per checkout and Kafka version.
  */
 export async function ensureClassArchive(log: Log): Promise<void> {
-  if (existsSync(CLASS_ARCHIVE)) return;
+  if (existsSync(CLASS_ARCHIVE)) {
+    // Compiled here too (once; 1-2 s), before any test starts a node that needs it.
+    if (jarsPresent()) launcherClasses(log);
+    return;
+  }
   ensureJars(log);
+  launcherClasses(log);
   const instance = `class-archive-${process.pid}`;
   const partial = `${CLASS_ARCHIVE}.${process.pid}`;
   const port = await twoFreePorts();
@@ -95,7 +100,7 @@ export async function ensureClassArchive(log: Log): Promise<void> {
     await startKafka(
       { brokers: [`127.0.0.1:${port}`], host: "127.0.0.1", port, controllerPort: port + 1 },
       quiet,
-      { instance, jvm: [...SHORT_LIVED_JVM, `-XX:ArchiveClassesAtExit=${partial}`] },
+      { instance, jvm: [...SHORT_LIVED_JVM, `-XX:ArchiveClassesAtExit=${partial}`], oneJvm: false },
     );
     await stopKafka(quiet, { instance });
     // Renamed whole: a JVM never maps an archive still being written.
@@ -469,18 +474,19 @@ function newClusterId(): string {
 }
 
 /**
- * Formats a node's storage once, as a dynamic quorum: `--standalone` for a single node (it
- * is the one voter), or the whole cluster's `--initial-controllers` (`id@host:port:dir-id`,
- * the same on every node).
+ * StorageTool's arguments to format a node's storage, as a dynamic quorum: `--standalone`
+ * for a single node (it is the one voter), or the whole cluster's `--initial-controllers`
+ * (`id@host:port:dir-id`, the same on every node). Null when the storage is formatted
+ * already. The format itself runs in the node's own JVM (spawnBroker).
  */
-function formatStorageOnce(
+function formatArguments(
   p: Paths,
   log: Log,
   quorum: string[],
   clusterId = newClusterId(),
   secure?: SecureListener,
-): void {
-  if (existsSync(join(p.data, "meta.properties"))) return;
+): string[] | null {
+  if (existsSync(join(p.data, "meta.properties"))) return null;
   log(`kafka: formatting storage in ${p.data} (cluster ${clusterId})`);
   // SCRAM credentials live in the cluster's metadata: written at format time (KIP-900).
   const scram = (secure?.users ?? []).flatMap((u) =>
@@ -489,6 +495,12 @@ function formatStorageOnce(
       `${m}=[name=${u.name},password=${u.password}]`,
     ]),
   );
+  writeFileSync(dynamicQuorumNote(p), `${quorum.join(" ")}\n`);
+  return ["format", "-t", clusterId, "-c", p.conf, ...quorum, ...scram];
+}
+
+/** Formats in a JVM of its own (StorageTool), where the launcher cannot be compiled. */
+function formatApart(format: string[]): void {
   const result = spawnSync(
     "java",
     [
@@ -497,20 +509,46 @@ function formatStorageOnce(
       "-cp",
       KAFKA_CLASSPATH,
       "kafka.tools.StorageTool",
-      "format",
-      "-t",
-      clusterId,
-      "-c",
-      p.conf,
-      ...quorum,
-      ...scram,
+      ...format,
     ],
     { encoding: "utf8" },
   );
   if (result.status !== 0) {
     throw new Error(`kafka: storage format failed:\n${result.stdout}\n${result.stderr}`);
   }
-  writeFileSync(dynamicQuorumNote(p), `${quorum.join(" ")}\n`);
+}
+
+const LAUNCHER_SOURCE = join(KAFKA_DIR, "FormatThenStart.java");
+const LAUNCHER_DIR = join(WORK, "launcher");
+
+/**
+ * The directory of FormatThenStart's class (infra/kafka/FormatThenStart.java: a node's
+ * format and start in one JVM), compiled with javac the first time; null where there is no
+ * javac or it fails: the format then runs in a JVM of its own first, as it always did.
+ */
+function launcherClasses(log: Log): string | null {
+  const compiled = join(LAUNCHER_DIR, "FormatThenStart.class");
+  if (existsSync(compiled) && statSync(compiled).mtimeMs >= statSync(LAUNCHER_SOURCE).mtimeMs)
+    return LAUNCHER_DIR;
+  const partial = `${LAUNCHER_DIR}.${process.pid}`;
+  const result = spawnSync("javac", ["-cp", KAFKA_CLASSPATH, "-d", partial, LAUNCHER_SOURCE], {
+    encoding: "utf8",
+  });
+  if (result.status !== 0) {
+    log(
+      `kafka: javac could not compile ${LAUNCHER_SOURCE} (${result.error?.message ?? result.stderr.trim()}); a node's storage is formatted in a JVM of its own`,
+    );
+    rmSync(partial, { recursive: true, force: true });
+    return null;
+  }
+  // Renamed whole: another process never runs a class still being written.
+  rmSync(LAUNCHER_DIR, { recursive: true, force: true });
+  try {
+    renameSync(partial, LAUNCHER_DIR);
+  } catch {
+    rmSync(partial, { recursive: true, force: true }); // another process renamed its own first
+  }
+  return LAUNCHER_DIR;
 }
 
 export interface StartResult {
@@ -529,11 +567,17 @@ export async function startKafka(
     instance = "default",
     timeoutMs = 90_000,
     jvm = [] as string[],
+    oneJvm = true,
   }: {
     instance?: string;
     timeoutMs?: number;
     /** More JVM flags (SHORT_LIVED_JVM for a test's or an experiment's own broker). */
     jvm?: string[];
+    /**
+     * false: the storage formatted in a JVM of its own first, as ensureClassArchive needs
+     * (an archive written with the launcher on the classpath would not serve the tools).
+     */
+    oneJvm?: boolean;
   } = {},
 ): Promise<StartResult> {
   const started = Date.now();
@@ -564,19 +608,34 @@ export async function startKafka(
   ensureJars(log);
   mkdirSync(p.data, { recursive: true });
   writeFileSync(p.conf, serverProperties(kafka, p));
-  formatStorageOnce(p, log, ["--standalone"], undefined, kafka.secure);
-  const { pid, logFrom } = spawnBroker(p, log, { jvm });
+  const format = formatArguments(p, log, ["--standalone"], undefined, kafka.secure);
+  const { pid, logFrom } = spawnBroker(p, log, { jvm, format, oneJvm });
   await waitUntilAnswers(kafka, pid, p, started + timeoutMs, logFrom);
   log(`kafka: answering on ${kafka.brokers.join(",")} after ${Date.now() - started} ms`);
   return { reused: false, ms: Date.now() - started };
 }
 
-/** Starts one broker JVM in the background, its output appended to its log. */
+/**
+ * Starts one broker JVM in the background, its output appended to its log. Given `format`
+ * (formatArguments), the same JVM formats the storage first (FormatThenStart).
+ */
 function spawnBroker(
   p: Paths,
   log: Log,
-  { heap = ["-Xms256m", "-Xmx1g"], jvm = [] }: { heap?: string[]; jvm?: string[] } = {},
+  {
+    heap = ["-Xms256m", "-Xmx1g"],
+    jvm = [],
+    format = null,
+    oneJvm = true,
+  }: { heap?: string[]; jvm?: string[]; format?: string[] | null; oneJvm?: boolean } = {},
 ): { pid: number; logFrom: number } {
+  const launcher = format && oneJvm ? launcherClasses(log) : null;
+  if (format && !launcher) formatApart(format);
+  // The launcher's directory after the jars: the class archive's classpath stays a prefix.
+  const main =
+    format && launcher
+      ? ["-cp", `${KAFKA_CLASSPATH}:${launcher}`, "FormatThenStart", ...format, "kafka.Kafka"]
+      : ["-cp", KAFKA_CLASSPATH, "kafka.Kafka"];
   const logFrom = existsSync(p.log) ? statSync(p.log).size : 0;
   const out = openSync(p.log, "a");
   const child = spawn(
@@ -589,9 +648,7 @@ function spawnBroker(
       ...jvm,
       "-Djava.awt.headless=true",
       KAFKA_LOG4J,
-      "-cp",
-      KAFKA_CLASSPATH,
-      "kafka.Kafka",
+      ...main,
       p.conf,
     ],
     { detached: true, stdio: ["ignore", out, out] },
@@ -828,13 +885,14 @@ export async function startKafkaCluster(
       node.roles === "broker"
         ? ["--no-initial-controllers"]
         : ["--initial-controllers", initialControllers];
-    formatStorageOnce(p, log, quorum, clusterId);
+    const format = formatArguments(p, log, quorum, clusterId);
     // A controller keeps the metadata log and nothing else: a quarter of a broker's heap,
     // and the quick compiler only (its start took 3.8-4.5 s of CPU, 2.2-2.6 s so; the
     // cluster answered after 13.7 s instead of 16.6 s on 2 cores).
     const controller = node.roles === "controller";
     running.push({
       ...spawnBroker(p, log, {
+        format,
         ...(controller ? { heap: ["-Xms64m", "-Xmx256m"] } : {}),
         jvm: controller ? [...new Set(["-XX:TieredStopAtLevel=1", ...jvm])] : jvm,
       }),
