@@ -566,12 +566,16 @@ export async function startKafka(
   {
     instance = "default",
     timeoutMs = 90_000,
-    jvm = [] as string[],
+    jvm,
     oneJvm = true,
   }: {
     instance?: string;
     timeoutMs?: number;
-    /** More JVM flags (SHORT_LIVED_JVM for a test's or an experiment's own broker). */
+    /**
+     * More JVM flags (SHORT_LIVED_JVM for a test's or an experiment's own broker). Left out,
+     * a named instance's last ones (jvmOf): the lab's "Iniciar o Kafka" starts a test's
+     * short-lived broker short-lived again.
+     */
     jvm?: string[];
     /**
      * false: the storage formatted in a JVM of its own first, as ensureClassArchive needs
@@ -609,10 +613,28 @@ export async function startKafka(
   mkdirSync(p.data, { recursive: true });
   writeFileSync(p.conf, serverProperties(kafka, p));
   const format = formatArguments(p, log, ["--standalone"], undefined, kafka.secure);
-  const { pid, logFrom } = spawnBroker(p, log, { jvm, format, oneJvm });
+  const { pid, logFrom } = spawnBroker(p, log, {
+    jvm: jvm ?? (instance === "default" ? [] : jvmOf(p)),
+    format,
+    oneJvm,
+  });
   await waitUntilAnswers(kafka, pid, p, started + timeoutMs, logFrom);
   log(`kafka: answering on ${kafka.brokers.join(",")} after ${Date.now() - started} ms`);
   return { reused: false, ms: Date.now() - started };
+}
+
+/** Where a node notes the JVM flags it was started with (spawnBroker), for its next start. */
+const jvmNote = (p: Paths) => join(p.dir, "jvm-flags");
+
+/**
+ * The JVM flags a node was last started with; none for a node never started. A test's or an
+ * experiment's broker (a named instance) that the lab killed and starts again keeps its JVM
+ * (the checkout's own broker and cluster always start with the full one): a test's short-lived broker started with the
+ * full compiler and G1 took 14 s to answer under the suite's load, and its compilers slowed
+ * the shop after (2026-11-29).
+ */
+function jvmOf(p: Paths): string[] {
+  return existsSync(jvmNote(p)) ? readFileSync(jvmNote(p), "utf8").split("\n").filter(Boolean) : [];
 }
 
 /**
@@ -636,6 +658,7 @@ function spawnBroker(
     format && launcher
       ? ["-cp", `${KAFKA_CLASSPATH}:${launcher}`, "FormatThenStart", ...format, "kafka.Kafka"]
       : ["-cp", KAFKA_CLASSPATH, "kafka.Kafka"];
+  writeFileSync(jvmNote(p), `${jvm.join("\n")}\n`);
   const logFrom = existsSync(p.log) ? statSync(p.log).size : 0;
   const out = openSync(p.log, "a");
   const child = spawn(
@@ -814,11 +837,14 @@ export async function startKafkaCluster(
   {
     name = "cluster",
     timeoutMs = 120_000,
-    jvm = [] as string[],
+    jvm,
   }: {
     name?: string;
     timeoutMs?: number;
-    /** More JVM flags for every node (SHORT_LIVED_JVM for a test's or an experiment's own). */
+    /**
+     * More JVM flags for every node (SHORT_LIVED_JVM for a test's or an experiment's own);
+     * left out, each node's last ones (jvmOf).
+     */
     jvm?: string[];
   } = {},
 ): Promise<StartResult & { brokers: string[] }> {
@@ -858,6 +884,8 @@ export async function startKafkaCluster(
     })),
   ];
   const running: { pid: number; p: Paths; logFrom: number }[] = [];
+  // The checkout's own cluster starts with the full JVM; a test's keeps its last flags.
+  const lastJvm = (p: Paths) => (name === "cluster" ? [] : jvmOf(p));
   for (const node of wanted) {
     const p = paths(clusterNode(name, node.id));
     const pid = readPid(p);
@@ -894,7 +922,9 @@ export async function startKafkaCluster(
       ...spawnBroker(p, log, {
         format,
         ...(controller ? { heap: ["-Xms64m", "-Xmx256m"] } : {}),
-        jvm: controller ? [...new Set(["-XX:TieredStopAtLevel=1", ...jvm])] : jvm,
+        jvm: controller
+          ? [...new Set(["-XX:TieredStopAtLevel=1", ...(jvm ?? lastJvm(p))])]
+          : (jvm ?? lastJvm(p)),
       }),
       p,
     });

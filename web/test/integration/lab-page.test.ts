@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,6 +14,7 @@ import { deleteTopicsWhere, endOffsets } from "../../../harness/kafka.ts";
 import { ownKafka } from "../../../harness/own-kafka.ts";
 import { queryRows } from "../../../harness/process.ts";
 import { ROOT } from "../../../infra/config.ts";
+import { paths } from "../../../infra/kafka/kafka.ts";
 import { freePort } from "../../../infra/ports.ts";
 import { groupAlive, type StartedShop, startServices } from "../../../infra/services.ts";
 import { groupHolders } from "../../../lab/src/page/readings.ts";
@@ -335,6 +336,12 @@ describe("Issue 47: the lab on the page (event-log edition), in a real browser",
     );
     expect(rows.find((r) => r.status === "AGUARDANDO_PAGAMENTO")).toBeUndefined();
     expect(rows.reduce((n, r) => n + r.n, 0)).toBe(4);
+    // The broker started again as the test had started it, short-lived (infra/kafka/kafka.ts,
+    // jvmOf): with the full compiler and G1 it took 14 s to answer under the suite's load.
+    const pid = readFileSync(paths(kafka.instance).pid, "utf8").trim();
+    expect(readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")).toContain(
+      "-XX:TieredStopAtLevel=1",
+    );
     const outbox = queryRows<{ criado_em: string; enviado_em: string }>(
       ordersDb,
       "SELECT criado_em, enviado_em FROM outbox",
