@@ -476,8 +476,9 @@ function newClusterId(): string {
 /**
  * StorageTool's arguments to format a node's storage, as a dynamic quorum: `--standalone`
  * for a single node (it is the one voter), or the whole cluster's `--initial-controllers`
- * (`id@host:port:dir-id`, the same on every node). Null when the storage is formatted
- * already. The format itself runs in the node's own JVM (spawnBroker).
+ * (`id@host:port:dir-id`, the same on every node), with the node's dynamic-quorum note
+ * written. Null when the storage is formatted already. The format itself runs in the
+ * node's own JVM (spawnBroker).
  */
 function formatArguments(
   p: Paths,
@@ -573,7 +574,7 @@ export async function startKafka(
     timeoutMs?: number;
     /**
      * More JVM flags (SHORT_LIVED_JVM for a test's or an experiment's own broker). Left out,
-     * a named instance's last ones (jvmOf): the lab's "Iniciar o Kafka" starts a test's
+     * a named instance's last ones (startFlags): the lab's "Iniciar o Kafka" starts a test's
      * short-lived broker short-lived again.
      */
     jvm?: string[];
@@ -614,7 +615,7 @@ export async function startKafka(
   writeFileSync(p.conf, serverProperties(kafka, p));
   const format = formatArguments(p, log, ["--standalone"], undefined, kafka.secure);
   const { pid, logFrom } = spawnBroker(p, log, {
-    jvm: jvm ?? (instance === "default" ? [] : jvmOf(p)),
+    jvm: startFlags(p, jvm, instance === "default"),
     format,
     oneJvm,
   });
@@ -627,14 +628,17 @@ export async function startKafka(
 const jvmNote = (p: Paths) => join(p.dir, "jvm-flags");
 
 /**
- * The JVM flags a node was last started with; none for a node never started. A test's or an
- * experiment's broker (a named instance) that the lab killed and starts again keeps its JVM
- * (the checkout's own broker and cluster always start with the full one): a test's short-lived broker started with the
- * full compiler and G1 took 14 s to answer under the suite's load, and its compilers slowed
- * the shop after (2026-11-29).
+ * The JVM flags a node starts with: the ones given, or else its last ones (the note
+ * spawnBroker writes), except for the checkout's own broker or cluster (`own`), which always
+ * starts with the full JVM: the tests' short-lived use of it must not carry over to npm start
+ * or the benchmarks. So a test's or an experiment's broker that the lab killed and starts
+ * again keeps its JVM: a test's short-lived broker started with the full compiler and G1 took
+ * 14 s to answer under the suite's load, and its compilers slowed the shop after (2026-11-29).
  */
-function jvmOf(p: Paths): string[] {
-  return existsSync(jvmNote(p)) ? readFileSync(jvmNote(p), "utf8").split("\n").filter(Boolean) : [];
+function startFlags(p: Paths, given: string[] | undefined, own: boolean): string[] {
+  if (given) return given;
+  if (own || !existsSync(jvmNote(p))) return [];
+  return readFileSync(jvmNote(p), "utf8").split("\n").filter(Boolean);
 }
 
 /**
@@ -843,7 +847,7 @@ export async function startKafkaCluster(
     timeoutMs?: number;
     /**
      * More JVM flags for every node (SHORT_LIVED_JVM for a test's or an experiment's own);
-     * left out, each node's last ones (jvmOf).
+     * left out, each node's last ones (startFlags).
      */
     jvm?: string[];
   } = {},
@@ -884,8 +888,6 @@ export async function startKafkaCluster(
     })),
   ];
   const running: { pid: number; p: Paths; logFrom: number }[] = [];
-  // The checkout's own cluster starts with the full JVM; a test's keeps its last flags.
-  const lastJvm = (p: Paths) => (name === "cluster" ? [] : jvmOf(p));
   for (const node of wanted) {
     const p = paths(clusterNode(name, node.id));
     const pid = readPid(p);
@@ -918,13 +920,12 @@ export async function startKafkaCluster(
     // and the quick compiler only (its start took 3.8-4.5 s of CPU, 2.2-2.6 s so; the
     // cluster answered after 13.7 s instead of 16.6 s on 2 cores).
     const controller = node.roles === "controller";
+    const flags = startFlags(p, jvm, name === "cluster");
     running.push({
       ...spawnBroker(p, log, {
         format,
         ...(controller ? { heap: ["-Xms64m", "-Xmx256m"] } : {}),
-        jvm: controller
-          ? [...new Set(["-XX:TieredStopAtLevel=1", ...(jvm ?? lastJvm(p))])]
-          : (jvm ?? lastJvm(p)),
+        jvm: controller ? [...new Set(["-XX:TieredStopAtLevel=1", ...flags])] : flags,
       }),
       p,
     });

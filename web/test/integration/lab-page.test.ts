@@ -337,7 +337,7 @@ describe("Issue 47: the lab on the page (event-log edition), in a real browser",
     expect(rows.find((r) => r.status === "AGUARDANDO_PAGAMENTO")).toBeUndefined();
     expect(rows.reduce((n, r) => n + r.n, 0)).toBe(4);
     // The broker started again as the test had started it, short-lived (infra/kafka/kafka.ts,
-    // jvmOf): with the full compiler and G1 it took 14 s to answer under the suite's load.
+    // startFlags): with the full compiler and G1 it took 14 s to answer under the suite's load.
     const pid = readFileSync(paths(kafka.instance).pid, "utf8").trim();
     expect(readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")).toContain(
       "-XX:TieredStopAtLevel=1",
