@@ -1,5 +1,14 @@
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 import { LongestFirst } from "./test/sequencer.ts";
+
+/**
+ * Node keeps the code it compiled for each file it loads here, and every process this run
+ * starts (vitest's workers, the services, the CLIs) reads it instead of compiling again: a
+ * built service took about 0.42 s of CPU to listen, 0.36 s with it (broker-orders, six
+ * starts each way), and a run starts some 280. The folder is .work/, outside git.
+ */
+process.env.NODE_COMPILE_CACHE ??= fileURLToPath(new URL("./.work/compile-cache", import.meta.url));
 
 /**
  * Six projects (docs/testing.md):
