@@ -1,5 +1,6 @@
 import { type ApiInfo, openApiDocument } from "@shop/contracts";
 import type { Express } from "express";
+import helmet from "helmet";
 import { errorBody, errorHandler } from "./errors.ts";
 import type { Logger } from "./logger.ts";
 import { serveMetrics } from "./metrics.ts";
@@ -53,7 +54,8 @@ export function serveDocs(app: Express, api: ApiInfo): void {
   app.get("/openapi.json", (_req, res) => {
     res.json(doc);
   });
-  app.get("/docs", (_req, res) => {
+  // An HTML page: helmet's whole set of headers, the one a browser rendering a page needs.
+  app.get("/docs", helmet(), (_req, res) => {
     res.type("html").send(html);
   });
 }
