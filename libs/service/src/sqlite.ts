@@ -23,7 +23,7 @@ export function openDatabase(path: string, migrations: readonly string[]): Datab
   // FULL: a commit is on disk before it returns, so an order answered 201 (or a request
   // answered 202, or a message acked) survives an OS crash or power loss. NORMAL in WAL
   // mode could lose the last commits, and with them an id the next order would reuse.
-  // (The outbox relay's marks alone skip the sync: transactionWithoutFsync, below.)
+  // (The outbox relay's marks and the kept answers skip it: transactionWithoutFsync, below.)
   db.pragma("synchronous = FULL");
   db.pragma("busy_timeout = 5000");
   db.pragma("foreign_keys = ON");
@@ -38,10 +38,11 @@ export function openDatabase(path: string, migrations: readonly string[]): Datab
 /**
  * Runs work in one IMMEDIATE transaction whose commit does not wait for the disk
  * (synchronous=NORMAL for this commit alone; every other commit stays FULL). Only for a
- * write whose loss is harmless because it is redone: a mark that an event was sent. The
- * WAL keeps it through a crash of the process, and the next FULL commit (the next
- * order's) puts it on disk with its own fsync; only a power cut or an OS crash before then
- * loses it, and then the event is sent again, which the consumers absorb (at least once).
+ * write whose loss is harmless because it is redone: a mark that an event was sent, the
+ * answer kept for a keyed request. The WAL keeps it through a crash of the process, and
+ * the next FULL commit (the next order's) puts it on disk with its own fsync; only a power
+ * cut or an OS crash before then loses it, and then the event is sent again, which the
+ * consumers absorb (at least once), or a repeat of the request gets its order as it is.
  * One fsync fewer per mark: about 130 µs of CPU and 250 µs of a blocked event loop here.
  */
 export function transactionWithoutFsync(db: Database): <T>(work: () => T) => T {

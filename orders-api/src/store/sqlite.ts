@@ -80,7 +80,7 @@ interface Sqlite {
   inTransaction: <T>(work: () => T) => T;
   /** The work joins this turn's transaction (group commit: one fsync for the turn). */
   commit: <T>(work: () => T) => Promise<T>;
-  /** The relay's marks: a transaction whose loss is harmless, so with no fsync of its own. */
+  /** The relay's marks and the kept answers: transactions whose loss is harmless, so with no fsync of their own. */
   markTransaction: <T>(work: () => T) => T;
 }
 
@@ -123,8 +123,10 @@ export function openSqliteStore(path: string): PedidoStore {
     setAsideRows: async () => s.q.setAsideRows.all(),
     outboxState: async () => outboxState(s),
     findKey: async (key) => findKey(s, key),
+    // A kept answer whose write is lost costs nothing: a repeat then gets the order as it
+    // is (placePedido), so the write waits for the next fsync instead of paying its own.
     saveAnswer: async (key, status, answer) => {
-      s.q.saveAnswer.run(status, JSON.stringify(answer), key);
+      s.markTransaction(() => s.q.saveAnswer.run(status, JSON.stringify(answer), key));
     },
     forgetKeys: async (before) => s.q.forgetKeys.run(before).changes,
     close: async () => {
