@@ -161,6 +161,67 @@ describe("Decoding a message: the quick yes never differs from its schema (issue
     holdsToSchema(resultadoPagamentoV1Fast, ResultadoPagamentoV1, message);
   });
 
+  it("When the shop encodes an event, then the text is the schema's, with or without the quick yes, and what the schema refuses is refused", () => {
+    const encodes = (
+      contract: typeof PedidoCriado | typeof ResultadoPagamento,
+      schema: typeof PedidoCriadoV1 | typeof ResultadoPagamentoV1,
+      message: fc.Arbitrary<Record<string, unknown>>,
+    ) => {
+      let valid = 0;
+      fc.assert(
+        fc.property(message, extra, (m, more) => {
+          const sent = { ...more, ...m };
+          const checked = schema.safeParse(sent);
+          if (!checked.success) {
+            expect(() => contract.encode(sent as never), JSON.stringify(sent)).toThrow();
+            return;
+          }
+          valid++;
+          expect(contract.encode(sent as never), JSON.stringify(sent)).toBe(
+            JSON.stringify(checked.data),
+          );
+        }),
+        { numRuns: 5_000 },
+      );
+      expect(valid).toBeGreaterThan(1_000);
+    };
+    encodes(
+      PedidoCriado,
+      PedidoCriadoV1,
+      messages(
+        {
+          versao: 1,
+          pedidoId: 7,
+          cliente: "Ana",
+          item: "caneca",
+          quantidade: 2,
+          valor: 37.8,
+          criadoEm: "2026-11-26T10:00:00.000Z",
+        },
+        { versao, pedidoId: whole, cliente: text, item: text, valor: amount, criadoEm: instant },
+      ),
+    );
+    encodes(
+      ResultadoPagamento,
+      ResultadoPagamentoV1,
+      messages(
+        {
+          versao: 1,
+          pedidoId: 7,
+          status: "APROVADO",
+          motivo: null,
+          instancia: "caixa-1",
+          processadoEm: "2026-11-26T10:00:03.000Z",
+        },
+        {
+          motivo: fc.oneof(text, fc.constantFrom(null, 1)),
+          instancia: text,
+          processadoEm: instant,
+        },
+      ),
+    );
+  });
+
   it("When the shop's own events are decoded, then the quick yes answers them all; the rest still gets the schema's words", () => {
     for (let i = 0; i < 1000; i++) {
       const criado = {
