@@ -77,6 +77,25 @@ const extra = fc.option(fc.dictionary(fc.string({ maxLength: 4 }), fc.jsonValue(
   nil: undefined,
 });
 
+/** A valid message of each event, the one the generated messages change a field of. */
+const VALID_CRIADO = {
+  versao: 1,
+  pedidoId: 7,
+  cliente: "Ana",
+  item: "caneca",
+  quantidade: 2,
+  valor: 37.8,
+  criadoEm: "2026-11-26T10:00:00.000Z",
+};
+const VALID_RESULTADO = {
+  versao: 1,
+  pedidoId: 7,
+  status: "APROVADO",
+  motivo: null,
+  instancia: "caixa-1",
+  processadoEm: "2026-11-26T10:00:03.000Z",
+};
+
 /**
  * Messages that are `valid` but for one field, drawn from its generator, or wrong in any
  * number of fields at once: a field the quick yes judges wrongly shows alone.
@@ -116,48 +135,27 @@ function holdsToSchema(
 
 describe("Decoding a message: the quick yes never differs from its schema (issue 36)", () => {
   it("When any PedidoCriado is decoded, then the quick yes accepts only what PedidoCriadoV1 accepts, with its value", () => {
-    const message = messages(
-      {
-        versao: 1,
-        pedidoId: 7,
-        cliente: "Ana",
-        item: "caneca",
-        quantidade: 2,
-        valor: 37.8,
-        criadoEm: "2026-11-26T10:00:00.000Z",
-      },
-      {
-        versao,
-        pedidoId: whole,
-        cliente: text,
-        item: text,
-        quantidade: fc.oneof(fc.integer({ min: -2, max: 52 }), whole),
-        valor: amount,
-        criadoEm: instant,
-      },
-    );
+    const message = messages(VALID_CRIADO, {
+      versao,
+      pedidoId: whole,
+      cliente: text,
+      item: text,
+      quantidade: fc.oneof(fc.integer({ min: -2, max: 52 }), whole),
+      valor: amount,
+      criadoEm: instant,
+    });
     holdsToSchema(pedidoCriadoV1Fast, PedidoCriadoV1, message);
   });
 
   it("When any ResultadoPagamento is decoded, then the quick yes accepts only what ResultadoPagamentoV1 accepts, with its value", () => {
-    const message = messages(
-      {
-        versao: 1,
-        pedidoId: 7,
-        status: "APROVADO",
-        motivo: null,
-        instancia: "caixa-1",
-        processadoEm: "2026-11-26T10:00:03.000Z",
-      },
-      {
-        versao,
-        pedidoId: whole,
-        status: fc.constantFrom<unknown>("APROVADO", "RECUSADO", "PAGO", "aprovado", null),
-        motivo: fc.oneof(text, fc.constantFrom(null, 1)),
-        instancia: text,
-        processadoEm: instant,
-      },
-    );
+    const message = messages(VALID_RESULTADO, {
+      versao,
+      pedidoId: whole,
+      status: fc.constantFrom<unknown>("APROVADO", "RECUSADO", "PAGO", "aprovado", null),
+      motivo: fc.oneof(text, fc.constantFrom(null, 1)),
+      instancia: text,
+      processadoEm: instant,
+    });
     holdsToSchema(resultadoPagamentoV1Fast, ResultadoPagamentoV1, message);
   });
 
@@ -188,37 +186,23 @@ describe("Decoding a message: the quick yes never differs from its schema (issue
     encodes(
       PedidoCriado,
       PedidoCriadoV1,
-      messages(
-        {
-          versao: 1,
-          pedidoId: 7,
-          cliente: "Ana",
-          item: "caneca",
-          quantidade: 2,
-          valor: 37.8,
-          criadoEm: "2026-11-26T10:00:00.000Z",
-        },
-        { versao, pedidoId: whole, cliente: text, item: text, valor: amount, criadoEm: instant },
-      ),
+      messages(VALID_CRIADO, {
+        versao,
+        pedidoId: whole,
+        cliente: text,
+        item: text,
+        valor: amount,
+        criadoEm: instant,
+      }),
     );
     encodes(
       ResultadoPagamento,
       ResultadoPagamentoV1,
-      messages(
-        {
-          versao: 1,
-          pedidoId: 7,
-          status: "APROVADO",
-          motivo: null,
-          instancia: "caixa-1",
-          processadoEm: "2026-11-26T10:00:03.000Z",
-        },
-        {
-          motivo: fc.oneof(text, fc.constantFrom(null, 1)),
-          instancia: text,
-          processadoEm: instant,
-        },
-      ),
+      messages(VALID_RESULTADO, {
+        motivo: fc.oneof(text, fc.constantFrom(null, 1)),
+        instancia: text,
+        processadoEm: instant,
+      }),
     );
   });
 
