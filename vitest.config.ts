@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import { inMemoryScratch } from "./infra/scratch.ts";
 import { LongestFirst } from "./test/sequencer.ts";
 
 /**
@@ -9,6 +10,16 @@ import { LongestFirst } from "./test/sequencer.ts";
  * starts each way), and a run starts some 280. The folder is .work/, outside git.
  */
 process.env.NODE_COMPILE_CACHE ??= fileURLToPath(new URL("./.work/compile-cache", import.meta.url));
+
+/**
+ * What the tests make for themselves (the databases of the services they start, their own
+ * brokers' and servers' data) lives in memory for the run, where the machine has the room:
+ * the suite's fsyncs had queued behind each other on the disk (infra/scratch.ts).
+ */
+if (process.env.SHOP_SCRATCH_DIR === undefined) {
+  const scratch = inMemoryScratch();
+  if (scratch) process.env.SHOP_SCRATCH_DIR = scratch;
+}
 
 /**
  * Six projects (docs/testing.md):

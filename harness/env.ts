@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadDotEnv } from "@shop/service";
 import { checkoutId, ensureEnvFile, type InfraConfig, readInfraConfig } from "../infra/config.ts";
 import { panelUrl } from "../infra/rabbitmq/rabbitmq.ts";
+import { scratchDir } from "../infra/scratch.ts";
 
 /**
  * Where the shop's programs are started by the lab, the benchmarks and the tests: the
@@ -49,7 +49,7 @@ export const uniquePrefix = (name: string) => `${uniqueName(name)}.`;
 
 /** A fresh database path in a temporary folder. */
 export function tempDb(name = "shop"): string {
-  return join(mkdtempSync(join(tmpdir(), `${name}-`)), `${name}.db`);
+  return join(mkdtempSync(join(scratchDir(), `${name}-`)), `${name}.db`);
 }
 
 /** Environment for an event-log service: its own topic/group prefix, port 0, loopback. */

@@ -1,6 +1,5 @@
 import { execFile } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { amqpUrl } from "@shop/amqp";
@@ -12,6 +11,7 @@ import {
   startRabbitCluster,
   type TlsFiles,
 } from "../infra/rabbitmq/node.ts";
+import { scratchDir } from "../infra/scratch.ts";
 import { shopConfig, uniqueName } from "./env.ts";
 import { runLogDir } from "./logs.ts";
 
@@ -30,7 +30,7 @@ async function testNode(
     ...(panel ? { panel: await freePort() } : {}),
     ...(tls ? { tls: await freePort() } : {}),
   };
-  return rabbitNode(uniqueName(name), mkdtempSync(join(tmpdir(), "own-rabbit-")), ports, tls);
+  return rabbitNode(uniqueName(name), mkdtempSync(join(scratchDir(), "own-rabbit-")), ports, tls);
 }
 
 /** With SHOP_TEST_LOG_DIR (the fault suite), a node's log outlives its folder. */

@@ -1,25 +1,18 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { brokerAddressShape, secret } from "@shop/amqp";
 import { kafkaEnvShape } from "@shop/kafka";
 import { DOTENV_PATH, readEnvironment } from "@shop/service";
 import { z } from "zod";
+import { checkoutId, ROOT } from "./scratch.ts";
 
-/** The repository root. */
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+/** The repository root, and this checkout's id. */
+export { checkoutId, ROOT };
+
 /** The .env that every program loads (loadDotEnv in libs/service). */
 const ENV_FILE = DOTENV_PATH;
 const ENV_EXAMPLE = join(ROOT, ".env.example");
-
-/**
- * Six hex digits that tell this checkout from another on the same machine (a second
- * clone, CI's clean clone beside yours): taken from its folder's path.
- */
-export function checkoutId(root = ROOT): string {
-  return createHash("sha256").update(resolve(root)).digest("hex").slice(0, 6);
-}
 
 /**
  * The RabbitMQ users of a checkout, named after its id, so that each checkout has users of

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { Reporter, SerializedError, TestModule, Vitest } from "vitest/node";
+import { forgetInMemoryScratch } from "../infra/scratch.ts";
 import { markdownTable, REPORT_FILE, readRows } from "./faults/report.ts";
 
 /** One test file's run: which project, and when it started and ended, in seconds from the run's start. */
@@ -47,6 +48,8 @@ export default class SummaryReporter implements Reporter {
     testModules: ReadonlyArray<TestModule>,
     unhandledErrors: ReadonlyArray<SerializedError> = [],
   ): void {
+    // What the tests made in memory (vitest.config.ts) is not left taking the machine's RAM.
+    forgetInMemoryScratch(this.root);
     let passed = 0;
     let failed = 0;
     let skipped = 0;

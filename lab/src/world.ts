@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { amqpUrl } from "@shop/amqp";
 import { kafkaNames } from "@shop/contracts";
@@ -17,6 +16,7 @@ import { deleteInstance, SHORT_LIVED_JVM, startKafka, stopKafka } from "../../in
 import { kafkaUsers, stopKafkaUnlessUsed } from "../../infra/kafka/users.ts";
 import { freePort, twoFreePorts } from "../../infra/ports.ts";
 import { rabbitNode } from "../../infra/rabbitmq/node.ts";
+import { scratchDir } from "../../infra/scratch.ts";
 import type { Narrator } from "./narrator.ts";
 
 /** How an experiment was asked to run: the orders service's port (0: any free one). */
@@ -46,7 +46,7 @@ export class LabWorld {
     this.config = readInfraConfig();
     // The checkout's id in it: a second checkout's lab or tests never take these for theirs.
     this.prefix = `lab-${name}-${checkoutId()}${randomBytes(2).toString("hex")}.`;
-    this.dir = mkdtempSync(join(tmpdir(), `lab-${name}-`));
+    this.dir = mkdtempSync(join(scratchDir(), `lab-${name}-`));
     this.atEnd(() => rmSync(this.dir, { recursive: true, force: true }));
   }
 
@@ -149,7 +149,7 @@ export class LabWorld {
     const name = `lab-${this.name}-${randomBytes(3).toString("hex")}`;
     // A folder of its own, outside this run's (which only root may enter): as root, the
     // node runs as the rabbitmq user, who is given this one.
-    const node = rabbitNode(name, mkdtempSync(join(tmpdir(), `${name}-`)), ports);
+    const node = rabbitNode(name, mkdtempSync(join(scratchDir(), `${name}-`)), ports);
     this.atEnd(() => node.remove());
     this.atEnd(() => node.stop());
     const started = Date.now();

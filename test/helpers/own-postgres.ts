@@ -1,10 +1,10 @@
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { freePort } from "../../infra/ports.ts";
+import { scratchDir } from "../../infra/scratch.ts";
 
 /**
  * A PostgreSQL server of a test's own, from the machine's PostgreSQL binaries, on a port
@@ -31,7 +31,7 @@ function binaries(): string {
 
 export async function ownPostgres(name: string): Promise<OwnPostgres> {
   const bin = binaries();
-  const dir = mkdtempSync(join(tmpdir(), `pg-${name}-`));
+  const dir = mkdtempSync(join(scratchDir(), `pg-${name}-`));
   const data = join(dir, "data");
   const asRoot = process.getuid?.() === 0;
   const uid = asRoot

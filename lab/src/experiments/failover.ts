@@ -1,6 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Plataforma, PlataformaBroker } from "@shop/contracts";
 import { waitFor } from "@shop/service";
@@ -23,6 +22,7 @@ import {
   rabbitNode,
   startRabbitCluster,
 } from "../../../infra/rabbitmq/node.ts";
+import { scratchDir } from "../../../infra/scratch.ts";
 import { longestWithoutAck } from "../timing.ts";
 import type { LabWorld } from "../world.ts";
 
@@ -281,7 +281,7 @@ async function rabbitClusterOfItsOwn(w: LabWorld) {
       panel: await freePort(),
     };
     const name = `lab-failover-${tag}-${i}`;
-    const node = rabbitNode(name, mkdtempSync(join(tmpdir(), `${name}-`)), ports);
+    const node = rabbitNode(name, mkdtempSync(join(scratchDir(), `${name}-`)), ports);
     w.atEnd(() => node.remove());
     w.atEnd(() => node.stop());
     nodes.push(node);
