@@ -29,12 +29,24 @@ const WORK = join(KAFKA_DIR, ".work");
 export const KAFKA_LIB = process.env.KAFKA_JARS_DIR ?? join(WORK, "lib");
 
 /**
- * Where one broker keeps its data, config, log and pid. The default broker lives in
- * .work/; a named one (a test's own broker that it may stop and kill) in .work/<name>/.
+ * Where a named broker or cluster keeps its folders: a test's or an experiment's own in the
+ * scratch folder when a test run set one (SHOP_SCRATCH_DIR: in memory, infra/scratch.ts),
+ * else in .work/; the checkout's own (`default`, npm start's, and `cluster`) always in .work/.
  */
-/** The files of a named broker (`default` is the one `npm run infra` starts). */
+function folderOf(name: string): string {
+  const scratch = process.env.SHOP_SCRATCH_DIR;
+  return scratch && !CHECKOUTS_OWN.test(name) ? join(scratch, "kafka") : WORK;
+}
+/** The checkout's own broker, cluster and the cluster's nodes. */
+const CHECKOUTS_OWN = /^(default|cluster|cluster-(controller-)?\d+)$/;
+
+/**
+ * Where one broker keeps its data, config, log and pid. The default broker (the one
+ * `npm run infra` starts) lives in .work/; a named one (a test's own broker that it may stop
+ * and kill) in <folderOf>/<name>/, a node of the checkout's own cluster in .work/cluster-<id>/.
+ */
 export function paths(instance: string) {
-  const dir = instance === "default" ? WORK : join(WORK, instance);
+  const dir = instance === "default" ? WORK : join(folderOf(instance), instance);
   return {
     dir,
     data: join(dir, "data"),
@@ -393,6 +405,24 @@ broker.heartbeat.interval.ms=1000
 metadata.max.idle.interval.ms=5000
 `;
 
+/**
+ * How many partitions the group coordinator's and the transaction coordinator's topics
+ * have. A broker started again loads each of its __consumer_offsets partitions before it
+ * can coordinate a group in it; on a single node the loads queue for the coordinator's
+ * threads, and a group waits for its own partition's turn. Killed and started again under
+ * four busy cores, a single node with 10 partitions loaded its slowest in 128-221 ms, nearly
+ * all of it waiting its turn, and a consumer's group was joined 135-433 ms after the broker
+ * answered; with 1 partition, 36-120 ms and 71-272 ms (3 rounds each, twice, on
+ * 2026-12-02). Under the suite's load the same wait had read 2.6-3.3 s, the "Kafka killed"
+ * rows' time to resume (issue 55). A cluster keeps 10: the groups spread over its nodes,
+ * which its coordinator fault rows need. Kafka reads the count from the topic once it
+ * exists, so a broker formatted with another count keeps working.
+ */
+function internalPartitions(replicas: number): string {
+  const n = replicas >= 3 ? 10 : 1;
+  return `offsets.topic.num.partitions=${n}\ntransaction.state.log.num.partitions=${n}\n`;
+}
+
 function serverProperties(kafka: KafkaSettings, p: Paths, role?: ClusterRole): string {
   const voters = role?.voters ?? `1@${kafka.host}:${kafka.controllerPort}`;
   const replicas = role?.replicas ?? 1;
@@ -426,8 +456,7 @@ default.replication.factor=${replicas}
 min.insync.replicas=${minInsync}
 # A single node: the internal topics can only have one replica; a cluster: three.
 offsets.topic.replication.factor=${replicas}
-offsets.topic.num.partitions=10
-transaction.state.log.replication.factor=${replicas}
+${internalPartitions(replicas)}transaction.state.log.replication.factor=${replicas}
 transaction.state.log.min.isr=${minInsync}
 # Tests and demos join groups often: do not wait before the first rebalance.
 group.initial.rebalance.delay.ms=0
@@ -864,12 +893,12 @@ export async function startKafkaCluster(
   ensureJars(log);
   if (combined)
     log(
-      `kafka: the cluster in ${WORK}/${name}-* was formatted with nodes that are broker and controller both; kept so (for dedicated controllers, stop it and delete those folders)`,
+      `kafka: the cluster in ${folderOf(name)}/${name}-* was formatted with nodes that are broker and controller both; kept so (for dedicated controllers, stop it and delete those folders)`,
     );
   const controllerId = (i: number) => (combined ? i + 1 : CONTROLLER_IDS + i + 1);
   const voters = nodes.map((n, i) => `${controllerId(i)}@${host}:${n.controllerPort}`).join(",");
-  const idFile = join(WORK, `${name}.cluster-id`);
-  mkdirSync(WORK, { recursive: true });
+  const idFile = join(folderOf(name), `${name}.cluster-id`);
+  mkdirSync(folderOf(name), { recursive: true });
   if (!existsSync(idFile)) writeFileSync(idFile, newClusterId());
   const clusterId = readFileSync(idFile, "utf8").trim();
   // Each controller's directory id, the same list on every controller formatted in this start.
@@ -971,5 +1000,5 @@ export function deleteCluster(name: string, size = 3): void {
   if (name === "cluster") throw new Error("kafka: the default cluster is not a test's to delete");
   for (const id of nodesOnDisk(name, size))
     rmSync(paths(clusterNode(name, id)).dir, { recursive: true, force: true });
-  rmSync(join(WORK, `${name}.cluster-id`), { force: true });
+  rmSync(join(folderOf(name), `${name}.cluster-id`), { force: true });
 }
