@@ -114,6 +114,36 @@ export function kafkaProblem(brokers: string[], error: unknown): string {
  */
 export const CLIENT_RETRY: RetryOptions = { initialRetryTime: 100, maxRetryTime: 500, retries: 20 };
 
+/**
+ * A consumer's connections and metadata: tried again for about a minute, not CLIENT_RETRY's
+ * 9 s. kafkajs gives a consumer's own connections the client's retries, whatever the
+ * consumer's `retry` says, and a consumer whose connection retries ran out during an outage
+ * crashed (kafkajs: "Connection error", not retried further) and was replaced: the replacement
+ * had to join its group again, which after a broker's restart waits for the coordinator to
+ * load the group. Still a member, a consumer fetches again as soon as the broker answers
+ * (consumerConfig, consumer.ts, says what that bought).
+ */
+export const CONSUMER_CLIENT_RETRY: RetryOptions = {
+  initialRetryTime: 100,
+  maxRetryTime: 500,
+  retries: 120,
+};
+
+/** What each client of createKafka was made with, for its consumers' client (consumerClient). */
+const made = new WeakMap<Kafka, { settings: Parameters<typeof createKafka>; consumers?: Kafka }>();
+
+/**
+ * The client a consumer of `kafka` runs on: the same settings with CONSUMER_CLIENT_RETRY.
+ * A client made elsewhere (a test's own) is used as it is.
+ */
+export function consumerClient(kafka: Kafka): Kafka {
+  const m = made.get(kafka);
+  if (!m) return kafka;
+  const [brokers, clientId, log, security] = m.settings;
+  m.consumers ??= createKafka(brokers, clientId, log, security, CONSUMER_CLIENT_RETRY);
+  return m.consumers;
+}
+
 /** A kafkajs client whose own log lines go through our logger, warnings and errors only. */
 export function createKafka(
   brokers: string[],
@@ -123,7 +153,7 @@ export function createKafka(
   /** How kafkajs tries again before an operation fails (CLIENT_RETRY unless given). */
   retry: RetryOptions = CLIENT_RETRY,
 ): Kafka {
-  return new Kafka({
+  const kafka = new Kafka({
     clientId,
     brokers,
     ...securityOptions(security),
@@ -155,6 +185,8 @@ export function createKafka(
       };
     },
   });
+  made.set(kafka, { settings: [brokers, clientId, log, security, retry] });
+  return kafka;
 }
 
 export interface TopicSpec {
