@@ -1,5 +1,5 @@
 import { type Logger, metrics } from "@shop/service";
-import { type Kafka, Partitioners, type Producer, type Transaction } from "kafkajs";
+import { type Admin, type Kafka, Partitioners, type Producer, type Transaction } from "kafkajs";
 import { type OutgoingRecord, traced } from "./publisher.ts";
 
 /**
@@ -97,20 +97,66 @@ function producerPool(kafka: Kafka, timeoutMs?: number) {
 }
 type ProducerPool = ReturnType<typeof producerPool>;
 
+/**
+ * Waits until the group's committed offset of one partition reads `next`, as a member
+ * joining the group would read it. A transaction's offset is committed when its marker
+ * reaches __consumer_offsets, after EndTxn has answered; kafkajs reads offsets without
+ * require_stable (KIP-447), so a rebalance right after a commit (this member's own rejoin)
+ * could read the offset before it and decide the same records again. Waiting here, the batch
+ * ends, and the member rejoins, only once the offset reads as committed. Bounded: past
+ * `timeoutMs` the batch ends anyway, with a warning (at-least-once, as without the wait).
+ */
+async function untilStable(
+  admin: () => Promise<Admin>,
+  at: { groupId: string; topic: string; partition: number; next: string; log: Logger },
+  timeoutMs = 5_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let wait = 5; ; wait = Math.min(wait * 2, 100)) {
+    const [t] = await (await admin()).fetchOffsets({ groupId: at.groupId, topics: [at.topic] });
+    const committed = t?.partitions.find((p) => p.partition === at.partition)?.offset ?? "-1";
+    if (BigInt(committed) >= BigInt(at.next)) return;
+    if (Date.now() + wait > deadline) {
+      at.log.warn("a transaction's offset not yet readable as committed; going on", {
+        ...at,
+        committed,
+      });
+      return;
+    }
+    await new Promise((r) => setTimeout(r, wait));
+  }
+}
+
 export function partitionTransactions(
   kafka: Kafka,
   opts: { transactionalId: string; groupId: string; log: Logger; timeoutMs?: number },
 ): PartitionTransactions {
   const pool = producerPool(kafka, opts.timeoutMs);
+  let admin: Promise<Admin> | null = null;
+  const connected = () => {
+    if (!admin) {
+      const a = kafka.admin();
+      admin = a.connect().then(() => a);
+      admin.catch(() => {
+        admin = null;
+      });
+    }
+    return admin;
+  };
   return {
     forPartition: (topic, partition) =>
       partitionTransaction(pool, `${opts.transactionalId}-${topic}-${partition}`, {
         ...opts,
         topic,
         partition,
+        stable: (next) =>
+          untilStable(connected, { groupId: opts.groupId, topic, partition, next, log: opts.log }),
       }),
     async close() {
       await Promise.all(pool.ids().map(pool.drop));
+      const a = admin;
+      admin = null;
+      await a?.then((x) => x.disconnect()).catch(() => {});
     },
   };
 }
@@ -119,7 +165,13 @@ export function partitionTransactions(
 function partitionTransaction(
   pool: ProducerPool,
   id: string,
-  opts: { groupId: string; log: Logger; topic: string; partition: number },
+  opts: {
+    groupId: string;
+    log: Logger;
+    topic: string;
+    partition: number;
+    stable: (next: string) => Promise<void>;
+  },
 ): ReturnType<PartitionTransactions["forPartition"]> {
   const { topic, partition } = opts;
   let open: Promise<Transaction> | null = null;
@@ -148,6 +200,12 @@ function partitionTransaction(
       } finally {
         open = null;
       }
+      // Committed: ends once a rejoining member would read the offset (untilStable).
+      await opts.stable(next).catch((error: Error) =>
+        opts.log.warn("could not read a committed transaction's offset back", {
+          error: error.message,
+        }),
+      );
     },
     async abort() {
       if (!open) return;
