@@ -32,6 +32,9 @@ export async function readToEnd(
     const readerGroup = `${group}-${process.pid}-${Date.now()}`;
     const consumer = kafka.consumer({ groupId: readerGroup });
     const records: ReadRecord[] = [];
+    // The next offset not yet taken, per "topic:partition": a record handed over again (the
+    // reader group rebalanced before its commit) is the same record, taken once.
+    const next = new Map<string, number>();
     await consumer.connect();
     try {
       await consumer.subscribe({ topics: present, fromBeginning: true });
@@ -41,9 +44,11 @@ export async function readToEnd(
             eachMessage: async ({ topic, partition, message }) => {
               const key = `${topic}:${partition}`;
               const end = missing.get(key);
-              if (end === undefined || Number(message.offset) >= end) return;
+              const offset = Number(message.offset);
+              if (end === undefined || offset >= end || offset < (next.get(key) ?? 0)) return;
+              next.set(key, offset + 1);
               records.push({ topic, partition, message });
-              if (Number(message.offset) + 1 >= end) missing.delete(key);
+              if (offset + 1 >= end) missing.delete(key);
               if (missing.size === 0) resolve();
             },
           })
