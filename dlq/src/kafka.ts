@@ -32,6 +32,8 @@ interface KafkaLetters {
   redrives: string;
   /** The bytes of each letter read by the last readLetters, by id. */
   raw: Map<string, RawRecord>;
+  /** What the last readLetters noticed, for the CLI to print beside the letters. */
+  notes: string[];
 }
 
 /**
@@ -54,10 +56,11 @@ export function kafkaDlq(
     dlqTopics: [names.dlq.pedidosCriados, names.dlq.pagamentosResultados],
     redrives: names.dlqRedrives,
     raw: new Map(),
+    notes: [],
   };
   return {
     name: "Kafka",
-    notes: [] as string[],
+    notes: k.notes,
     read: () => readLetters(k),
     redrive: (filter: (c: DeadLetter) => boolean, fixedBody?: string) =>
       redriveLetters(k, filter, fixedBody),
@@ -92,7 +95,34 @@ async function readLetters(k: KafkaLetters): Promise<DeadLetter[]> {
     });
   }
   for (const c of letters) if (redriven.has(c.id)) c.estado = "reenviada";
-  return letters.sort((a, b) => a.id.localeCompare(b.id, undefined, { numeric: true }));
+  letters.sort((a, b) => a.id.localeCompare(b.id, undefined, { numeric: true }));
+  return withoutCopies(k, letters);
+}
+
+/**
+ * A record is dead-lettered at least once, not exactly once: a consumer that lost its group
+ * membership before it committed reads the record again and writes its dead letter again
+ * (a busy machine's 6 s session, 2026-12-01). Such a copy (same original record, same
+ * attempt, same bytes) is the same letter: listed once, as the first written, and redriven
+ * once. Letters written by hand without the original's place are each their own.
+ */
+function withoutCopies(k: KafkaLetters, letters: DeadLetter[]): DeadLetter[] {
+  const first = new Map<string, DeadLetter>();
+  const copies: string[] = [];
+  const kept = letters.filter((c) => {
+    if (!c.cabecalhos["dlq-offset-original"]) return true;
+    const same = `${c.origem}|${c.tentativas}|${k.raw.get(c.id)?.value.toString("base64")}`;
+    const original = first.get(same);
+    if (original) copies.push(`${c.id} is a copy of ${original.id}`);
+    else first.set(same, c);
+    return !original;
+  });
+  k.notes.splice(0, k.notes.length);
+  if (copies.length > 0)
+    k.notes.push(
+      `${copies.length} dead letter(s) written twice (a record read again before its commit), each listed and redriven once: ${copies.join("; ")}`,
+    );
+  return kept;
 }
 
 /** The redrive record's topic: compacted, one record per letter redriven. */

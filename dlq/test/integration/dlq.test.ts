@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { ERROR_QUEUES, EXCHANGES, kafkaNames, ROUTING_KEYS } from "@shop/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,7 +8,7 @@ import { freePort } from "../../../infra/ports.ts";
 import { readConfig as ordersConfig } from "../../../orders-api/src/config.ts";
 import { type OrdersApi, startOrdersApi } from "../../../orders-api/src/server.ts";
 import { brokerEnv, publishRaw, readyCount } from "../../../test/helpers/broker.ts";
-import { STACK_FRAME, toolArgs } from "../../../test/helpers/cli.ts";
+import { runTool, STACK_FRAME } from "../../../test/helpers/cli.ts";
 import { collectMessages, testKafka } from "../../../test/helpers/kafka.ts";
 import {
   capturingLogger,
@@ -20,15 +19,15 @@ import {
 } from "../../../test/helpers/shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
 
-/** The dead-letter CLI as a person runs it. */
-function dlq(env: NodeJS.ProcessEnv, ...args: string[]) {
-  const r = spawnSync(process.execPath, [...toolArgs("dlq/src/main.ts"), ...args], {
-    env: { ...process.env, ...env },
-    encoding: "utf8",
-    timeout: 60_000,
-  });
-  return { code: r.status, out: r.stdout, err: r.stderr };
-}
+/**
+ * The dead-letter CLI as a person runs it, without holding this process: the orders API and
+ * orders service this file runs here go on heartbeating meanwhile. Run with spawnSync, a CLI
+ * that took longer than the consumers' 6 s session on a busy machine cost the orders API its
+ * group membership, and the records it had dead-lettered and not yet committed were read and
+ * dead-lettered again (9 letters where 6 were counted, 2026-12-01).
+ */
+const dlq = (env: NodeJS.ProcessEnv, ...args: string[]) =>
+  runTool("dlq/src/main.ts", args, env, 60_000);
 
 describe("Dead letters of the event-log edition", () => {
   const prefix = uniquePrefix("dlq");
@@ -61,14 +60,14 @@ describe("Dead letters of the event-log edition", () => {
       );
     await waitFor(async () => (await dead()) === 1, { what: "the dead letter" });
 
-    const list = dlq(env, "list", "--edition", "kafka");
+    const list = await dlq(env, "list", "--edition", "kafka");
     expect(list.code, list.err).toBe(0);
     expect(list.out).toMatch(
       new RegExp(
         `kafka:${nomes.dlq.pagamentosResultados}:0:0 {2}\\[pendente\\] {2}from ${nomes.topics.pagamentosResultados}\\[\\d\\]@\\d+ {2}attempts=1 {2}reason=ResultadoPagamento: unknown versao 9`,
       ),
     );
-    const show = dlq(
+    const show = await dlq(
       env,
       "show",
       `kafka:${nomes.dlq.pagamentosResultados}:0:0`,
@@ -81,18 +80,18 @@ describe("Dead letters of the event-log edition", () => {
       tentativas: 1,
     });
 
-    const redrive = dlq(env, "redrive", "--all", "--edition", "kafka");
+    const redrive = await dlq(env, "redrive", "--all", "--edition", "kafka");
     expect(redrive.out).toMatch(/1 dead letter\(s\) redriven/);
     await waitFor(async () => (await dead()) === 2, { what: "the record to fail again" });
     await admin.disconnect();
 
-    const after = dlq(env, "list", "--edition", "kafka", "--json");
+    const after = await dlq(env, "list", "--edition", "kafka", "--json");
     const cartas = JSON.parse(after.out) as { estado: string; tentativas: number; chave: string }[];
     expect(cartas.map((c) => [c.estado, c.tentativas, c.chave])).toEqual([
       ["reenviada", 1, "7"],
       ["pendente", 2, "7"],
     ]);
-    expect(dlq(env, "redrive", "--all", "--edition", "kafka").out).toMatch(
+    expect((await dlq(env, "redrive", "--all", "--edition", "kafka")).out).toMatch(
       /1 dead letter\(s\) redriven/,
     );
   }, 120_000);
@@ -124,7 +123,7 @@ describe("Dead letters of the event-log edition: each letter's own state, bytes 
     await api?.stop();
   });
 
-  it("When letter 2 of 0, 1, 2 is redriven by its id, then 0 and 1 stay pending and redrive --all sends exactly them; a letter with a null key, non-UTF-8 bytes and its own headers goes back byte for byte", async () => {
+  it("When letter 2 of 0, 1, 2 is redriven by its id, then 0 and 1 stay pending, and redrive --all sends exactly the pending ones, letter 2's failed copy among them and letter 2 not again; a letter with a null key, non-UTF-8 bytes and its own headers goes back byte for byte", async () => {
     const lixo = Buffer.from([0xff, 0xfe, 0x00, 0x80, 0x1b, 0x5b, 0x32, 0x4a]);
     const cabecalho = Buffer.from([0xc3, 0x28, 0x9b]);
     const producer = testKafka().producer();
@@ -148,33 +147,46 @@ describe("Dead letters of the event-log edition: each letter's own state, bytes 
     expect(bruta?.headers?.origem).toEqual(cabecalho);
 
     // Letters 0, 1 and 2 of the dead-letter topic (its one partition), in the order the consumer met them.
-    const lista = () =>
-      JSON.parse(dlq(env, "list", "--edition", "kafka", "--json").out) as {
+    const lista = async () =>
+      JSON.parse((await dlq(env, "list", "--edition", "kafka", "--json")).out) as {
         id: string;
         estado: string;
         chave: string | null;
       }[];
-    const ids = lista().map((c) => c.id);
+    const ids = (await lista()).map((c) => c.id);
     expect(ids).toHaveLength(3);
     const terceira = ids[2] as string;
-    const um = dlq(env, "redrive", terceira, "--edition", "kafka");
+    const um = await dlq(env, "redrive", terceira, "--edition", "kafka");
     expect(um.out, um.err).toMatch(/1 dead letter\(s\) redriven/);
-    const depois = lista().slice(0, 3);
+    const depois = (await lista()).slice(0, 3);
     expect(depois.map((c) => c.estado)).toEqual(["pendente", "pendente", "reenviada"]);
+    // Letter 2 fails again and comes back as letter 3, pending, its attempts counted. Waited
+    // for: a redrive --all run before it is back would not see it (while this file's orders
+    // API ran in a process the CLI held, it was never back before).
+    const voltaDaTerceira = (await registros(dlqTopic, 4))[3];
+    expect(voltaDaTerceira?.headers?.["dlq-reenviado-de"]?.toString()).toBe(
+      terceira.replace(/^kafka:/, ""),
+    );
+    expect(voltaDaTerceira?.headers?.["dlq-tentativas"]?.toString()).toBe("2");
 
-    const todas = dlq(env, "redrive", "--all", "--edition", "kafka");
-    expect(todas.out).toContain(`redriven: ${ids[0]}`);
-    expect(todas.out).toContain(`redriven: ${ids[1]}`);
+    // Every pending letter and only them: 0, 1 and 3, never 2 again.
+    const todas = await dlq(env, "redrive", "--all", "--edition", "kafka");
+    const quarta = (await lista())[3]?.id as string;
+    for (const id of [ids[0], ids[1], quarta]) expect(todas.out).toContain(`redriven: ${id}`);
     expect(todas.out).not.toContain(`redriven: ${terceira}`);
 
-    // Each redriven letter fails again: 3 letters redriven, 3 more dead letters, nothing lost.
-    const final = await registros(dlqTopic, 6);
-    expect(final).toHaveLength(6);
-    const voltou = final.slice(3).find((m) => m.key === null);
+    // Each redriven letter fails again: 4 letters redriven, 4 more dead letters, nothing lost.
+    const final = await registros(dlqTopic, 7);
+    expect(final).toHaveLength(7);
+    const voltou = final.slice(4).find((m) => m.key === null);
     expect(voltou?.value).toEqual(lixo);
     expect(voltou?.headers?.origem).toEqual(cabecalho);
-    expect(voltou?.headers?.["dlq-tentativas"]?.toString()).toBe("2");
-    expect(lista().map((c) => c.estado)).toEqual([
+    // Its third attempt if it was letter 2 (a null key lands on any partition, so the
+    // consumer may meet it first or last), else its second.
+    const nullKeyWasThird = (await lista()).find((c) => c.id === terceira)?.chave === null;
+    expect(voltou?.headers?.["dlq-tentativas"]?.toString()).toBe(nullKeyWasThird ? "3" : "2");
+    expect((await lista()).map((c) => c.estado)).toEqual([
+      "reenviada",
       "reenviada",
       "reenviada",
       "reenviada",
@@ -208,12 +220,59 @@ describe("Dead letters of the event-log edition: each letter's own state, bytes 
       ["list", "--json"],
       ["show", `kafka:${nomes.dlq.pedidosCriados}:0:0`],
     ]) {
-      const r = dlq(env, ...args, "--edition", "kafka");
+      const r = await dlq(env, ...args, "--edition", "kafka");
       expect(r.code, r.err).toBe(0);
       expect(r.out).toContain("\\u001b");
       for (const c of ["\u001b", "\u0007", "\u009b"])
         expect(r.out, args.join(" ")).not.toContain(c);
     }
+  }, 60_000);
+
+  it("When a record's dead letter was written twice (read again before its commit), then list shows it once, redrive sends it once and redrive --all not again", async () => {
+    const topic = nomes.dlq.pedidosCriados;
+    const copy = {
+      key: "duas-vezes",
+      value: '{"versao": 9}',
+      headers: {
+        "dlq-motivo": "PedidoCriado: unknown versao 9",
+        "dlq-tentativas": "1",
+        "dlq-topico-original": nomes.topics.pedidosCriados,
+        "dlq-particao-original": "2",
+        "dlq-offset-original": "41",
+      },
+    };
+    const producer = testKafka().producer();
+    await producer.connect();
+    await producer.send({ topic, acks: -1, messages: [copy, copy] });
+    await producer.disconnect();
+    const lettersOfTheKey = async () =>
+      (
+        JSON.parse((await dlq(env, "list", "--edition", "kafka", "--json")).out) as {
+          id: string;
+          estado: string;
+          chave: string | null;
+        }[]
+      ).filter((c) => c.chave === "duas-vezes");
+    const [letter, ...others] = await lettersOfTheKey();
+    expect(others).toEqual([]);
+    const list = await dlq(env, "list", "--edition", "kafka");
+    expect(list.err).toMatch(/1 dead letter\(s\) written twice/);
+    expect(list.err).toContain(`is a copy of ${letter?.id}`);
+
+    const one = await dlq(env, "redrive", letter?.id as string, "--edition", "kafka");
+    expect(one.out).toMatch(/1 dead letter\(s\) redriven/);
+    const all = await dlq(env, "redrive", "--all", "--edition", "kafka");
+    expect(all.out).not.toContain(`-> ${nomes.topics.pedidosCriados}[2]@41`);
+    expect((await lettersOfTheKey()).map((c) => c.estado)).toEqual(["reenviada"]);
+    // What went back to the original topic: this record once, beside the hand-written letter
+    // of the test before (redriven by --all), and not its copy too.
+    const admin = testKafka().admin();
+    await admin.connect();
+    const offsets = await admin.fetchTopicOffsets(nomes.topics.pedidosCriados);
+    await admin.disconnect();
+    expect(offsets.reduce((s, o) => s + Number(o.high), 0)).toBe(2);
+    const back = await registros(nomes.topics.pedidosCriados, 2);
+    expect(back.filter((m) => m.key?.toString() === "duas-vezes")).toHaveLength(1);
   }, 60_000);
 });
 
@@ -253,7 +312,7 @@ describe("Dead letters of the broker edition", () => {
       what: "the result in .erros",
     });
 
-    const list = dlq(env, "list", "--edition", "rabbitmq");
+    const list = await dlq(env, "list", "--edition", "rabbitmq");
     expect(list.code, list.err).toBe(0);
     expect(list.out).toMatch(
       /rabbitmq:pedidos\.resultados\.erros:1 {2}\[pendente\] {2}from pedidos\.resultados .*attempts=3 {2}reason=rejected/,
@@ -269,7 +328,7 @@ describe("Dead letters of the broker edition", () => {
         })
       ).status,
     ).toBe(202);
-    const redrive = dlq(
+    const redrive = await dlq(
       env,
       "redrive",
       "rabbitmq:pedidos.resultados.erros:1",
@@ -288,10 +347,11 @@ describe("Dead letters of the broker edition", () => {
   it("When a poison message is redriven, then it fails again and comes back with its attempts counted", async () => {
     await publishRaw(vhost, EXCHANGES.events, ROUTING_KEYS.resultado, "{not json");
     await waitFor(async () => (await readyCount(vhost, ERROR_QUEUES.resultados)) === 1);
-    dlq(env, "redrive", "--all", "--edition", "rabbitmq");
+    await dlq(env, "redrive", "--all", "--edition", "rabbitmq");
     await waitFor(
       async () =>
-        JSON.parse(dlq(env, "list", "--edition", "rabbitmq", "--json").out)[0]?.tentativas === 6,
+        JSON.parse((await dlq(env, "list", "--edition", "rabbitmq", "--json")).out)[0]
+          ?.tentativas === 6,
       {
         // Five more tries with their pauses, then a dlq CLI run per look: 22 s on the
         // machine of 2026-11-27, which ran the suite 2.3 times slower than the one before.
@@ -299,7 +359,7 @@ describe("Dead letters of the broker edition", () => {
         what: "the message back in .erros with 6 attempts",
       },
     );
-    const [c] = JSON.parse(dlq(env, "list", "--edition", "rabbitmq", "--json").out) as {
+    const [c] = JSON.parse((await dlq(env, "list", "--edition", "rabbitmq", "--json")).out) as {
       cabecalhos: Record<string, string>;
       corpo: string;
     }[];
@@ -333,19 +393,22 @@ describe("Dead letters of the broker edition", () => {
       what: "the poison result in .erros",
     });
     const letter = (
-      JSON.parse(dlq(env, "list", "--edition", "rabbitmq", "--json").out) as {
+      JSON.parse((await dlq(env, "list", "--edition", "rabbitmq", "--json")).out) as {
         id: string;
         corpo: string;
       }[]
     ).find((c) => c.corpo.includes(key));
     const fixed = JSON.stringify({ ...poison, aprovado: true, motivo: "ok" });
-    expect(dlq(env, "redrive", "--all", "--corpo", fixed, "--edition", "rabbitmq").code).toBe(2);
     expect(
-      dlq(env, "redrive", letter?.id as string, "--corpo", "{x", "--edition", "rabbitmq").code,
+      (await dlq(env, "redrive", "--all", "--corpo", fixed, "--edition", "rabbitmq")).code,
+    ).toBe(2);
+    expect(
+      (await dlq(env, "redrive", letter?.id as string, "--corpo", "{x", "--edition", "rabbitmq"))
+        .code,
     ).toBe(2);
     expect(await readyCount(vhost, ERROR_QUEUES.resultados)).toBe(before + 1);
 
-    const redrive = dlq(
+    const redrive = await dlq(
       env,
       "redrive",
       letter?.id as string,
@@ -382,20 +445,20 @@ describe("Issue 34: the dead-letter CLI says what is wrong in a sentence, and li
     await vhost?.dispose();
   });
 
-  it("When RabbitMQ has none of the shop's queues yet, then list shows Kafka's letters, says so in one line, and exits 0", () => {
-    const r = dlq(env, "list");
+  it("When RabbitMQ has none of the shop's queues yet, then list shows Kafka's letters, says so in one line, and exits 0", async () => {
+    const r = await dlq(env, "list");
     polite(r);
     expect(r.code, r.err).toBe(0);
     expect(r.err).toContain(
       `dlq: RabbitMQ (vhost ${vhost.vhost}) has none of the shop's dead-letter queues yet`,
     );
     expect(r.out).toMatch(/^0 dead letter\(s\), 0 pending$/m);
-    const json = dlq(env, "list", "--json");
+    const json = await dlq(env, "list", "--json");
     expect(JSON.parse(json.out)).toEqual([]);
   });
 
-  it("When a Kafka letter is redriven and RabbitMQ has no queues, then RabbitMQ is not asked, and an id that is not there exits 1 with a sentence", () => {
-    const r = dlq(env, "redrive", "kafka:nowhere.dlq:0:0");
+  it("When a Kafka letter is redriven and RabbitMQ has no queues, then RabbitMQ is not asked, and an id that is not there exits 1 with a sentence", async () => {
+    const r = await dlq(env, "redrive", "kafka:nowhere.dlq:0:0");
     polite(r);
     expect(r.code).toBe(1);
     expect(r.err).toContain("no pending dead letter kafka:nowhere.dlq:0:0");
@@ -404,25 +467,25 @@ describe("Issue 34: the dead-letter CLI says what is wrong in a sentence, and li
 
   it("When RabbitMQ refuses the user, then the sentence names the settings; Kafka is still listed (0), and RabbitMQ alone exits 1", async () => {
     const refused = { ...env, BROKER_PASSWORD: "not-the-password" };
-    const both = dlq(refused, "list");
+    const both = await dlq(refused, "list");
     polite(both);
     expect(both.code).toBe(0);
     expect(both.err).toMatch(/dlq: RabbitMQ at .* refused the connection \(BROKER_USER/);
-    const alone = dlq(refused, "list", "--edition", "rabbitmq");
+    const alone = await dlq(refused, "list", "--edition", "rabbitmq");
     polite(alone);
     expect(alone.code).toBe(1);
   });
 
   it("When RabbitMQ is not running where BROKER_PORT says, then the sentence says it cannot be reached and how to start it", async () => {
     const down = { ...env, BROKER_PORT: String(await freePort()) };
-    const r = dlq(down, "list", "--edition", "rabbitmq");
+    const r = await dlq(down, "list", "--edition", "rabbitmq");
     polite(r);
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/cannot be reached .*npm run infra -- rabbitmq start/);
   });
 
-  it("When the vhost does not exist, then the sentence names BROKER_VHOST", () => {
-    const r = dlq(
+  it("When the vhost does not exist, then the sentence names BROKER_VHOST", async () => {
+    const r = await dlq(
       { ...env, BROKER_VHOST: `${vhost.vhost}-missing` },
       "list",
       "--edition",
@@ -433,8 +496,8 @@ describe("Issue 34: the dead-letter CLI says what is wrong in a sentence, and li
     expect(r.err).toMatch(/has no vhost .* \(BROKER_VHOST/);
   });
 
-  it("When an argument is unknown, then usage and exit 2, with no stack trace", () => {
-    const r = dlq(env, "list", "--bogus");
+  it("When an argument is unknown, then usage and exit 2, with no stack trace", async () => {
+    const r = await dlq(env, "list", "--bogus");
     polite(r);
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/bogus/);
