@@ -1,4 +1,4 @@
-import { request } from "node:http";
+import { Agent, request } from "node:http";
 import type { Plataforma } from "@shop/contracts";
 import { waitFor } from "@shop/service";
 
@@ -43,6 +43,17 @@ export async function send<T = Record<string, unknown>>(
 
 const TIMEOUT_MS = 30_000;
 
+/**
+ * The connections kept alive between exchanges, each closed after 1 s unused: well before a
+ * server closes one (a Node server keeps an unused one alive for 5 s; the agent's own margin is 1 s before the
+ * server's announced timeout). With the global agent's margin alone, a connection the
+ * server closed just as the client took it up again answered ECONNRESET on a busy machine,
+ * where the client's timer fired late: the hostile bodies' batches, whose unused
+ * connections waited seconds between batches, failed so beside the other integration
+ * files (2026-12-01).
+ */
+const AGENT = new Agent({ keepAlive: true, timeout: 1_000 });
+
 /** One request over node:http: its status, text and headers, or an error naming it. */
 function exchange(
   method: string,
@@ -51,7 +62,7 @@ function exchange(
   payload: string | undefined,
 ): Promise<{ status: number; text: string; headers: Headers }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method, headers, timeout: TIMEOUT_MS }, (res) => {
+    const req = request(url, { method, headers, timeout: TIMEOUT_MS, agent: AGENT }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("error", reject);

@@ -1,31 +1,35 @@
-import { readConfig as brokerOrdersConfig } from "../../broker/orders/src/config.ts";
-import { type OrdersService, startOrders } from "../../broker/orders/src/server.ts";
-import { readConfig as brokerPaymentsConfig } from "../../broker/payments/src/config.ts";
-import {
-  type PaymentsService as BrokerPayments,
-  startPayments as startBrokerPayments,
-} from "../../broker/payments/src/server.ts";
+import { ServiceProcess } from "../../harness/process.ts";
 import { createVhost, type ShopVhost } from "../../harness/vhost.ts";
-import { readConfig as ordersConfig } from "../../orders-api/src/config.ts";
-import { type OrdersApi, startOrdersApi } from "../../orders-api/src/server.ts";
-import { readConfig as paymentsConfig } from "../../payments/src/config.ts";
-import { type PaymentsInstance, startPayments } from "../../payments/src/server.ts";
 import { brokerEnv } from "./broker.ts";
-import { capturingLogger, serviceEnv, tempDb, uniquePrefix } from "./shop.ts";
+import { serviceEnv, tempDb, uniquePrefix } from "./shop.ts";
 
-/** The four HTTP services, in process, each with its own database, for hostile-input tests. */
+/** A service of the four: where it answers. */
+export interface Answering {
+  url: string;
+}
+
+/**
+ * The four HTTP services, each its own process with its own database, for hostile-input
+ * tests. Processes, not in this test's own process: the hostile bodies' files send their
+ * batches one after another and wait for every answer, and in process the services shared
+ * this process's one share of the CPU with the client and with fast-check; beside the other
+ * integration files on two cores, a batch of 4xx answers took up to 6.5 s and the file
+ * 312-450 s where it took 24 s alone (2026-12-01).
+ */
 export interface FourServices {
-  api: OrdersApi;
+  api: Answering;
   apiDb: string;
   /** A payments instance in the synchronous configuration: its POST /pagamentos takes bodies. */
-  syncPayments: PaymentsInstance;
+  syncPayments: Answering;
   vhost: ShopVhost;
-  brokerOrders: OrdersService;
+  brokerOrders: Answering;
   brokerOrdersDb: string;
   /** Null when asked for without it (nothing then decides a payment request). */
-  brokerPayments: BrokerPayments | null;
+  brokerPayments: Answering | null;
   stop(): Promise<void>;
 }
+
+const answering = (p: ServiceProcess): Answering => ({ url: p.url() });
 
 /**
  * Starts the orders API, a synchronous payments instance and both broker services, under a
@@ -37,43 +41,40 @@ export async function startAllFour(
 ): Promise<FourServices> {
   const prefix = uniquePrefix(nome);
   const apiDb = tempDb(nome);
-  const api = await startOrdersApi(
-    ordersConfig(serviceEnv(prefix, { DB_PATH: apiDb })),
-    capturingLogger("orders-api"),
-  );
-  const syncPayments = await startPayments(
-    paymentsConfig(
-      serviceEnv(prefix, { MODO: "sincrono", TEMPO_DECISAO_MS: "0", KAFKA_BROKERS: "127.0.0.1:1" }),
-    ),
-    capturingLogger("payments"),
-    () => {},
-  );
   const vhost = await createVhost(nome);
   const ordersEnv = brokerEnv(vhost, "broker-orders");
-  const brokerOrders = await startOrders(
-    brokerOrdersConfig(ordersEnv),
-    capturingLogger("broker-orders"),
-  );
-  const brokerPayments = pagamentosBroker
-    ? await startBrokerPayments(
-        brokerPaymentsConfig(brokerEnv(vhost, "broker-payments")),
-        capturingLogger("broker-payments"),
-      )
-    : null;
+  const [api, syncPayments, brokerOrders, brokerPayments] = await Promise.all([
+    ServiceProcess.start("orders-api", "orders-api", serviceEnv(prefix, { DB_PATH: apiDb })),
+    ServiceProcess.start(
+      "payments",
+      "payments",
+      serviceEnv(prefix, { MODO: "sincrono", TEMPO_DECISAO_MS: "0", KAFKA_BROKERS: "127.0.0.1:1" }),
+    ),
+    ServiceProcess.start("broker-orders", "broker/orders", ordersEnv),
+    pagamentosBroker
+      ? ServiceProcess.start(
+          "broker-payments",
+          "broker/payments",
+          brokerEnv(vhost, "broker-payments"),
+        )
+      : null,
+  ]);
   return {
-    api,
+    api: answering(api),
     apiDb,
-    syncPayments,
+    syncPayments: answering(syncPayments),
     vhost,
-    brokerOrders,
+    brokerOrders: answering(brokerOrders),
     brokerOrdersDb: ordersEnv.DB_PATH as string,
-    brokerPayments,
+    brokerPayments: brokerPayments ? answering(brokerPayments) : null,
     async stop() {
-      await brokerPayments?.stop();
-      await brokerOrders.stop();
+      await Promise.all([
+        brokerPayments?.stop(),
+        brokerOrders.stop(),
+        syncPayments.stop(),
+        api.stop(),
+      ]);
       await vhost.dispose();
-      await syncPayments.stop();
-      await api.stop();
     },
   };
 }
