@@ -52,11 +52,20 @@ describe("Fault injection: orders API instances on PostgreSQL", () => {
           "SELECT COUNT(*) AS n FROM outbox WHERE enviado_em IS NOT NULL",
         )
       )[0]?.n ?? 0;
-    // Inside the window: records in Kafka that no relay has marked yet (instance 1's).
-    await waitFor(async () => (await written(names.topics.pedidosCriados)) > (await marked()), {
-      what: "rows published and not yet marked",
-      intervalMs: 50,
-    });
+    // Inside the window: records in Kafka that no relay has marked yet, and still so 0.6 s
+    // later: instance 1's, held 3 s. Instance 2 marks its own within milliseconds of
+    // Kafka's answer, so a single sample could catch one of its rows between the two and
+    // kill instance 1 outside its window (a CI run: "the fault did not hit", 0 rows held).
+    const publishedUnmarked = async () =>
+      (await written(names.topics.pedidosCriados)) > (await marked());
+    await waitFor(
+      async () => {
+        if (!(await publishedUnmarked())) return false;
+        await new Promise((r) => setTimeout(r, 600));
+        return publishedUnmarked();
+      },
+      { what: "rows published and still not marked 0.6 s later", intervalMs: 50 },
+    );
     const held = await queryOrdersDb<{ pedido_id: number }>(
       server.databaseUrl,
       "SELECT pedido_id FROM outbox WHERE enviado_em IS NULL",

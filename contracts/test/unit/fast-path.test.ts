@@ -133,78 +133,97 @@ function holdsToSchema(
   expect(answered).toBeGreaterThan(2_000);
 }
 
+/**
+ * Thousands of generated messages a test: a second or two alone, past vitest's 5 s default
+ * beside a busy machine (a run beside a clean clone's suite timed one out). Not a bound on
+ * anything the shop does: the time these tests may take.
+ */
+const PROPERTY_TIMEOUT_MS = 60_000;
+
 describe("Decoding a message: the quick yes never differs from its schema (issue 36)", () => {
-  it("When any PedidoCriado is decoded, then the quick yes accepts only what PedidoCriadoV1 accepts, with its value", () => {
-    const message = messages(VALID_CRIADO, {
-      versao,
-      pedidoId: whole,
-      cliente: text,
-      item: text,
-      quantidade: fc.oneof(fc.integer({ min: -2, max: 52 }), whole),
-      valor: amount,
-      criadoEm: instant,
-    });
-    holdsToSchema(pedidoCriadoV1Fast, PedidoCriadoV1, message);
-  });
-
-  it("When any ResultadoPagamento is decoded, then the quick yes accepts only what ResultadoPagamentoV1 accepts, with its value", () => {
-    const message = messages(VALID_RESULTADO, {
-      versao,
-      pedidoId: whole,
-      status: fc.constantFrom<unknown>("APROVADO", "RECUSADO", "PAGO", "aprovado", null),
-      motivo: fc.oneof(text, fc.constantFrom(null, 1)),
-      instancia: text,
-      processadoEm: instant,
-    });
-    holdsToSchema(resultadoPagamentoV1Fast, ResultadoPagamentoV1, message);
-  });
-
-  it("When the shop encodes an event, then the text is the schema's, with or without the quick yes, and what the schema refuses is refused", () => {
-    const encodes = (
-      contract: typeof PedidoCriado | typeof ResultadoPagamento,
-      schema: typeof PedidoCriadoV1 | typeof ResultadoPagamentoV1,
-      message: fc.Arbitrary<Record<string, unknown>>,
-    ) => {
-      let valid = 0;
-      fc.assert(
-        fc.property(message, extra, (m, more) => {
-          const sent = { ...more, ...m };
-          const checked = schema.safeParse(sent);
-          if (!checked.success) {
-            expect(() => contract.encode(sent as never), JSON.stringify(sent)).toThrow();
-            return;
-          }
-          valid++;
-          expect(contract.encode(sent as never), JSON.stringify(sent)).toBe(
-            JSON.stringify(checked.data),
-          );
-        }),
-        { numRuns: 5_000 },
-      );
-      expect(valid).toBeGreaterThan(1_000);
-    };
-    encodes(
-      PedidoCriado,
-      PedidoCriadoV1,
-      messages(VALID_CRIADO, {
+  it(
+    "When any PedidoCriado is decoded, then the quick yes accepts only what PedidoCriadoV1 accepts, with its value",
+    () => {
+      const message = messages(VALID_CRIADO, {
         versao,
         pedidoId: whole,
         cliente: text,
         item: text,
+        quantidade: fc.oneof(fc.integer({ min: -2, max: 52 }), whole),
         valor: amount,
         criadoEm: instant,
-      }),
-    );
-    encodes(
-      ResultadoPagamento,
-      ResultadoPagamentoV1,
-      messages(VALID_RESULTADO, {
+      });
+      holdsToSchema(pedidoCriadoV1Fast, PedidoCriadoV1, message);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+
+  it(
+    "When any ResultadoPagamento is decoded, then the quick yes accepts only what ResultadoPagamentoV1 accepts, with its value",
+    () => {
+      const message = messages(VALID_RESULTADO, {
+        versao,
+        pedidoId: whole,
+        status: fc.constantFrom<unknown>("APROVADO", "RECUSADO", "PAGO", "aprovado", null),
         motivo: fc.oneof(text, fc.constantFrom(null, 1)),
         instancia: text,
         processadoEm: instant,
-      }),
-    );
-  });
+      });
+      holdsToSchema(resultadoPagamentoV1Fast, ResultadoPagamentoV1, message);
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+
+  it(
+    "When the shop encodes an event, then the text is the schema's, with or without the quick yes, and what the schema refuses is refused",
+    () => {
+      const encodes = (
+        contract: typeof PedidoCriado | typeof ResultadoPagamento,
+        schema: typeof PedidoCriadoV1 | typeof ResultadoPagamentoV1,
+        message: fc.Arbitrary<Record<string, unknown>>,
+      ) => {
+        let valid = 0;
+        fc.assert(
+          fc.property(message, extra, (m, more) => {
+            const sent = { ...more, ...m };
+            const checked = schema.safeParse(sent);
+            if (!checked.success) {
+              expect(() => contract.encode(sent as never), JSON.stringify(sent)).toThrow();
+              return;
+            }
+            valid++;
+            expect(contract.encode(sent as never), JSON.stringify(sent)).toBe(
+              JSON.stringify(checked.data),
+            );
+          }),
+          { numRuns: 5_000 },
+        );
+        expect(valid).toBeGreaterThan(1_000);
+      };
+      encodes(
+        PedidoCriado,
+        PedidoCriadoV1,
+        messages(VALID_CRIADO, {
+          versao,
+          pedidoId: whole,
+          cliente: text,
+          item: text,
+          valor: amount,
+          criadoEm: instant,
+        }),
+      );
+      encodes(
+        ResultadoPagamento,
+        ResultadoPagamentoV1,
+        messages(VALID_RESULTADO, {
+          motivo: fc.oneof(text, fc.constantFrom(null, 1)),
+          instancia: text,
+          processadoEm: instant,
+        }),
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 
   it("When the shop's own events are decoded, then the quick yes answers them all; the rest still gets the schema's words", () => {
     for (let i = 0; i < 1000; i++) {
