@@ -1,25 +1,18 @@
 import express from "express";
 import { Kafka, logLevel } from "kafkajs";
-import {
-  type BareOrder,
-  bareAnswer,
-  bareDatabase,
-  bareOrder,
-  listen,
-  need,
-  perTurn,
-} from "./bare-order.ts";
+import { bareDatabase, listen, need } from "./bare-order.ts";
+import { partitionCountOf, twinIntake } from "./twin-intake.ts";
 
 /**
  * The pipeline's baseline (issue 36): the same rules as the shop's pipeline, written as
  * plainly as they can be, in two roles.
  *
- * - ROLE=orders: POST /pedidos stores the order (SQLite, WAL, synchronous=FULL), publishes
- *   its PedidoCriado with acks=all and answers 201 once Kafka acknowledged it, as the shop
- *   does it at its cheapest: a turn's orders in one transaction (one fsync) and their events
- *   in one produce request (the shop's group commit and publishInTurn); a consumer
- *   of the results applies each to the order row while it awaits payment, one transaction
- *   a batch, and commits after.
+ * - ROLE=orders: POST /pedidos is the lean twin's (bench/twin-intake.ts with no promise):
+ *   the order stored (SQLite, WAL, synchronous=FULL), its PedidoCriado published with
+ *   acks=all and 201 once Kafka acknowledged it, as the shop does it at its cheapest: a
+ *   turn's orders in one transaction (one fsync) and their events in one produce request
+ *   (the shop's group commit and publishInTurn); a consumer of the results applies each to
+ *   the order row while it awaits payment, one transaction a batch, and commits after.
  * - ROLE=payments: a consumer of the orders' events that inserts each decision once (its
  *   idempotency row, synchronous=FULL) before publishing it with acks=all, and commits
  *   after; a repeat publishes the decision already stored.
@@ -41,7 +34,6 @@ const producer = kafka.producer();
 await producer.connect();
 const held: number[] = [];
 const app = express();
-app.use(express.json());
 app.get("/particoes", (_req, res) => {
   res.json(held);
 });
@@ -52,50 +44,12 @@ consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
 });
 
 if (role === "orders") {
-  db.exec(`CREATE TABLE IF NOT EXISTS pedidos (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, cliente TEXT NOT NULL, item TEXT NOT NULL,
-    quantidade INTEGER NOT NULL, valor_centavos INTEGER NOT NULL, status TEXT NOT NULL,
-    motivo TEXT, processado_por TEXT, criado_em TEXT NOT NULL, decidido_em TEXT)`);
-  const insert = db.prepare(
-    "INSERT INTO pedidos (cliente, item, quantidade, valor_centavos, status, criado_em) VALUES (?, ?, ?, ?, 'AGUARDANDO_PAGAMENTO', ?)",
-  );
+  // The intake is the lean twin's (bench/twin-intake.ts with no promise): its table too.
+  const partitionCount = await partitionCountOf(kafka, pedidosTopic);
+  twinIntake(app, { db, producer, topic: pedidosTopic, partitionCount, promises: new Set() });
   const apply = db.prepare(
     "UPDATE pedidos SET status = ?, motivo = ?, processado_por = ?, decidido_em = ? WHERE id = ? AND status = 'AGUARDANDO_PAGAMENTO'",
   );
-  const insertAll = db.transaction((orders: BareOrder[]) =>
-    orders.map(({ cliente, item, quantidade, valorCentavos, criadoEm }) =>
-      Number(insert.run(cliente, item, quantidade, valorCentavos, criadoEm).lastInsertRowid),
-    ),
-  );
-  // A turn's orders: one transaction (one fsync), then their events in one produce request.
-  const save = perTurn(async (orders: BareOrder[]) => {
-    const ids = insertAll(orders);
-    await producer.send({
-      topic: pedidosTopic,
-      acks: -1,
-      messages: orders.map(({ cliente, item, quantidade, valorCentavos, criadoEm }, i) => ({
-        key: String(ids[i]),
-        value: JSON.stringify({
-          versao: 1,
-          pedidoId: ids[i],
-          cliente,
-          item,
-          quantidade,
-          valor: valorCentavos / 100,
-          criadoEm,
-        }),
-      })),
-    });
-    return ids;
-  });
-  app.post("/pedidos", async (req, res) => {
-    const order = bareOrder(req.body);
-    if (!order) {
-      res.status(400).json({ erro: "invalid body" });
-      return;
-    }
-    res.status(201).json(bareAnswer(await save(order), order));
-  });
   const applyAll = db.transaction((messages: { value: Buffer | null }[]) => {
     const now = new Date().toISOString();
     for (const m of messages) {

@@ -32,7 +32,8 @@ export interface Row {
   trials?: Record<string, number>[];
 }
 
-const ORDER = JSON.stringify({
+/** The order every load of POST /pedidos sends (the intake's and the price list's). */
+export const ORDER = JSON.stringify({
   cliente: "Ana",
   item: "caneca",
   quantidade: 2,

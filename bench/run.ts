@@ -14,6 +14,7 @@ import { benchCluster } from "./cluster.ts";
 import { costRows, costSvg, costTable } from "./goals.ts";
 import { bareExpress, benchIntake, type Row } from "./intake.ts";
 import { benchPipeline } from "./pipeline.ts";
+import { benchPrices, type PriceListResult } from "./price-list.ts";
 import { printProfiles } from "./profile.ts";
 import { benchReplay } from "./replay.ts";
 import { benchScaleOut } from "./scale-out.ts";
@@ -22,13 +23,22 @@ import { kafkaTwoHop } from "./two-hop.ts";
 import { warmKafka } from "./warm.ts";
 
 /**
- * npm run bench [-- --quick] [--only=decode,intake,pipeline,replay,broker,cluster,scale-out] [--profile] [--source]
+ * npm run bench [-- --quick] [--only=decode,intake,prices,pipeline,replay,broker,cluster,scale-out] [--profile] [--source]
  * Every figure is a ratio to a baseline measured in the same run: absolute numbers on a
  * shared 2-core machine are noise. The headline is the cost table (goals.ts): CPU per unit
  * of work against a baseline's, each with its goal. Results go to bench/results/
  * (git-ignored) as JSON, the cost table as Markdown, and SVG charts of both.
  */
-const BENCHMARKS = ["decode", "intake", "pipeline", "replay", "broker", "cluster", "scale-out"];
+const BENCHMARKS = [
+  "decode",
+  "intake",
+  "prices",
+  "pipeline",
+  "replay",
+  "broker",
+  "cluster",
+  "scale-out",
+];
 const USAGE = `usage: npm run bench [-- --quick] [--only=${BENCHMARKS.join(",")}] [--profile] [--source]
 
 Measures the shop's cost against baselines run beside it (about 29 minutes on 2 cores; --quick 4 to 6).
@@ -165,7 +175,7 @@ async function main() {
   const rows: Row[] = [];
   if (wanted("decode")) rows.push(contractDecode());
   const seconds = quick ? 5 : 20;
-  if (["intake", "pipeline", "cluster", "scale-out", "replay"].some(wanted))
+  if (["intake", "prices", "pipeline", "cluster", "scale-out", "replay"].some(wanted))
     await warmKafka("kafka", brokers, pidsOf(KAFKA_BROKER), log);
   const ceiling = await bareExpress(seconds, 64, log);
   let intakeRps = ceiling.rps / 2;
@@ -180,6 +190,18 @@ async function main() {
     });
     intakeRps = (intake[0] as Row).value;
     rows.push(...intake);
+  }
+  // Issue 57: what each promise costs, and the shop against a twin that keeps them all.
+  let prices: PriceListResult | undefined;
+  if (wanted("prices")) {
+    prices = await benchPrices({
+      brokers,
+      pairs: quick ? 3 : 5,
+      seconds: quick ? 2 : 5,
+      connections: 64,
+      log,
+    });
+    console.log(`\nThe price of each promise:\n\n${prices.table}\n`);
   }
   const pipelineOrders = quick ? 2000 : 20_000;
   const steadySeconds = quick ? 5 : 15;
@@ -284,7 +306,7 @@ async function main() {
     console.log(
       `${r.benchmark.padEnd(46)} ${r.ratio.toFixed(2).padStart(6)}  ${r.measured}  |  ${r.baseline}`,
     );
-  const costs = costRows({ rows, bareCpuMs: ceiling.cpuMs, twoHopP99 });
+  const costs = costRows({ rows, bareCpuMs: ceiling.cpuMs, twoHopP99, prices });
   const table = costTable(costs);
   console.log(`\nCost ratios (✓ goal met, ✗ not met, · no goal):\n\n${table}`);
   const dir = join(ROOT, "bench", "results");
@@ -299,13 +321,17 @@ async function main() {
         at: new Date().toISOString(),
         rows,
         costs,
+        ...(prices ? { prices } : {}),
       },
       null,
       2,
     ),
   );
   writeFileSync(join(dir, `bench-${stamp}.svg`), svg(rows));
-  writeFileSync(join(dir, `bench-${stamp}-costs.md`), `${table}\n`);
+  writeFileSync(
+    join(dir, `bench-${stamp}-costs.md`),
+    `${table}\n${prices ? `\n${prices.table}\n` : ""}`,
+  );
   writeFileSync(
     join(dir, `bench-${stamp}-costs.svg`),
     costSvg(costs, `Node ${process.version}, ${cpus().length} cores${quick ? ", quick" : ""}`),
