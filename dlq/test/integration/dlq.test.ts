@@ -126,7 +126,9 @@ describe("Dead letters of the event-log edition: each letter's own state, bytes 
   it("When letter 2 of 0, 1, 2 is redriven by its id, then 0 and 1 stay pending, and redrive --all sends exactly the pending ones, letter 2's failed copy among them and letter 2 not again; a letter with a null key, non-UTF-8 bytes and its own headers goes back byte for byte", async () => {
     const lixo = Buffer.from([0xff, 0xfe, 0x00, 0x80, 0x1b, 0x5b, 0x32, 0x4a]);
     const cabecalho = Buffer.from([0xc3, 0x28, 0x9b]);
-    const producer = testKafka().producer();
+    // Idempotent: a produce kafkajs sends again (its answer late on a busy machine) is
+    // written once, so the topic holds exactly the three records the letters count.
+    const producer = testKafka().producer({ idempotent: true, maxInFlightRequests: 1 });
     await producer.connect();
     await producer.send({
       topic: nomes.topics.pagamentosResultados,
@@ -152,9 +154,24 @@ describe("Dead letters of the event-log edition: each letter's own state, bytes 
         id: string;
         estado: string;
         chave: string | null;
+        origem: string;
+        tentativas: number;
       }[];
-    const ids = (await lista()).map((c) => c.id);
-    expect(ids).toHaveLength(3);
+    const primeira = await lista();
+    const ids = primeira.map((c) => c.id);
+    // Said on failure: each letter's place, origin and attempt, and what the original topic
+    // holds (red once in CI with 7 letters here, the file's own count at its end).
+    const admin = testKafka().admin();
+    await admin.connect();
+    const origens = (await admin.fetchTopicOffsets(nomes.topics.pagamentosResultados)).map((o) => [
+      o.partition,
+      o.high,
+    ]);
+    await admin.disconnect();
+    expect(
+      ids,
+      JSON.stringify({ letters: primeira.map((c) => [c.id, c.origem, c.tentativas]), origens }),
+    ).toHaveLength(3);
     const terceira = ids[2] as string;
     const um = await dlq(env, "redrive", terceira, "--edition", "kafka");
     expect(um.out, um.err).toMatch(/1 dead letter\(s\) redriven/);

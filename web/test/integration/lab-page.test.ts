@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { shopConfig, tempDb, uniquePrefix } from "../../../harness/env.ts";
 import { untilAnswers } from "../../../harness/http.ts";
 import { deleteTopicsWhere, endOffsets } from "../../../harness/kafka.ts";
+import { runLogDir } from "../../../harness/logs.ts";
 import { ownKafka } from "../../../harness/own-kafka.ts";
 import { queryRows } from "../../../harness/process.ts";
 import { ROOT } from "../../../infra/config.ts";
@@ -35,6 +36,15 @@ import { serveFolder } from "../../../test/helpers/static-site.ts";
  * and a CI run that misses it must leave the story of where the seconds went.
  */
 process.env.SHOP_TEST_LOG_DIR ??= "test-artifacts/logs/lab-page";
+/**
+ * The lines of the shop this file starts (its services' JSON logs, each with its own time)
+ * and of the page's lab, in shop.log beside the broker's: the relay's and the consumers'
+ * side of a slow restart.
+ */
+const shopLog = (line: string) => {
+  const dir = runLogDir();
+  if (dir) appendFileSync(join(dir, "shop.log"), `${line}\n`);
+};
 const kafka = ownKafka("lab-page");
 const prefix = uniquePrefix("labpage");
 const ordersDb = tempDb("lab-page");
@@ -133,11 +143,11 @@ beforeAll(async () => {
       ],
     },
     config,
-    () => {},
+    shopLog,
     pageLab({
       edition: "eventos",
       config,
-      log: () => {},
+      log: shopLog,
       pageOrigins: [pageOrigin],
       shop: {
         kafkaInstance: kafka.instance,
