@@ -1,9 +1,10 @@
-import { Kafka, logLevel } from "kafkajs";
+import { consumerClient, consumerConfig, createKafka } from "@shop/kafka";
+import { type Consumer, Kafka, logLevel } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { uniqueName } from "../../harness/env.ts";
 import { ownKafka } from "../../harness/own-kafka.ts";
 import { committedOffsets, createTopic, endOffsets } from "../helpers/kafka.ts";
-import { countRows, type ServiceProcess } from "../helpers/shop.ts";
+import { capturingLogger, countRows, type ServiceProcess } from "../helpers/shop.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { eventLogShop, publishedAfter, streamOfOrders } from "./harness.ts";
 import { beyondFirst, recordRow, recovery, startedIn } from "./report.ts";
@@ -163,6 +164,82 @@ describe("Fault injection: event-log edition, its broker down", () => {
       await consumer.disconnect();
     }
   }, 120_000);
+
+  it("When Kafka is down longer than a client's own retries (about 9 s), then a consumer of the shop's (consumerClient) does not crash and reads again as the member it was, without joining its group again, where one on the plain client crashed (issue 55)", async () => {
+    // A consumer's connections get the client's retries, whatever the consumer's own say:
+    // the control consumer runs on the client the services make (createKafka, CLIENT_RETRY),
+    // the shop's on the client its consumers run on (consumerClient, CONSUMER_CLIENT_RETRY).
+    const kafkaOfShop = createKafka([kafka.brokers], uniqueName("outlast"), capturingLogger("t"));
+    const topic = uniqueName("outlast");
+    await createTopic(kafkaOfShop, topic);
+    const watched = (consumer: Consumer) => {
+      const seen = { joins: 0, crashes: 0, reads: new Map<string, number>() };
+      consumer.on(consumer.events.GROUP_JOIN, () => seen.joins++);
+      consumer.on(consumer.events.CRASH, () => seen.crashes++);
+      return seen;
+    };
+    const groupId = uniqueName("outlast");
+    const shops = consumerClient(kafkaOfShop).consumer(consumerConfig(groupId));
+    const control = kafkaOfShop.consumer(consumerConfig(uniqueName("outlast-control")));
+    const [subject, plain] = [watched(shops), watched(control)];
+    const send = async (from: number) => {
+      const producer = kafkaOfShop.producer({ retry: { retries: 20, maxRetryTime: 500 } });
+      await producer.connect();
+      await producer.send({
+        topic,
+        acks: -1,
+        messages: Array.from({ length: 30 }, (_, i) => ({ key: String(from + i), value: "x" })),
+      });
+      await producer.disconnect();
+    };
+    const readEvery = (consumer: Consumer, seen: ReturnType<typeof watched>) =>
+      consumer.run({
+        eachMessage: async ({ partition, message }) => {
+          const at = `${partition}:${message.offset}`;
+          seen.reads.set(at, (seen.reads.get(at) ?? 0) + 1);
+        },
+      });
+    try {
+      for (const [consumer, seen] of [
+        [shops, subject],
+        [control, plain],
+      ] as const) {
+        await consumer.connect();
+        await consumer.subscribe({ topic, fromBeginning: true });
+        await readEvery(consumer, seen);
+      }
+      await send(0);
+      await waitFor(() => subject.reads.size === 30 && plain.reads.size === 30, {
+        what: "the first 30 records read by both",
+      });
+      // Committed before the kill: a record read again after it would be a repeat, not a resume.
+      await waitFor(
+        async () =>
+          [...(await committedOffsets(kafka.brokers, groupId, topic)).values()].reduce(
+            (a, b) => a + Math.max(0, b),
+            0,
+          ) === 30,
+        { what: "the shop's consumer's 30 offsets committed" },
+      );
+      await kafka.kill();
+      // The fault hit: the outage outlasted the client's retries (the control crashed).
+      await waitFor(() => plain.crashes > 0, {
+        timeoutMs: 60_000,
+        what: "the plain client's consumer crashed",
+      });
+      await kafka.start();
+      await send(30);
+      await waitFor(() => subject.reads.size === 60, {
+        timeoutMs: 60_000,
+        what: "the 30 records sent after the restart read",
+      });
+      expect(subject.crashes).toBe(0);
+      expect(subject.joins).toBe(1);
+      expect([...subject.reads.values()].every((n) => n === 1)).toBe(true);
+    } finally {
+      await Promise.all([shops.disconnect(), control.disconnect()]);
+    }
+  }, 180_000);
 
   it("When the orders API is killed -9 between its commit and the publish, then after a restart the outbox recovers every order", async () => {
     const s = shop("f-kill-api");

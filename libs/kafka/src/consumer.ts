@@ -72,7 +72,10 @@ export interface RunningConsumer {
 }
 
 /** kafkajs's settings of the shop's consumers (group timings and retries). */
-function consumerConfig(groupId: string, overrides: Partial<ConsumerConfig> = {}): ConsumerConfig {
+export function consumerConfig(
+  groupId: string,
+  overrides: Partial<ConsumerConfig> = {},
+): ConsumerConfig {
   return {
     groupId,
     sessionTimeout: SESSION_MS,
