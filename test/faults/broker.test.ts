@@ -137,7 +137,14 @@ describe("Fault injection: broker edition", () => {
       // A free-disk limit far above the disk's size: the node raises its disk alarm.
       await rabbit.setDiskFreeLimit("1000000GB");
       const raisedAt = Date.now();
-      await waitFor(async () => (await rabbit.alarms()).length > 0, { what: "the disk alarm" });
+      // Each look is an Erlang VM of rabbitmq-diagnostics' own: 1-4 s on a busy 2-core machine,
+      // and one look took the whole 15 s of waitFor's default once in a CI run (2026-12-02).
+      // The figures do not count these waits: the fault ends at rabbitmqctl's return.
+      const lookMs = 60_000;
+      await waitFor(async () => (await rabbit.alarms()).length > 0, {
+        timeoutMs: lookMs,
+        what: "the disk alarm",
+      });
       const alarms = await rabbit.alarms();
       // Blocked until a request has waited out its confirmation and been answered 503.
       await untilFelt(live, raisedAt, "while publishers are blocked");
@@ -149,6 +156,7 @@ describe("Fault injection: broker edition", () => {
       const clearedAt = Date.now();
       const all = withRequestsAfterTheEnd(flowing, () => shop.orders.url());
       await waitFor(async () => (await rabbit.alarms()).length === 0, {
+        timeoutMs: lookMs,
         what: "the alarm to clear",
       });
       const requests = await all;
