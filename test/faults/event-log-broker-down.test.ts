@@ -25,6 +25,18 @@ afterAll(async () => {
   await kafka.dispose();
 }, 120_000);
 
+/** Thirty records keyed from, from + 1, ..., acks=all, on a producer that outlasts a restart's first seconds. */
+async function sendThirty(client: Kafka, topic: string, from: number): Promise<void> {
+  const producer = client.producer({ retry: { retries: 20, maxRetryTime: 500 } });
+  await producer.connect();
+  await producer.send({
+    topic,
+    acks: -1,
+    messages: Array.from({ length: 30 }, (_, i) => ({ key: String(from + i), value: "x" })),
+  });
+  await producer.disconnect();
+}
+
 /** The shop on this file's broker, its processes stopped with the file's. */
 const shop = (name: string) => eventLogShop(running, name, { broker: kafka });
 
@@ -70,16 +82,7 @@ describe("Fault injection: event-log edition, its broker down", () => {
     const topic = uniqueName("rejoin");
     const groupId = uniqueName("rejoin");
     await createTopic(client, topic);
-    const send = async (from: number) => {
-      const producer = client.producer({ retry: { retries: 10, maxRetryTime: 500 } });
-      await producer.connect();
-      await producer.send({
-        topic,
-        acks: -1,
-        messages: Array.from({ length: 30 }, (_, i) => ({ key: String(from + i), value: "x" })),
-      });
-      await producer.disconnect();
-    };
+    const send = (from: number) => sendThirty(client, topic, from);
     const consumer = client.consumer({
       groupId,
       sessionTimeout: 10_000,
@@ -182,16 +185,7 @@ describe("Fault injection: event-log edition, its broker down", () => {
     const shops = consumerClient(kafkaOfShop).consumer(consumerConfig(groupId));
     const control = kafkaOfShop.consumer(consumerConfig(uniqueName("outlast-control")));
     const [subject, plain] = [watched(shops), watched(control)];
-    const send = async (from: number) => {
-      const producer = kafkaOfShop.producer({ retry: { retries: 20, maxRetryTime: 500 } });
-      await producer.connect();
-      await producer.send({
-        topic,
-        acks: -1,
-        messages: Array.from({ length: 30 }, (_, i) => ({ key: String(from + i), value: "x" })),
-      });
-      await producer.disconnect();
-    };
+    const send = (from: number) => sendThirty(kafkaOfShop, topic, from);
     const readEvery = (consumer: Consumer, seen: ReturnType<typeof watched>) =>
       consumer.run({
         eachMessage: async ({ partition, message }) => {
