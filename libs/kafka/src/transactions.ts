@@ -117,8 +117,9 @@ async function untilStable(
     const committed = t?.partitions.find((p) => p.partition === at.partition)?.offset ?? "-1";
     if (BigInt(committed) >= BigInt(at.next)) return;
     if (Date.now() + wait > deadline) {
-      at.log.warn("a transaction's offset not yet readable as committed; going on", {
-        ...at,
+      const { log, ...where } = at;
+      log.warn("a transaction's offset not yet readable as committed; going on", {
+        ...where,
         committed,
       });
       return;
