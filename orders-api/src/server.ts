@@ -124,6 +124,9 @@ async function startKafkaSide(config: Config, store: PedidoStore, log: Logger): 
   // idempotent, so that a produce request kafkajs sends again (an answer lost, one partition
   // refused while the others were written) is written once.
   const relayPublisher = createPublisher(kafka, RELAY_TIME_LIMIT_MS, log, { idempotent: true });
+  // Its producer id taken while Kafka is up (Publisher.connect): the relay's first publish
+  // after an outage is then a produce, not a wait for a restarted broker's ids.
+  await relayPublisher.connect();
   const relay = startOutboxRelay({
     store,
     publisher: relayPublisher,
