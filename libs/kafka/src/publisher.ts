@@ -49,7 +49,7 @@ export interface Publisher {
    * Connects now rather than at the first send; an idempotent producer also takes its
    * producer id now. Without it, a publisher whose first send came during an outage asked
    * for its id just after Kafka was back, when a restarted broker answers
-   * COORDINATOR_LOAD_IN_PROGRESS until its controller has handed it a block of ids: the
+   * "the coordinator is loading" until its controller has handed it a block of ids: the
    * outbox relay's first publish after the lab page's "Iniciar o Kafka" came 3.4 s after
    * Kafka answered on a busy machine (issue 55), against 0.1-0.5 s with the id taken before.
    */

@@ -91,7 +91,7 @@ beforeAll(async () => {
   idsAtStart = await producerIdsAsked();
   // Issue 55: the relay's idempotent producer took its id at start, while Kafka was up
   // (Publisher.connect). Taken at its first send, during the outage below, it was asked of
-  // the restarted broker, which answers COORDINATOR_LOAD_IN_PROGRESS until it has ids (a
+  // the restarted broker, which answers "the coordinator is loading" until it has ids (a
   // broker that just started answers so too: the request is then counted again).
   expect(idsAtStart - before).toBeGreaterThanOrEqual(1);
 }, 120_000);
