@@ -269,12 +269,23 @@ describe("Issue 47: the lab on the page (event-log edition), in a real browser",
     );
     expect(holders.byInstance.get("caixa-1")).toEqual([0, 1, 2]);
     const moved = story.numeros.segundosAteParticoesMudarem as number;
+    const gone = story.numeros.segundosAteSairDoGrupo as number;
     // For the run's record, as the Kafka return's figures below.
-    console.log(`matar-pagamentos: partitions moved ${moved} s after the kill`);
+    console.log(
+      `matar-pagamentos: caixa-2 out of the group ${gone} s after the kill, its partitions moved ${moved} s after the kill`,
+    );
     // The fault hit: caixa-2 said nothing, so the group waited for its session to end
-    // (counted from its last heartbeat, up to a second before the kill).
-    expect(moved).toBeGreaterThanOrEqual((SESSION_MS - HEARTBEAT_MS) / 1000);
-    expect(moved).toBeLessThanOrEqual(SESSION_MS / 1000 + 1);
+    // (counted from its last heartbeat, up to half a second before the kill).
+    expect(gone).toBeGreaterThanOrEqual((SESSION_MS - HEARTBEAT_MS) / 1000);
+    // Issue 55: the partitions move by the session's end + 1 s. The session's end is
+    // Kafka's: the coordinator counts it from the last heartbeat it processed, which a busy
+    // broker processes late. A CI run of 2026-12-02 read the move 7.6 s after the kill
+    // against a 7 s bound, of which the coordinator's removal took 7.0 s (its log) and the
+    // move after it 0.6 s. So the shop's part, the move after the removal, is held to 1 s,
+    // and Kafka's part only to the session + 2 s (a session of 10 s, as before issue 55,
+    // fails it).
+    expect(moved - gone).toBeLessThanOrEqual(1);
+    expect(gone).toBeLessThanOrEqual(SESSION_MS / 1000 + 2);
     expect(story.depois.join(" ")).toContain(`a sessão expira (${SESSION_MS / 1000},0 s`);
   });
 
@@ -384,7 +395,7 @@ describe("Issue 47: the lab on the page (event-log edition), in a real browser",
     // machine), 3.1 s in all: the relay 1.0 s, the decision 1 s, the consumers the rest.
     // The relay read 3.4 s in a CI run of 2026-12-02: the shop's first order came during the
     // outage, so the relay's producer asked for its id after the restart, and the broker
-    // answered COORDINATOR_LOAD_IN_PROGRESS until it had ids. It takes its id at start since
+    // answered "the coordinator is loading" until it had ids. It takes its id at start since
     // (Publisher.connect; orders-api/test/integration/kafka-down.test.ts counts the asks).
     const resumed = story.numeros.relayRetomouS as number;
     expect(resumed).toBeGreaterThanOrEqual(0);
