@@ -19,6 +19,9 @@ export function startOrders(
     name: "orders service",
     config,
     log,
+    // Under a disk or memory alarm, a payment request is answered 503 at once, not after
+    // the spec's 5 s wait for a confirm RabbitMQ will not send (libs/amqp/src/client.ts).
+    refuseWhileBlocked: true,
     openStore,
     async wire({ store, amqp, inTransaction }) {
       const publisher = solicitacaoPublisher(amqp, config.confirmMs, log);

@@ -54,7 +54,12 @@ export function firstConfirmed(
 const nodeOf = (url: string) => new URL(url).host;
 
 /** Why a publication was not taken over by the broker. */
-export type PublishFailureReason = "sem-rota" | "nack" | "sem-confirmacao" | "broker-inacessivel";
+export type PublishFailureReason =
+  | "sem-rota"
+  | "nack"
+  | "sem-confirmacao"
+  | "broker-inacessivel"
+  | "broker-bloqueado";
 
 /**
  * A publication a node's loss explains: the node could not be reached, its channel closed
@@ -104,6 +109,14 @@ export interface AmqpClientOptions {
   connectTimeoutMs?: number;
   /** With amqps:// URLs: the CA file to trust (BROKER_CA_FILE); null: the system's CAs. */
   caFile?: string | null;
+  /**
+   * While RabbitMQ blocks the connection (a disk or memory alarm), refuse a publish at once
+   * (PublishFailed "broker-bloqueado") rather than wait out its time limit: for a publisher
+   * that answers a client, who repeats with its key (the orders service). Off for a
+   * consumer's handler (payments), whose failed tries count towards `.erros`: it waits for
+   * the confirm as before.
+   */
+  refuseWhileBlocked?: boolean;
 }
 
 /**
@@ -174,6 +187,14 @@ export class AmqpClient {
   private closing = false;
   /** The node the next connection attempt goes to: after a connection is lost, the next one. */
   private nextNode = 0;
+  /**
+   * Why RabbitMQ blocks this connection's publishes (its connection.blocked notification:
+   * a disk or memory alarm, on any node of a cluster), or null. While it holds, with
+   * refuseWhileBlocked, a publish is refused at once (publishOnce) instead of waiting out
+   * its time limit for a confirm that cannot come: the client hears 503 in milliseconds and
+   * repeats with its key.
+   */
+  private blockedBy: string | null = null;
 
   constructor(private readonly opts: AmqpClientOptions) {}
 
@@ -202,6 +223,21 @@ export class AmqpClient {
     conn.on("close", () => {
       if (this.conn === conn) this.dropped();
     });
+    conn.on("blocked", (reason: string) => {
+      if (this.conn !== conn) return;
+      this.blockedBy = reason;
+      log.warn(
+        "RabbitMQ blocks publishing on this connection: requests are refused until it lets go",
+        {
+          reason,
+        },
+      );
+    });
+    conn.on("unblocked", () => {
+      if (this.conn !== conn) return;
+      this.blockedBy = null;
+      log.info("RabbitMQ lets this connection publish again");
+    });
     try {
       const pub = await conn.createConfirmChannel();
       pub.on("error", (error: Error) => log.warn("AMQP channel error", { error: error.message }));
@@ -224,6 +260,7 @@ export class AmqpClient {
   private dropped() {
     this.conn = null;
     this.pub = null;
+    this.blockedBy = null;
     if (this.closing) return;
     this.opts.log.warn("lost the connection to RabbitMQ");
     this.scheduleReconnect();
@@ -386,6 +423,11 @@ export class AmqpClient {
         { cause: error },
       );
     }
+    if (this.blockedBy !== null && this.opts.refuseWhileBlocked)
+      throw new PublishFailed(
+        "broker-bloqueado",
+        `RabbitMQ is blocking publishers (${this.blockedBy}): nothing was published`,
+      );
     await sendRouted(ch, this.returned, exchange, routingKey, body, headers);
   }
 
@@ -458,11 +500,16 @@ export class AmqpClient {
  * The shop's client: it declares the spec's topology (TOPOLOGY) on every (re)connection,
  * with the error queues replicated too when it is given a cluster's nodes.
  */
-export function shopClient(broker: BrokerAddress, log: Logger): AmqpClient {
+export function shopClient(
+  broker: BrokerAddress,
+  log: Logger,
+  { refuseWhileBlocked = false }: Pick<AmqpClientOptions, "refuseWhileBlocked"> = {},
+): AmqpClient {
   return new AmqpClient({
     url: amqpUrls(broker),
     caFile: broker.tls?.caFile ?? null,
     log,
+    refuseWhileBlocked,
     topology: (ch) => declareTopology(ch, TOPOLOGY, { cluster: (broker.nodes?.length ?? 0) > 1 }),
   });
 }

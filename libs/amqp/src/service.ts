@@ -31,6 +31,8 @@ export async function startAmqpService<
   config: BrokerServiceConfig;
   log: Logger;
   openStore: (path: string) => S;
+  /** AmqpClientOptions.refuseWhileBlocked: for the service whose publishes answer a client. */
+  refuseWhileBlocked?: boolean;
   wire: (parts: {
     store: S;
     amqp: AmqpClient;
@@ -40,7 +42,7 @@ export async function startAmqpService<
 }): Promise<AmqpService> {
   const { config, log } = opts;
   const store = opts.openStore(config.dbPath);
-  const amqp = shopClient(config.broker, log);
+  const amqp = shopClient(config.broker, log, { refuseWhileBlocked: opts.refuseWhileBlocked });
   const { consumer, app } = await opts.wire({
     store,
     amqp,
