@@ -118,13 +118,19 @@ async function startingPoint(shop: EventLogShop) {
   };
 }
 
-const holdersOf = (shop: EventLogShop, ok: (h: Holders) => boolean, timeoutMs?: number) =>
+const holdersOf = (
+  shop: EventLogShop,
+  ok: (h: Holders) => boolean,
+  timeoutMs?: number,
+  seen?: (h: Holders, at: number) => void,
+) =>
   waitForHolders(
     shop.brokers,
     shop.names.groups.pagamentos,
     shop.names.topics.pedidosCriados,
     ok,
     timeoutMs,
+    seen,
   );
 
 const notRunning = (shop: EventLogShop, name: string) =>
@@ -231,21 +237,22 @@ async function leaveStory(
   // instance out (its LeaveGroup, or its session's end), and when the others held its
   // partitions again. The first is Kafka's clock: a session is counted from the last
   // heartbeat the broker processed, which a busy broker processes late (a CI run read 7.0 s
-  // from the kill for a 6 s session). The second is the shop's: the others' rejoin.
-  const gone = await holdersOf(
-    shop,
-    (h) => !h.byInstance.has(p.instancia),
-    shop.sessionMs + 30_000,
-  );
+  // from the kill for a 6 s session). The second is the shop's: the others' rejoin. Both
+  // from one client's readings (waitForHolders's `seen`).
+  let goneAt: number | null = null;
   const { holders, at } = await holdersOf(
     shop,
     (h) => settled(h) && !h.byInstance.has(p.instancia),
     shop.sessionMs + 30_000,
+    (h, when) => {
+      if (goneAt === null && !h.byInstance.has(p.instancia)) goneAt = when;
+    },
   );
-  story.figure("segundosAteSairDoGrupo", (gone.at - started) / 1000);
+  const leftAt = goneAt ?? at;
+  story.figure("segundosAteSairDoGrupo", (leftAt - started) / 1000);
   story.figure("segundosAteParticoesMudarem", (at - started) / 1000);
   story.after(
-    `O coordenador tirou ${p.instancia} do grupo ${seconds(gone.at - started)} depois do sinal; as partições mudaram de dono ${seconds(at - gone.at)} depois disso (${seconds(at - started)} do sinal): ${describeHolders(holders)}.`,
+    `O coordenador tirou ${p.instancia} do grupo ${seconds(leftAt - started)} depois do sinal; as partições mudaram de dono ${seconds(at - leftAt)} depois disso (${seconds(at - started)} do sinal): ${describeHolders(holders)}.`,
   );
   story.after(
     signal === "SIGTERM"

@@ -45,7 +45,10 @@ export const settled = (h: Holders, partitions = 3) =>
   h.state === "Stable" && [...h.byInstance.values()].flat().length === partitions;
 
 /**
- * Waits until `ok(holders)`, polling Kafka every 200 ms; the holders then, and when that was.
+ * Waits until `ok(holders)`, polling Kafka every 100 ms; the holders then, and when that was.
+ * `seen` is told of every reading on the way, with when it came: a story that wants two
+ * moments of one change takes both from the one client (a second client's start-up, a
+ * second late on a busy machine, would count in the second moment).
  * Throws after `timeoutMs` with what the group looked like last.
  */
 export async function waitForHolders(
@@ -54,6 +57,7 @@ export async function waitForHolders(
   topic: string,
   ok: (h: Holders) => boolean,
   timeoutMs = 60_000,
+  seen?: (h: Holders, at: number) => void,
 ): Promise<{ holders: Holders; at: number }> {
   let last: Holders | null = null;
   let seenAt = 0;
@@ -63,6 +67,7 @@ export async function waitForHolders(
     waitFor(
       async () => {
         last = await holdersIn(admin, group, topic).catch(() => null);
+        if (last) seen?.(last, Date.now());
         if (!last || !ok(last)) return null;
         seenAt = Date.now();
         return last;
