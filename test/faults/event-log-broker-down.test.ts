@@ -131,6 +131,16 @@ describe("Fault injection: event-log edition, its broker down", () => {
       await waitFor(allCommitted, {
         timeoutMs: 30_000,
         what: "the 30 records sent after the restart read and committed",
+      }).catch(async (error: Error) => {
+        // Red once in a CI run (2026-12-02), with the broker 12 s to answer: what the consumer
+        // had done by then, from its events and the broker's offsets.
+        const [ends, committed] = await Promise.all([
+          endOffsets(kafka.brokers, topic),
+          committedOffsets(kafka.brokers, groupId, topic),
+        ]).catch(() => [new Map(), new Map()]);
+        throw new Error(
+          `${error.message}; the consumer crashed ${crashes.length}× (restarted: ${crashes.join(", ")}), joined ${joins.length}× (last ${(((joins.at(-1)?.at ?? backAt) - backAt) / 1000).toFixed(1)} s after the broker was back), read ${reads.size} records; committed ${JSON.stringify([...committed])} of ends ${JSON.stringify([...ends])}`,
+        );
       });
       const [first, last] = [joins[0], joins.at(-1)];
       const ends = await endOffsets(kafka.brokers, topic);
