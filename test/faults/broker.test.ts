@@ -137,6 +137,12 @@ describe("Fault injection: broker edition", () => {
       // A free-disk limit far above the disk's size: the node raises its disk alarm.
       await rabbit.setDiskFreeLimit("1000000GB");
       const raisedAt = Date.now();
+      // Blocked until a request has been answered 503; the stream of new requests ends then.
+      // (It ended after the look at the alarm below: with 503s answered at once, a look of
+      // 40 s on a busy machine let 177 requests retry into 7,477 answers 503, a CI run of
+      // 2026-12-02.)
+      await untilFelt(live, raisedAt, "while publishers are blocked");
+      felt();
       // Each look is an Erlang VM of rabbitmq-diagnostics' own: 1-4 s on a busy 2-core machine,
       // and one look took the whole 15 s of waitFor's default once in a CI run (2026-12-02).
       // The figures do not count these waits: the fault ends at rabbitmqctl's return.
@@ -146,9 +152,6 @@ describe("Fault injection: broker edition", () => {
         what: "the disk alarm",
       });
       const alarms = await rabbit.alarms();
-      // Blocked until a request has waited out its confirmation and been answered 503.
-      await untilFelt(live, raisedAt, "while publishers are blocked");
-      felt();
       // The fault ends when the limit is set back, counted from rabbitmqctl's return, not from
       // its call: the CLI starts an Erlang VM of its own first, 1 to 4 s on a busy 2-core
       // machine, which is no time of the shop's (4.5 s "to resume" in a run of 2026-11-28).
