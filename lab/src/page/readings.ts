@@ -67,9 +67,11 @@ export async function waitForHolders(
     waitFor(
       async () => {
         last = await holdersIn(admin, group, topic).catch(() => null);
-        if (last) seen?.(last, Date.now());
-        if (!last || !ok(last)) return null;
-        seenAt = Date.now();
+        if (!last) return null;
+        const at = Date.now();
+        seen?.(last, at);
+        if (!ok(last)) return null;
+        seenAt = at;
         return last;
       },
       {
