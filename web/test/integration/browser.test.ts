@@ -38,6 +38,7 @@ import {
   uniquePrefix,
 } from "../../../test/helpers/shop.ts";
 import { serveFolder } from "../../../test/helpers/static-site.ts";
+import { inSteps } from "../../../test/helpers/wait.ts";
 import { FORM_FIELDS } from "../../src/pedidoFields.tsx";
 
 /**
@@ -103,104 +104,113 @@ afterAll(async () => {
 describe("The event-log edition's page", () => {
   it("When a person orders one item under 100.00 and one over, then both show Aguardando pagamento and turn Pago and Recusado without a reload, and the panel shows who holds each partition", async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    await page.goto(pages.eventos);
-    await page.evaluate(() => {
-      (window as unknown as { marker: string }).marker = "same page";
-    });
+    await inSteps(85_000, async (step) => {
+      step("the page opened");
+      await page.goto(pages.eventos);
+      await page.evaluate(() => {
+        (window as unknown as { marker: string }).marker = "same page";
+      });
 
-    const status = (id: number, s: string) =>
-      page.locator(`tr[data-pedido="${id}"] [data-status="${s}"]`);
-    /**
-     * Each order is seen waiting right after its own creation (the form refreshes the list
-     * then), within the 2.5 s before payments decides it. Seen after both were made, the
-     * first one had been decided already in a clean clone's run on a slow machine
-     * (2026-11-29): filling the second order's form took longer than the decision.
-     */
-    async function pedir(
-      id: number,
-      item: string,
-      quantidade: string,
-      preco: string,
-      total: RegExp,
-    ) {
-      await page.getByLabel("Cliente").fill("Ana");
-      await page.getByLabel("Item").fill(item);
-      await page.getByLabel(/Quantidade/).fill(quantidade);
-      await page.getByLabel(/Preço unitário/).fill(preco);
-      await expect.poll(() => page.getByTestId("total").textContent()).toMatch(total);
-      await page.getByRole("button", { name: "Fazer pedido" }).click();
-      await page.getByRole("status").filter({ hasText: "criado" }).waitFor();
-      await status(id, "AGUARDANDO_PAGAMENTO").waitFor({ timeout: 5000 });
-    }
-    await pedir(1, "caneca", "2", "25", /R\$\s*50,00/);
-    await pedir(2, "tv", "1", "150", /R\$\s*150,00/);
+      const status = (id: number, s: string) =>
+        page.locator(`tr[data-pedido="${id}"] [data-status="${s}"]`);
+      /**
+       * Each order is seen waiting right after its own creation (the form refreshes the list
+       * then), within the 2.5 s before payments decides it. Seen after both were made, the
+       * first one had been decided already in a clean clone's run on a slow machine
+       * (2026-11-29): filling the second order's form took longer than the decision.
+       */
+      async function pedir(
+        id: number,
+        item: string,
+        quantidade: string,
+        preco: string,
+        total: RegExp,
+      ) {
+        await page.getByLabel("Cliente").fill("Ana");
+        await page.getByLabel("Item").fill(item);
+        await page.getByLabel(/Quantidade/).fill(quantidade);
+        await page.getByLabel(/Preço unitário/).fill(preco);
+        await expect.poll(() => page.getByTestId("total").textContent()).toMatch(total);
+        await page.getByRole("button", { name: "Fazer pedido" }).click();
+        await page.getByRole("status").filter({ hasText: "criado" }).waitFor();
+        await status(id, "AGUARDANDO_PAGAMENTO").waitFor({ timeout: 5000 });
+      }
+      step("order 1 made and seen waiting");
+      await pedir(1, "caneca", "2", "25", /R\$\s*50,00/);
+      step("order 2 made and seen waiting");
+      await pedir(2, "tv", "1", "150", /R\$\s*150,00/);
 
-    await status(1, "PAGO").waitFor({ timeout: 20_000 });
-    await status(2, "RECUSADO").waitFor({ timeout: 20_000 });
-    await expect
-      .poll(() => page.locator('tr[data-pedido="2"]').textContent())
-      .toMatch(/limite do cartão de teste/);
-    // Dates as a Brazilian reader writes them; amounts in reais.
-    expect(await page.locator('tr[data-pedido="1"] time').textContent()).toMatch(
-      /^\d{2}\/\d{2}\/\d{4},? \d{2}:\d{2}:\d{2}$/,
-    );
-    expect(await page.locator('tr[data-pedido="1"]').textContent()).toMatch(/R\$\s*50,00/);
-
-    expect(await page.evaluate(() => (window as unknown as { marker?: string }).marker)).toBe(
-      "same page",
-    );
-    expect(await page.evaluate(() => performance.getEntriesByType("navigation").length)).toBe(1);
-
-    // caixa-1 holds pedidos-criados's three partitions, drawn in its colour.
-    const grupo = `${prefix}pagamentos`;
-    for (const p of [0, 1, 2]) {
-      await page
-        .locator(`[data-grupo="${grupo}"] .particao[data-particao="${p}"][data-dono="caixa-1"]`)
-        .waitFor({ timeout: 10_000 });
-    }
-    expect(await page.getByTestId("outbox").textContent()).toMatch(
-      /Outbox: 0 eventos esperando o Kafka/,
-    );
-    expect(await page.getByTestId("mortas").textContent()).toMatch(/Cartas mortas de/);
-    // Issue 34: each order's status and motivo, and each group's lag, in view at 1280×800
-    // without scrolling sideways.
-    for (const s of [
-      'tr[data-pedido="2"] [data-status]',
-      'tr[data-pedido="2"] td:nth-child(3)',
-      `[data-testid="grupos"] tr[data-grupo="${prefix}pagamentos"] td:nth-child(2)`,
-    ]) {
-      expect(await inViewSideways(page, s), s).toBe(true);
-    }
-    // Issue 56: the picture of the flow draws each partition of pedidos-criados to caixa-1,
-    // the outbox's count, and the latest order's three confirmations as they happen.
-    const fluxo = page.getByTestId("fluxo");
-    for (const p of [0, 1, 2])
-      await fluxo
-        .locator(`[data-seta="${p}->caixa-1"]`)
-        .waitFor({ state: "attached", timeout: 10_000 });
-    expect(await page.getByTestId("fluxo-outbox").textContent()).toBe(
-      "outbox: 0 eventos esperando o Kafka",
-    );
-    await expect
-      .poll(() => page.getByTestId("onde").textContent(), { timeout: 20_000 })
-      .toMatch(/^resultado aplicado: RECUSADO \(decidido por caixa-1\)$/);
-    await fluxo
-      .locator('[data-confirmacao="commit do offset"][data-feita="true"]')
-      .waitFor({ timeout: 20_000 });
-    for (const c of ["201", "acks=all"])
-      expect(await fluxo.locator(`[data-confirmacao="${c}"]`).getAttribute("data-feita")).toBe(
-        "true",
+      step("order 1 Pago, order 2 Recusado");
+      await status(1, "PAGO").waitFor({ timeout: 20_000 });
+      await status(2, "RECUSADO").waitFor({ timeout: 20_000 });
+      await expect
+        .poll(() => page.locator('tr[data-pedido="2"]').textContent())
+        .toMatch(/limite do cartão de teste/);
+      // Dates as a Brazilian reader writes them; amounts in reais.
+      expect(await page.locator('tr[data-pedido="1"] time').textContent()).toMatch(
+        /^\d{2}\/\d{2}\/\d{4},? \d{2}:\d{2}:\d{2}$/,
       );
-    // Every column of the orders in view at 1280×800 (it was cut after "Qtd."), and nothing
-    // else cut either.
-    expect(await inViewSideways(page, 'tr[data-pedido="2"] td:last-child')).toBe(true);
-    expect(await layoutProblems(page)).toEqual([]);
-    // Everything in sight at 1280×800: the form, the latest orders, the picture's partitions.
-    for (const s of ["form.card", 'tr[data-pedido="2"]', '[data-testid="fluxo"] svg.salto']) {
-      expect(await inFirstViewport(page, s), s).toBe(true);
-    }
-    expect(await seriousViolations(page)).toEqual([]);
-    await page.screenshot({ path: join(ARTIFACTS, "web-eventos-1280x800.png") });
+      expect(await page.locator('tr[data-pedido="1"]').textContent()).toMatch(/R\$\s*50,00/);
+
+      expect(await page.evaluate(() => (window as unknown as { marker?: string }).marker)).toBe(
+        "same page",
+      );
+      expect(await page.evaluate(() => performance.getEntriesByType("navigation").length)).toBe(1);
+
+      step("the panel's partitions held by caixa-1");
+      // caixa-1 holds pedidos-criados's three partitions, drawn in its colour.
+      const grupo = `${prefix}pagamentos`;
+      for (const p of [0, 1, 2]) {
+        await page
+          .locator(`[data-grupo="${grupo}"] .particao[data-particao="${p}"][data-dono="caixa-1"]`)
+          .waitFor({ timeout: 10_000 });
+      }
+      expect(await page.getByTestId("outbox").textContent()).toMatch(
+        /Outbox: 0 eventos esperando o Kafka/,
+      );
+      expect(await page.getByTestId("mortas").textContent()).toMatch(/Cartas mortas de/);
+      // Issue 34: each order's status and motivo, and each group's lag, in view at 1280×800
+      // without scrolling sideways.
+      for (const s of [
+        'tr[data-pedido="2"] [data-status]',
+        'tr[data-pedido="2"] td:nth-child(3)',
+        `[data-testid="grupos"] tr[data-grupo="${prefix}pagamentos"] td:nth-child(2)`,
+      ]) {
+        expect(await inViewSideways(page, s), s).toBe(true);
+      }
+      step("the picture's arrows, outbox and three confirmations");
+      // Issue 56: the picture of the flow draws each partition of pedidos-criados to caixa-1,
+      // the outbox's count, and the latest order's three confirmations as they happen.
+      const fluxo = page.getByTestId("fluxo");
+      for (const p of [0, 1, 2])
+        await fluxo
+          .locator(`[data-seta="${p}->caixa-1"]`)
+          .waitFor({ state: "attached", timeout: 10_000 });
+      expect(await page.getByTestId("fluxo-outbox").textContent()).toBe(
+        "outbox: 0 eventos esperando o Kafka",
+      );
+      await expect
+        .poll(() => page.getByTestId("onde").textContent(), { timeout: 20_000 })
+        .toMatch(/^resultado aplicado: RECUSADO \(decidido por caixa-1\)$/);
+      await fluxo
+        .locator('[data-confirmacao="commit do offset"][data-feita="true"]')
+        .waitFor({ timeout: 20_000 });
+      for (const c of ["201", "acks=all"])
+        expect(await fluxo.locator(`[data-confirmacao="${c}"]`).getAttribute("data-feita")).toBe(
+          "true",
+        );
+      step("the layout and accessibility checks");
+      // Every column of the orders in view at 1280×800 (it was cut after "Qtd."), and nothing
+      // else cut either.
+      expect(await inViewSideways(page, 'tr[data-pedido="2"] td:last-child')).toBe(true);
+      expect(await layoutProblems(page)).toEqual([]);
+      // Everything in sight at 1280×800: the form, the latest orders, the picture's partitions.
+      for (const s of ["form.card", 'tr[data-pedido="2"]', '[data-testid="fluxo"] svg.salto']) {
+        expect(await inFirstViewport(page, s), s).toBe(true);
+      }
+      expect(await seriousViolations(page)).toEqual([]);
+      await page.screenshot({ path: join(ARTIFACTS, "web-eventos-1280x800.png") });
+    });
     await page.close();
   }, 90_000);
 
