@@ -16,7 +16,7 @@ import {
   priceTable,
   promisesOfStep,
 } from "./prices.ts";
-import { barePipelineKafka, deleteTopics, measureCpu } from "./stats.ts";
+import { barePipelineKafka, deleteTopics, measureCpu, median } from "./stats.ts";
 
 /**
  * A load of POST /pedidos: `connections` at most, for `seconds`; at `rate` requests a second
@@ -167,6 +167,77 @@ export async function benchPrices(opts: {
   } finally {
     for (const p of started.reverse()) await p.stop();
     await topics.dispose();
+    await deleteTopics(brokers, prefix);
+  }
+}
+
+/** A change's before/after: the CPU per request of each side, pair by pair, and their ratio. */
+export interface CutResult {
+  rate: number;
+  pairs: Pair[];
+  /** The median of the pairs' after ÷ before. */
+  ratio: number;
+  table: string;
+}
+
+/**
+ * `npm run bench -- --only=cut --base=<checkout>` (issue 57: each cut measured before and
+ * after in alternating pairs, and kept only where it pays): the orders API built in another
+ * checkout of the shop (the base, before the change: `npm ci && npm run build` there) against
+ * this checkout's, under the price list's load, open loop at 70 % of the base's ceiling.
+ */
+export async function benchCut(opts: {
+  brokers: string;
+  base: string;
+  pairs: number;
+  seconds: number;
+  connections: number;
+  log: (line: string) => void;
+}): Promise<CutResult> {
+  const { brokers, log } = opts;
+  const baseBundle = join(opts.base, "dist/orders-api.mjs");
+  // Both sides on the same topics (the shop's own, under one prefix), each its own database.
+  const prefix = uniquePrefix("cut");
+  const started: ServiceProcess[] = [];
+  const start = async (side: "before" | "after") => {
+    const env = {
+      ...serviceEnv(prefix, { DB_PATH: tempDb(`cut-${side}`) }),
+      KAFKA_BROKERS: brokers,
+    };
+    const p =
+      side === "before"
+        ? await ServiceProcess.startScript("orders-api (base)", baseBundle, env, opts.base)
+        : await ServiceProcess.start("orders-api", "orders-api", env);
+    started.push(p);
+    return p;
+  };
+  try {
+    const before = await start("before");
+    const ceiling = await keyedLoad(before.url(), opts.seconds, opts.connections);
+    const rate = Math.max(50, Math.round(ceiling.rps * 0.7));
+    const after = await start("after");
+    // Both warm before the first pair: a fresh process reads dear (see WARM_UP_S).
+    await keyedLoad(after.url(), Math.max(WARM_UP_S, opts.seconds), opts.connections, rate);
+    log(
+      `cut: the base's ceiling ${Math.round(ceiling.rps)} req/s; ${opts.pairs} pairs at ${rate} req/s`,
+    );
+    const load = { pairs: opts.pairs, seconds: opts.seconds, connections: opts.connections, rate };
+    const pairs = await measurePairs(before, after, load);
+    const ratios = pairs.map((p) => p.after / p.before);
+    const ratio = median(ratios);
+    const ms = (v: number) => `${v.toFixed(3)} ms`;
+    const table = [
+      `| pair | before (${opts.base}) | after (this checkout) | after ÷ before |`,
+      "|---|---|---|---|",
+      ...pairs.map(
+        (p, i) =>
+          `| ${i + 1} | ${ms(p.before)} | ${ms(p.after)} | ${(p.after / p.before).toFixed(3)} |`,
+      ),
+      `| median | ${ms(median(pairs.map((p) => p.before)))} | ${ms(median(pairs.map((p) => p.after)))} | **${ratio.toFixed(3)}** |`,
+    ].join("\n");
+    return { rate, pairs, ratio, table };
+  } finally {
+    for (const p of started.reverse()) await p.stop();
     await deleteTopics(brokers, prefix);
   }
 }

@@ -31,6 +31,46 @@ export function topSelfTime(file: string, top = 15): string[] {
     .map(([key, hits]) => `${((hits / Math.max(1, total)) * 100).toFixed(1).padStart(5)}%  ${key}`);
 }
 
+/** Where a frame's code lives: a package of node_modules, a folder of the shop, Node's own, or V8's. */
+export function partOf(url: string, functionName: string): string {
+  if (!url) return functionName.startsWith("(") ? functionName : "(native)";
+  if (url.startsWith("node:")) return "node";
+  const path = url.replace(/^file:\/\//, "");
+  // The innermost package: a dependency's own copy of another is that other's.
+  const pkg = [...path.matchAll(/node_modules\/((?:@[^/]+\/)?[^/]+)\//g)].at(-1);
+  if (pkg) return pkg[1] as string;
+  const inShop = relative(ROOT, path);
+  if (inShop.startsWith("..")) return path;
+  // dist/<service>.mjs is one bundle: run with --source to see its packages apart.
+  if (inShop.startsWith("dist/")) return inShop;
+  const [top, second] = inShop.split("/");
+  return top === "libs" || top === "broker" ? `${top}/${second}` : (top as string);
+}
+
+/**
+ * A profile's self time by part (partOf), as shares of its busy time (every sample but
+ * "(idle)"): how much of a service's CPU each package and each folder of the shop takes,
+ * the garbage collector and V8's "(program)" included.
+ */
+export function selfTimeByPart(file: string, top = 12): string[] {
+  const profile = JSON.parse(readFileSync(file, "utf8")) as { nodes: Node[] };
+  const byPart = new Map<string, number>();
+  let busy = 0;
+  for (const n of profile.nodes) {
+    const hits = n.hitCount ?? 0;
+    const part = partOf(n.callFrame.url, n.callFrame.functionName);
+    if (part === "(idle)") continue;
+    busy += hits;
+    byPart.set(part, (byPart.get(part) ?? 0) + hits);
+  }
+  return [...byPart]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(
+      ([part, hits]) => `${((hits / Math.max(1, busy)) * 100).toFixed(1).padStart(5)}%  ${part}`,
+    );
+}
+
 /** Prints the top of each service's profile (its main thread's: the largest file). */
 export function printProfiles(dir: string, log: (l: string) => void): void {
   if (!existsSync(dir)) return;
@@ -42,5 +82,7 @@ export function printProfiles(dir: string, log: (l: string) => void): void {
     if (!files[0]) continue;
     log(`\nprofile of ${service}, ${relative(ROOT, files[0])} (self time):`);
     for (const line of topSelfTime(files[0])) log(line);
+    log(`by part (share of its busy time):`);
+    for (const line of selfTimeByPart(files[0])) log(line);
   }
 }

@@ -14,7 +14,7 @@ import { benchCluster } from "./cluster.ts";
 import { costRows, costSvg, costTable } from "./goals.ts";
 import { bareExpress, benchIntake, type Row } from "./intake.ts";
 import { benchPipeline } from "./pipeline.ts";
-import { benchPrices, type PriceListResult } from "./price-list.ts";
+import { benchCut, benchPrices, type PriceListResult } from "./price-list.ts";
 import { printProfiles } from "./profile.ts";
 import { benchReplay } from "./replay.ts";
 import { benchScaleOut } from "./scale-out.ts";
@@ -24,6 +24,7 @@ import { warmKafka } from "./warm.ts";
 
 /**
  * npm run bench [-- --quick] [--only=decode,intake,prices,pipeline,replay,broker,cluster,scale-out] [--profile] [--source]
+ * npm run bench -- --only=cut --base=<another checkout, built> [--quick]
  * Every figure is a ratio to a baseline measured in the same run: absolute numbers on a
  * shared 2-core machine are noise. The headline is the cost table (goals.ts): CPU per unit
  * of work against a baseline's, each with its goal. Results go to bench/results/
@@ -38,14 +39,17 @@ const BENCHMARKS = [
   "broker",
   "cluster",
   "scale-out",
+  "cut",
 ];
-const USAGE = `usage: npm run bench [-- --quick] [--only=${BENCHMARKS.join(",")}] [--profile] [--source]
+const USAGE = `usage: npm run bench [-- --quick] [--only=${BENCHMARKS.join(",")}] [--profile] [--source] [--base=<dir>]
 
 Measures the shop's cost against baselines run beside it (about 29 minutes on 2 cores; --quick 4 to 6).
   --quick     shorter runs, one each, and no cluster unless --only names it
   --only=a,b  some of the benchmarks (the bare-Express ceiling always runs)
   --profile   every service writes a CPU profile to bench/results/profiles-<time>/
   --source     run the services from source instead of the bundles in dist/
+  --base=<dir> with --only=cut: another checkout of the shop, before a change (npm ci and
+              npm run build there); its orders API against this one's, in alternating pairs
   --help      this text`;
 
 /** The command line, read strictly: an unknown option is named, never ignored. */
@@ -57,6 +61,7 @@ function readArgs() {
         only: { type: "string" },
         profile: { type: "boolean", default: false },
         source: { type: "boolean", default: false },
+        base: { type: "string" },
         help: { type: "boolean", default: false },
       },
       strict: true,
@@ -80,6 +85,10 @@ for (const name of only ?? []) {
     console.error(`bench: unknown benchmark "${name}"; choose from ${BENCHMARKS.join(", ")}`);
     process.exit(2);
   }
+}
+if (only?.includes("cut") && args.base === undefined) {
+  console.error(`bench: --only=cut needs --base=<another checkout of the shop, built>\n${USAGE}`);
+  process.exit(2);
 }
 const log = (line: string) => console.log(line);
 
@@ -170,12 +179,13 @@ async function main() {
   // --quick leaves the cluster out unless it is named (--only=cluster): three fresh Kafka
   // brokers need minutes of load before their compilers calm ("Warm brokers" in
   // docs/benchmarks.md), which no short run can skip; with it --quick took 9.5 minutes.
+  // The cut runs only when named: it needs a base (--base).
   const wanted = (name: string) =>
-    only === null ? !(quick && name === "cluster") : only.includes(name);
+    only === null ? !(quick && name === "cluster") && name !== "cut" : only.includes(name);
   const rows: Row[] = [];
   if (wanted("decode")) rows.push(contractDecode());
   const seconds = quick ? 5 : 20;
-  if (["intake", "prices", "pipeline", "cluster", "scale-out", "replay"].some(wanted))
+  if (["intake", "prices", "cut", "pipeline", "cluster", "scale-out", "replay"].some(wanted))
     await warmKafka("kafka", brokers, pidsOf(KAFKA_BROKER), log);
   const ceiling = await bareExpress(seconds, 64, log);
   let intakeRps = ceiling.rps / 2;
@@ -202,6 +212,18 @@ async function main() {
       log,
     });
     console.log(`\nThe price of each promise:\n\n${prices.table}\n`);
+  }
+  // Issue 57: a change's before and after, the base checkout's orders API against this one's.
+  if (wanted("cut") && args.base) {
+    const cut = await benchCut({
+      brokers,
+      base: args.base,
+      pairs: quick ? 3 : 5,
+      seconds: 5,
+      connections: 64,
+      log,
+    });
+    console.log(`\nThe orders API's CPU per request, before and after:\n\n${cut.table}\n`);
   }
   const pipelineOrders = quick ? 2000 : 20_000;
   const steadySeconds = quick ? 5 : 15;
