@@ -53,7 +53,8 @@ export function fingerprintOf(input: NovoPedido): string {
 }
 
 export type CreateOutcome =
-  | { outcome: "created"; pedido: Pedido }
+  /** `answerJson`: a keyed request's answer body as it was kept, to be sent as it is. */
+  | { outcome: "created"; pedido: Pedido; answerJson?: string }
   | { outcome: "not-announced"; pedido: Pedido; error: AnnouncementFailed };
 
 /** How a creation's outcome is answered (status and body): kept with an Idempotency-Key. */
@@ -155,14 +156,16 @@ async function createKeyed(
   try {
     const o = await createPedido(ports, input, key);
     const answer = answerOf(o);
+    // Serialised once: the text kept is the text this client is sent.
+    const answerJson = JSON.stringify(answer.body);
     try {
-      await ports.store.saveAnswer(key.key, answer.status, answer.body);
+      await ports.store.saveAnswer(key.key, answer.status, answerJson);
     } catch (error) {
       // The order and its key are saved; a repeat gets the order as it is then. A failure
       // here (a full disk) must not tell this client that nothing was saved.
       ports.log.warn("the answer of a keyed request could not be kept", { error: String(error) });
     }
-    return o;
+    return o.outcome === "created" ? { ...o, answerJson } : o;
   } finally {
     ports.keys.inProgress.delete(key.key);
   }

@@ -55,7 +55,8 @@ export interface PedidoStore {
   outboxState(): Promise<{ pendentes: number; maisAntigoEm: string | null }>;
 
   findKey(key: string): Promise<IdempotencyRecord | null>;
-  saveAnswer(key: string, status: number, answer: unknown): Promise<void>;
+  /** The answer a keyed request got: its status and its body as the JSON text sent. */
+  saveAnswer(key: string, status: number, answerJson: string): Promise<void>;
   /** Forgets the keys created before `before` (ISO 8601). */
   forgetKeys(before: string): Promise<number>;
   close(): Promise<void>;

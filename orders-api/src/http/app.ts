@@ -104,7 +104,8 @@ async function postPedido({ pedidos }: AppDeps, req: Request, res: Response) {
   const o = await placePedido(pedidos, input, key, answerOf);
   switch (o.outcome) {
     case "created":
-      res.status(201).json(toWire(o.pedido));
+      if (o.answerJson !== undefined) res.status(201).type("json").send(o.answerJson);
+      else res.status(201).json(toWire(o.pedido));
       return;
     case "not-announced":
       throw failure(o);

@@ -183,8 +183,8 @@ export async function openPostgresStore(url: string): Promise<PedidoStore> {
       const [row] = await query<KeyRow>(pool, KEY, [key]);
       return row ? keyRecord(row) : null;
     },
-    saveAnswer: async (key, status, answer) => {
-      await query(pool, SAVE_ANSWER, [status, JSON.stringify(answer), key]);
+    saveAnswer: async (key, status, answerJson) => {
+      await query(pool, SAVE_ANSWER, [status, answerJson, key]);
     },
     forgetKeys: (before) =>
       asStoreErrors(async () => (await pool.query(FORGET_KEYS, [before])).rowCount ?? 0),

@@ -80,8 +80,10 @@ interface Sqlite {
   inTransaction: <T>(work: () => T) => T;
   /** The work joins this turn's transaction (group commit: one fsync for the turn). */
   commit: <T>(work: () => T) => Promise<T>;
-  /** The relay's marks and the kept answers: transactions whose loss is harmless, so with no fsync of their own. */
+  /** The relay's marks: a transaction whose loss is harmless, so with no fsync of its own. */
   markTransaction: <T>(work: () => T) => T;
+  /** The kept answers of one turn, in one such transaction. */
+  answers: <T>(work: () => T) => Promise<T>;
 }
 
 /**
@@ -96,12 +98,14 @@ export function openSqliteStore(path: string): PedidoStore {
   // (and its BEGIN/COMMIT statements) on each call, a measurable share of a request's CPU.
   const transaction = db.transaction((work: () => unknown) => work());
   const inTransaction = <T>(work: () => T): T => transaction.immediate(work) as T;
+  const markTransaction = transactionWithoutFsync(db);
   const s: Sqlite = {
     db,
     q: prepareStatements(db),
     inTransaction,
     commit: groupCommit(inTransaction),
-    markTransaction: transactionWithoutFsync(db),
+    markTransaction,
+    answers: groupCommit(markTransaction),
   };
   const claim: OutboxClaim = {
     markSent: async (rows) => markSent(s, rows),
@@ -124,10 +128,13 @@ export function openSqliteStore(path: string): PedidoStore {
     outboxState: async () => outboxState(s),
     findKey: async (key) => findKey(s, key),
     // A kept answer whose write is lost costs nothing: a repeat then gets the order as it
-    // is (placePedido), so the write waits for the next fsync instead of paying its own.
-    saveAnswer: async (key, status, answer) => {
-      s.markTransaction(() => s.q.saveAnswer.run(status, JSON.stringify(answer), key));
-    },
+    // is (placePedido), so the write waits for the next fsync instead of paying its own,
+    // and the answers of one turn share one transaction (the requests a relay round
+    // answered are answered in one turn).
+    saveAnswer: (key, status, answerJson) =>
+      s.answers(() => {
+        s.q.saveAnswer.run(status, answerJson, key);
+      }),
     forgetKeys: async (before) => s.q.forgetKeys.run(before).changes,
     close: async () => {
       db.close();

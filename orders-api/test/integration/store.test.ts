@@ -74,7 +74,7 @@ describe(`The orders store (${TEST_STORE})`, () => {
     expect((await store.listPedidos(1))[0]?.id).toBe(first.id);
     expect((await store.outboxState()).pendentes).toBe(pendingBefore);
     expect(await store.findKey(key.key)).toMatchObject({ pedidoId: first.id, status: null });
-    await store.saveAnswer(key.key, 201, { id: first.id });
+    await store.saveAnswer(key.key, 201, JSON.stringify({ id: first.id }));
     expect(await store.findKey(key.key)).toMatchObject({ status: 201, answer: { id: first.id } });
   });
 
