@@ -9,26 +9,41 @@ interface Node {
   children?: number[];
 }
 
+/** A frame of a profile, read by `key` (its function, or its part). */
+type FrameKey = (frame: Node["callFrame"]) => string;
+
 /**
- * The functions with the most self time in a V8 CPU profile, for `npm run bench -- --profile`:
- * enough to see where a service spends its time without opening DevTools.
+ * A profile's self time summed by `key`, as shares of its busy time (every sample but
+ * "(idle)"), largest first: enough to see where a service spends its time without
+ * opening DevTools.
  */
-export function topSelfTime(file: string, top = 15): string[] {
+function selfTimeBy(file: string, key: FrameKey, top: number): string[] {
   const profile = JSON.parse(readFileSync(file, "utf8")) as { nodes: Node[] };
-  const byFrame = new Map<string, number>();
-  let total = 0;
+  const byKey = new Map<string, number>();
+  let busy = 0;
   for (const n of profile.nodes) {
+    if (n.callFrame.functionName === "(idle)" && !n.callFrame.url) continue;
     const hits = n.hitCount ?? 0;
-    total += hits;
-    const { functionName, url, lineNumber } = n.callFrame;
-    const where = url ? `${relative(ROOT, url.replace(/^file:\/\//, ""))}:${lineNumber + 1}` : "";
-    const key = `${functionName || "(anonymous)"} ${where}`.trim();
-    byFrame.set(key, (byFrame.get(key) ?? 0) + hits);
+    busy += hits;
+    const k = key(n.callFrame);
+    byKey.set(k, (byKey.get(k) ?? 0) + hits);
   }
-  return [...byFrame]
+  return [...byKey]
     .sort((a, b) => b[1] - a[1])
     .slice(0, top)
-    .map(([key, hits]) => `${((hits / Math.max(1, total)) * 100).toFixed(1).padStart(5)}%  ${key}`);
+    .map(([k, hits]) => `${((hits / Math.max(1, busy)) * 100).toFixed(1).padStart(5)}%  ${k}`);
+}
+
+/** The functions with the most self time, for `npm run bench -- --profile`. */
+export function topSelfTime(file: string, top = 15): string[] {
+  return selfTimeBy(
+    file,
+    ({ functionName, url, lineNumber }) => {
+      const where = url ? `${relative(ROOT, url.replace(/^file:\/\//, ""))}:${lineNumber + 1}` : "";
+      return `${functionName || "(anonymous)"} ${where}`.trim();
+    },
+    top,
+  );
 }
 
 /** Where a frame's code lives: a package of node_modules, a folder of the shop, Node's own, or V8's. */
@@ -48,27 +63,11 @@ export function partOf(url: string, functionName: string): string {
 }
 
 /**
- * A profile's self time by part (partOf), as shares of its busy time (every sample but
- * "(idle)"): how much of a service's CPU each package and each folder of the shop takes,
- * the garbage collector and V8's "(program)" included.
+ * A profile's self time by part (partOf): how much of a service's CPU each package and
+ * each folder of the shop takes, the garbage collector and V8's "(program)" included.
  */
 export function selfTimeByPart(file: string, top = 12): string[] {
-  const profile = JSON.parse(readFileSync(file, "utf8")) as { nodes: Node[] };
-  const byPart = new Map<string, number>();
-  let busy = 0;
-  for (const n of profile.nodes) {
-    const hits = n.hitCount ?? 0;
-    const part = partOf(n.callFrame.url, n.callFrame.functionName);
-    if (part === "(idle)") continue;
-    busy += hits;
-    byPart.set(part, (byPart.get(part) ?? 0) + hits);
-  }
-  return [...byPart]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, top)
-    .map(
-      ([part, hits]) => `${((hits / Math.max(1, busy)) * 100).toFixed(1).padStart(5)}%  ${part}`,
-    );
+  return selfTimeBy(file, ({ url, functionName }) => partOf(url, functionName), top);
 }
 
 /** Prints the top of each service's profile (its main thread's: the largest file). */
@@ -80,9 +79,11 @@ export function printProfiles(dir: string, log: (l: string) => void): void {
       .map((n) => join(dir, service, n))
       .sort((a, b) => statSync(b).size - statSync(a).size);
     if (!files[0]) continue;
-    log(`\nprofile of ${service}, ${relative(ROOT, files[0])} (self time):`);
+    log(
+      `\nprofile of ${service}, ${relative(ROOT, files[0])} (self time, share of its busy time):`,
+    );
     for (const line of topSelfTime(files[0])) log(line);
-    log(`by part (share of its busy time):`);
+    log("by part:");
     for (const line of selfTimeByPart(files[0])) log(line);
   }
 }
