@@ -61,7 +61,7 @@ export function stepsFromDb(
   const rows = db
     .prepare(
       `SELECT p.criado_em AS criado,
-              (SELECT em FROM historico h WHERE h.pedido_id = p.id AND etapa = 'evento-confirmado' LIMIT 1) AS confirmado,
+              (SELECT enviado_em FROM outbox o WHERE o.pedido_id = p.id AND particao IS NOT NULL LIMIT 1) AS confirmado,
               (SELECT em FROM historico h WHERE h.pedido_id = p.id AND etapa = 'decidido' LIMIT 1) AS decidido,
               (SELECT em FROM historico h WHERE h.pedido_id = p.id AND etapa = 'resultado-aplicado' LIMIT 1) AS aplicado
        FROM pedidos p WHERE p.decidido_em IS NOT NULL AND p.id > ?`,

@@ -89,7 +89,7 @@ export interface PedidoWrite<T> {
 
 /** What a relay does with the rows it claimed. */
 export interface OutboxClaim {
-  /** Marks rows sent and puts "evento-confirmado" (partition, offset) on each timeline. */
+  /** Marks rows sent with where Kafka wrote them: "evento-confirmado" on each timeline. */
   markSent(rows: SentRow[]): Promise<void>;
   /** A row Kafka refused for good: set aside with why, on the order's timeline too. */
   setAside(row: { id: number; pedidoId: number }, reason: string): Promise<void>;
@@ -179,6 +179,31 @@ export const stepOf = (row: { etapa: string; em: string; detalhes: string }): St
   em: row.em,
   detalhes: JSON.parse(row.detalhes) as Details,
 });
+
+/** An outbox row the relay marked sent, with where Kafka wrote it, as both stores select it. */
+export interface ConfirmedRow {
+  topico: string;
+  particao: number;
+  deslocamento: string;
+  enviado_em: string;
+}
+
+/**
+ * The timeline after creation: the order's historico rows in the order written, and its
+ * event's "evento-confirmado" read from its outbox row, placed where it was written, before
+ * the first step written after it (a result applied before the relay's mark comes first).
+ */
+export function timeline(rows: Step[], confirmed: ConfirmedRow | undefined): Step[] {
+  if (!confirmed) return rows;
+  const { topico, particao, deslocamento, enviado_em } = confirmed;
+  const step = {
+    etapa: "evento-confirmado",
+    em: enviado_em,
+    detalhes: { topico, particao, offset: deslocamento },
+  };
+  const later = rows.findIndex((r) => r.em > enviado_em);
+  return later < 0 ? [...rows, step] : [...rows.slice(0, later), step, ...rows.slice(later)];
+}
 
 /**
  * Where each field of an order is stored: its column. The one list of them, checked by the
@@ -301,4 +326,11 @@ export const MIGRATIONS: readonly Migration[] = [
     postgres: `ALTER TABLE pedidos ADD CONSTRAINT pedidos_valor_no_limite
      CHECK (valor_centavos BETWEEN 1 AND ${MAX_CENTS})`,
   },
+  // Where Kafka wrote the event, kept on its outbox row by the mark that says it was sent:
+  // the timeline's "evento-confirmado" is read from there (confirmedStep), as "criado" is
+  // read from the order's row, instead of a historico row written for every event (issue
+  // 57). The index holds only the rows marked so, and is written by the mark.
+  same(`ALTER TABLE outbox ADD COLUMN particao INTEGER;
+   ALTER TABLE outbox ADD COLUMN deslocamento TEXT;
+   CREATE INDEX outbox_confirmado ON outbox (pedido_id) WHERE particao IS NOT NULL;`),
 ];

@@ -2,6 +2,7 @@ import { batchPerTurn, inCallersContext } from "@shop/service";
 import type pg from "pg";
 import type { Pedido } from "../domain/pedido.ts";
 import {
+  type ConfirmedRow,
   type Details,
   type KeyRow,
   KeyTaken,
@@ -20,6 +21,7 @@ import {
   type SetAsideRow,
   StoreUnavailable,
   stepOf,
+  timeline,
 } from "../store.ts";
 
 /** `$1` new ids of orders, in one round trip. */
@@ -69,20 +71,22 @@ const UPDATE_STATUS = `UPDATE pedidos SET status = $1, motivo = $2, processado_p
 const INSERT_STEPS = `INSERT INTO historico (pedido_id, etapa, em, detalhes)
   SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[])`;
 const STEPS = "SELECT etapa, em, detalhes FROM historico WHERE pedido_id = $1 ORDER BY id";
+const CONFIRMED =
+  "SELECT topico, particao, deslocamento, enviado_em FROM outbox WHERE pedido_id = $1 AND particao IS NOT NULL";
 /** Rows another relay holds are skipped, not waited for: each relay takes the next ones. */
 const CLAIM_OUTBOX = `SELECT id, pedido_id, topico, chave, valor, criado_em, traceparent FROM outbox
   WHERE enviado_em IS NULL AND posta_de_lado_em IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`;
 /**
- * The relay's marks in one statement (one round trip where there were three): the rows sent,
- * their "evento-confirmado" steps, the NOTIFY every instance hears at commit, and the
- * commit made asynchronous (set_config's SET LOCAL): it returns without waiting for its
- * WAL flush. A mark lost to a crash of the server sends its rows again, as a crash between
- * the publish and the mark does; the consumers are idempotent (at least once). Writes in
- * WITH run to completion whether or not the SELECT reads them.
+ * The relay's marks in one statement (one round trip where there were two): the rows sent,
+ * each with where Kafka wrote it (the timeline's "evento-confirmado"), the NOTIFY every
+ * instance hears at commit, and the commit made asynchronous (set_config's SET LOCAL): it
+ * returns without waiting for its WAL flush. A mark lost to a crash of the server sends its
+ * rows again, as a crash between the publish and the mark does; the consumers are
+ * idempotent (at least once). Writes in WITH run to completion whether or not the SELECT
+ * reads them.
  */
-const MARK_SENT = `WITH sent AS (UPDATE outbox SET enviado_em = $1 WHERE id = ANY($2::int[])),
-  steps AS (INSERT INTO historico (pedido_id, etapa, em, detalhes)
-    SELECT pedido_id, 'evento-confirmado', $1, detalhes FROM unnest($3::int[], $4::text[]) AS s (pedido_id, detalhes))
+const MARK_SENT = `WITH sent AS (UPDATE outbox SET enviado_em = $1, particao = s.particao, deslocamento = s.deslocamento
+    FROM unnest($2::int[], $3::int[], $4::text[]) AS s (id, particao, deslocamento) WHERE outbox.id = s.id)
   SELECT pg_notify($5, $6), set_config('synchronous_commit', 'off', true)`;
 const SET_ASIDE =
   "UPDATE outbox SET posta_de_lado_em = $1, motivo = $2 WHERE id = $3 AND enviado_em IS NULL";
@@ -168,7 +172,13 @@ export async function openPostgresStore(url: string): Promise<PedidoStore> {
     listPedidos: (limit = 1000) => query<Pedido>(pool, NEWEST_PEDIDOS, [limit]),
     insertStep: (pedidoId, etapa, details, at) =>
       asStoreErrors(() => insertSteps(pool, [{ pedidoId, etapa, details, at }])),
-    steps: async (pedidoId) => (await query<StepRow>(pool, STEPS, [pedidoId])).map(stepOf),
+    steps: async (pedidoId) => {
+      const [rows, confirmed] = await Promise.all([
+        query<StepRow>(pool, STEPS, [pedidoId]),
+        query<ConfirmedRow>(pool, CONFIRMED, [pedidoId]),
+      ]);
+      return timeline(rows.map(stepOf), confirmed[0]);
+    },
     claimOutbox: (limit, work) => inTransaction(pool, (c) => claimOutbox(c, limit, work)),
     onOutboxMarked: (listener) => p.marks.add(listener),
     setAsideRows: () => query<SetAsideRow>(pool, SET_ASIDE_ROWS),
@@ -427,7 +437,7 @@ async function claimOutbox(
   });
 }
 
-/** The relay's rows acknowledged by Kafka: sent, on their timelines, announced to every instance at commit. */
+/** The relay's rows acknowledged by Kafka: sent, where Kafka wrote them, announced to every instance at commit. */
 async function markSent(c: pg.PoolClient, rows: SentRow[]): Promise<void> {
   const marked: OutboxMarked = { sent: rows.map((r) => r.pedidoId), setAside: [] };
   await c.query({
@@ -436,8 +446,8 @@ async function markSent(c: pg.PoolClient, rows: SentRow[]): Promise<void> {
     values: [
       new Date().toISOString(),
       rows.map((r) => r.id),
-      marked.sent,
-      rows.map((r) => JSON.stringify({ topico: r.topico, particao: r.particao, offset: r.offset })),
+      rows.map((r) => r.particao),
+      rows.map((r) => r.offset),
       MARKED_CHANNEL,
       JSON.stringify(marked),
     ],

@@ -3,6 +3,7 @@ import type { Database } from "better-sqlite3";
 import type { Pedido } from "../domain/pedido.ts";
 import {
   MIGRATIONS as BOTH_DIALECTS,
+  type ConfirmedRow,
   type Details,
   type KeyRow,
   KeyTaken,
@@ -17,6 +18,7 @@ import {
   type SentRow,
   type SetAsideRow,
   stepOf,
+  timeline,
 } from "../store.ts";
 
 const MIGRATIONS = BOTH_DIALECTS.map((m) => m.sqlite);
@@ -43,6 +45,9 @@ function prepareStatements(db: Database) {
     steps: db.prepare<[number], { etapa: string; em: string; detalhes: string }>(
       "SELECT etapa, em, detalhes FROM historico WHERE pedido_id = ? ORDER BY rowid",
     ),
+    confirmed: db.prepare<[number], ConfirmedRow>(
+      "SELECT topico, particao, deslocamento, enviado_em FROM outbox WHERE pedido_id = ? AND particao IS NOT NULL",
+    ),
     insertOutbox: db.prepare<[number, string, string, string, string, string], never>(
       "INSERT INTO outbox (pedido_id, topico, chave, valor, criado_em, traceparent) VALUES (?, ?, ?, ?, ?, ?)",
     ),
@@ -55,7 +60,9 @@ function prepareStatements(db: Database) {
     setAsideRows: db.prepare<[], SetAsideRow>(
       "SELECT id, pedido_id AS pedidoId, posta_de_lado_em AS em, motivo FROM outbox WHERE posta_de_lado_em IS NOT NULL AND enviado_em IS NULL ORDER BY id",
     ),
-    markSent: db.prepare<[string, number], never>("UPDATE outbox SET enviado_em = ? WHERE id = ?"),
+    markSent: db.prepare<[string, number, string, number], never>(
+      "UPDATE outbox SET enviado_em = ?, particao = ?, deslocamento = ? WHERE id = ?",
+    ),
     outboxState: db.prepare<[], { pendentes: number; maisAntigo: string | null }>(
       "SELECT COUNT(*) AS pendentes, MIN(criado_em) AS maisAntigo FROM outbox WHERE enviado_em IS NULL AND posta_de_lado_em IS NULL",
     ),
@@ -117,7 +124,8 @@ export function openSqliteStore(path: string): PedidoStore {
     findPedido: async (id) => s.q.pedido.get(id) ?? null,
     listPedidos: async (limit = 1000) => s.q.newestFirst.all(limit),
     insertStep: async (pedidoId, etapa, details, at) => insertStep(s, pedidoId, etapa, details, at),
-    steps: async (pedidoId) => s.q.steps.all(pedidoId).map(stepOf),
+    steps: async (pedidoId) =>
+      timeline(s.q.steps.all(pedidoId).map(stepOf), s.q.confirmed.get(pedidoId)),
     // One process, one relay: the rows are its own while it works on them.
     claimOutbox: async (limit, work) => {
       const rows = s.q.pendingOutbox.all(limit);
@@ -181,18 +189,15 @@ function insertStep(s: Sqlite, pedidoId: number, etapa: string, details: Details
 }
 
 /**
- * The relay's rows acknowledged by Kafka: sent, and "evento-confirmado" on each timeline.
- * Committed without an fsync of its own (transactionWithoutFsync): a mark lost to a power
- * cut sends its rows again, as a crash between the publish and the mark does.
+ * The relay's rows acknowledged by Kafka: sent, with the partition and offset Kafka gave
+ * each (the timeline's "evento-confirmado"). Committed without an fsync of its own
+ * (transactionWithoutFsync): a mark lost to a power cut sends its rows again, as a crash
+ * between the publish and the mark does.
  */
 function markSent(s: Sqlite, rows: SentRow[]): void {
   s.markTransaction(() => {
     const now = new Date().toISOString();
-    for (const r of rows) {
-      s.q.markSent.run(now, r.id);
-      const details = { topico: r.topico, particao: r.particao, offset: r.offset };
-      insertStep(s, r.pedidoId, "evento-confirmado", details, now);
-    }
+    for (const r of rows) s.q.markSent.run(now, r.particao, r.offset, r.id);
   });
 }
 
