@@ -327,7 +327,7 @@ export const MIGRATIONS: readonly Migration[] = [
      CHECK (valor_centavos BETWEEN 1 AND ${MAX_CENTS})`,
   },
   // Where Kafka wrote the event, kept on its outbox row by the mark that says it was sent:
-  // the timeline's "evento-confirmado" is read from there (confirmedStep), as "criado" is
+  // the timeline's "evento-confirmado" is read from there (`timeline`), as "criado" is
   // read from the order's row, instead of a historico row written for every event (issue
   // 57). The index holds only the rows marked so, and is written by the mark.
   same(`ALTER TABLE outbox ADD COLUMN particao INTEGER;
