@@ -189,9 +189,11 @@ export interface ConfirmedRow {
 }
 
 /**
- * The timeline after creation: the order's historico rows in the order written, and its
- * event's "evento-confirmado" read from its outbox row, placed where it was written, before
- * the first step written after it (a result applied before the relay's mark comes first).
+ * The timeline after creation: its event's "evento-confirmado", read from its outbox row,
+ * then the order's historico rows in the order written. The confirmation comes first even
+ * when its time is later than a decision's: every other step follows from the record Kafka
+ * wrote, and the relay marks the row after Kafka's acknowledgement, which a result can
+ * outrun (a test that publishes one straight after the 201 does). Its time is the mark's.
  */
 export function timeline(rows: Step[], confirmed: ConfirmedRow | undefined): Step[] {
   if (!confirmed) return rows;
@@ -201,8 +203,7 @@ export function timeline(rows: Step[], confirmed: ConfirmedRow | undefined): Ste
     em: enviado_em,
     detalhes: { topico, particao, offset: deslocamento },
   };
-  const later = rows.findIndex((r) => r.em > enviado_em);
-  return later < 0 ? [...rows, step] : [...rows.slice(0, later), step, ...rows.slice(later)];
+  return [step, ...rows];
 }
 
 /**
