@@ -1,7 +1,14 @@
 import type { MessageContract, StuckPartition } from "@shop/contracts";
 import { ConsumerEvents, type Logger } from "@shop/service";
-import type { Consumer, ConsumerConfig, EachBatchHandler, Kafka } from "kafkajs";
+import {
+  type Consumer,
+  type ConsumerConfig,
+  type EachBatchHandler,
+  type Kafka,
+  PartitionAssigners,
+} from "kafkajs";
 import { consumerClient, withRetries } from "./client.ts";
+import { backlogAssigner } from "./consumer/assigner.ts";
 import { eachBatchOf } from "./consumer/batch.ts";
 import { type Membership, watchGroup } from "./consumer/group.ts";
 import { type MemberIdentity, memberIdentityInMemory } from "./consumer/member.ts";
@@ -100,6 +107,10 @@ export function consumerConfig(
     // that load (2026-12-02). An outage past a minute still ends in kafkajs's crash and
     // restart.
     retry: { initialRetryTime: 200, maxRetryTime: 500, retries: 120 },
+    // The partitions with the most records waiting go to different members
+    // (consumer/assigner.ts); kafkajs's round robin stays offered second, so that a member
+    // without it (a plain kafkajs consumer in the same group) can still join.
+    partitionAssigners: [backlogAssigner, PartitionAssigners.roundRobin],
     ...overrides,
   };
 }
