@@ -192,8 +192,10 @@ describe("Fault injection: event-log edition, its broker down", () => {
       return seen;
     };
     const groupId = uniqueName("outlast");
-    const shops = consumerClient(kafkaOfShop).consumer(consumerConfig(groupId));
-    const control = kafkaOfShop.consumer(consumerConfig(uniqueName("outlast-control")));
+    const shops = consumerClient(kafkaOfShop).consumer(consumerConfig(kafkaOfShop, groupId));
+    const control = kafkaOfShop.consumer(
+      consumerConfig(kafkaOfShop, uniqueName("outlast-control")),
+    );
     const [subject, plain] = [watched(shops), watched(control)];
     const send = (from: number) => sendThirty(kafkaOfShop, topic, from);
     const readEvery = (consumer: Consumer, seen: ReturnType<typeof watched>) =>

@@ -78,8 +78,12 @@ export interface RunningConsumer {
   stop(): Promise<void>;
 }
 
-/** kafkajs's settings of the shop's consumers (group timings and retries). */
+/**
+ * kafkajs's settings of the shop's consumers (group timings, retries, and the assigner,
+ * which reads the group's lag through `kafka` when it deals the partitions).
+ */
 export function consumerConfig(
+  kafka: Kafka,
   groupId: string,
   overrides: Partial<ConsumerConfig> = {},
 ): ConsumerConfig {
@@ -110,7 +114,7 @@ export function consumerConfig(
     // The partitions with the most records waiting go to different members
     // (consumer/assigner.ts); kafkajs's round robin stays offered second, so that a member
     // without it (a plain kafkajs consumer in the same group) can still join.
-    partitionAssigners: [backlogAssigner, PartitionAssigners.roundRobin],
+    partitionAssigners: [backlogAssigner(kafka), PartitionAssigners.roundRobin],
     ...overrides,
   };
 }
@@ -220,7 +224,7 @@ async function runKafkajsConsumer<T>(
   const rejoinAs = identity?.load() ?? null;
   // rejoinAs: patches/kafkajs+2.2.4.patch (kafkajs's types do not know it).
   const consumer = consumerClient(kafka).consumer({
-    ...consumerConfig(groupId, options.consumer),
+    ...consumerConfig(kafka, groupId, options.consumer),
     ...(rejoinAs ? { rejoinAs } : {}),
   } as ConsumerConfig);
   watchGroup(consumer, run.state, run.events, log, () => run.onCrash(consumer));

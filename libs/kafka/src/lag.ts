@@ -23,19 +23,8 @@ gauge(
     // connection for half a minute and more, and /metrics would not answer meanwhile.
     await Promise.all(
       [...sources].map(async (f) => {
-        const admin = f.kafka.admin();
-        const reading = (async () => {
-          await admin.connect();
-          const readers = Object.fromEntries(f.topics.map((t) => [t, [f.groupId]]));
-          return groupsLag(admin, readers);
-        })();
-        reading.finally(() => admin.disconnect().catch(() => {})).catch(() => {});
         try {
-          const lags = await withTimeLimit(
-            reading,
-            LAG_READ_LIMIT_MS,
-            () => new Error("lag not read in time"),
-          );
+          const lags = await readGroupLag(f.kafka, f.groupId, f.topics, LAG_READ_LIMIT_MS);
           for (const { topic, particoes: partitions } of lags)
             for (const p of partitions)
               g.set(
@@ -49,6 +38,28 @@ gauge(
     );
   },
 );
+
+/**
+ * One group's lag on its topics (groupsLag: the end offset less the committed one, from the
+ * partition's start when none), read by an admin client of its own within `limitMs`, and
+ * disconnected after whatever happens: with Kafka down, kafkajs would retry its connection
+ * for half a minute and more. What /metrics shows and what the backlog assigner deals by
+ * (consumer/assigner.ts).
+ */
+export async function readGroupLag(
+  kafka: Kafka,
+  groupId: string,
+  topics: string[],
+  limitMs: number,
+) {
+  const admin = kafka.admin();
+  const reading = (async () => {
+    await admin.connect();
+    return groupsLag(admin, Object.fromEntries(topics.map((t) => [t, [groupId]])));
+  })();
+  reading.finally(() => admin.disconnect().catch(() => {})).catch(() => {});
+  return withTimeLimit(reading, limitMs, () => new Error("lag not read in time"));
+}
 
 /** Reports this consumer group's lag on /metrics until the returned function is called. */
 export function measureLag(kafka: Kafka, groupId: string, topics: string[]): () => void {

@@ -1,5 +1,5 @@
-import { withTimeLimit } from "@shop/service";
-import { AssignerProtocol, type PartitionAssigner } from "kafkajs";
+import { AssignerProtocol, type Kafka, type PartitionAssigner } from "kafkajs";
+import { readGroupLag } from "../lag.ts";
 
 /** One partition of a subscribed topic and the records waiting on it for the group. */
 export interface WaitingPartition {
@@ -34,15 +34,12 @@ export function assignByBacklog(
       a.partition - b.partition,
   );
   // Who takes the next partition: one with none yet, then the least waiting, then the fewest.
-  const rank = (m: (typeof members)[number]) => [m.count > 0 ? 1 : 0, m.waiting, m.count];
-  const before = (a: number[], b: number[]) => {
-    const i = a.findIndex((x, j) => x !== b[j]);
-    return i >= 0 && (a[i] as number) < (b[i] as number);
-  };
+  const ahead = (a: (typeof members)[number], b: (typeof members)[number]) =>
+    Number(a.count > 0) - Number(b.count > 0) || a.waiting - b.waiting || a.count - b.count;
   for (const p of byWaiting) {
     const [first, ...rest] = members;
     if (!first) break;
-    const least = rest.reduce((best, m) => (before(rank(m), rank(best)) ? m : best), first);
+    const least = rest.reduce((best, m) => (ahead(m, best) < 0 ? m : best), first);
     least.waiting += p.waiting;
     least.count += 1;
     const topics = plan.get(least.id) as Map<string, number[]>;
@@ -56,91 +53,50 @@ const BACKLOG_READ_LIMIT_MS = 1_000;
 
 /**
  * kafkajs's assigner for the shop's groups (consumerConfig): assignByBacklog with each
- * partition's records waiting, read by the group's leader from Kafka (the log's end and the
- * group's committed offset) as it assigns. When they cannot be read within a second (a
+ * partition's records waiting, read by the group's leader as it assigns: the group's lag,
+ * as /metrics shows it (readGroupLag, lag.ts). When it cannot be read within a second (a
  * coordinator moving, say), it assigns as if nothing waited.
  */
-export const backlogAssigner: PartitionAssigner = ({ groupId, cluster }) => ({
-  name: "BacklogFirst",
-  version: 0,
-  async assign({ members, topics }) {
-    const partitions = topics.flatMap((topic) =>
-      cluster
-        .findTopicPartitionMetadata(topic)
-        .map((m) => ({ topic, partition: m.partitionId, waiting: 0 })),
-    );
-    const waiting = await withTimeLimit(
-      waitingOn(cluster, groupId, topics, partitions),
-      BACKLOG_READ_LIMIT_MS,
-      () => new Error("backlog not read in time"),
-    ).catch(() => new Map<string, number>());
-    const plan = assignByBacklog(
-      members.map((m) => m.memberId),
-      partitions.map((p) => ({ ...p, waiting: waiting.get(`${p.topic}:${p.partition}`) ?? 0 })),
-    );
-    return [...plan].map(([memberId, assignment]) => ({
-      memberId,
-      memberAssignment: AssignerProtocol.MemberAssignment.encode({
+export const backlogAssigner =
+  (kafka: Kafka): PartitionAssigner =>
+  ({ groupId, cluster }) => ({
+    name: "BacklogFirst",
+    version: 0,
+    async assign({ members, topics }) {
+      const lags = await readGroupLag(kafka, groupId, topics, BACKLOG_READ_LIMIT_MS).catch(
+        () => [],
+      );
+      const waiting = new Map(
+        lags.flatMap(({ topic, particoes }) =>
+          particoes.map((p) => [`${topic}:${p.partition}`, Math.max(0, p.grupos[0]?.lag ?? 0)]),
+        ),
+      );
+      const partitions = topics.flatMap((topic) =>
+        cluster.findTopicPartitionMetadata(topic).map(({ partitionId: partition }) => ({
+          topic,
+          partition,
+          waiting: waiting.get(`${topic}:${partition}`) ?? 0,
+        })),
+      );
+      const plan = assignByBacklog(
+        members.map((m) => m.memberId),
+        partitions,
+      );
+      return [...plan].map(([memberId, assignment]) => ({
+        memberId,
+        memberAssignment: AssignerProtocol.MemberAssignment.encode({
+          version: 0,
+          assignment: Object.fromEntries(assignment),
+          userData: Buffer.alloc(0),
+        }),
+      }));
+    },
+    protocol: ({ topics }) => ({
+      name: "BacklogFirst",
+      metadata: AssignerProtocol.MemberMetadata.encode({
         version: 0,
-        assignment: Object.fromEntries(assignment),
+        topics,
         userData: Buffer.alloc(0),
       }),
-    }));
-  },
-  protocol: ({ topics }) => ({
-    name: "BacklogFirst",
-    metadata: AssignerProtocol.MemberMetadata.encode({
-      version: 0,
-      topics,
-      userData: Buffer.alloc(0),
     }),
-  }),
-});
-
-type Cluster = Parameters<PartitionAssigner>[0]["cluster"];
-
-/** "topic:partition" → records past the group's committed offset (all of them without one). */
-async function waitingOn(
-  cluster: Cluster,
-  groupId: string,
-  topics: string[],
-  partitions: WaitingPartition[],
-): Promise<Map<string, number>> {
-  const asked = topics.map((topic) => ({
-    topic,
-    partitions: partitions
-      .filter((p) => p.topic === topic)
-      .map((p) => ({ partition: p.partition })),
-  }));
-  // kafkajs's Cluster has these; its types name only the assigner's part of it.
-  const c = cluster as unknown as KafkajsCluster;
-  const coordinator = await c.findGroupCoordinator({ groupId });
-  const [ends, committed] = await Promise.all([
-    c.fetchTopicsOffset(asked),
-    coordinator.offsetFetch({ groupId, topics: asked }),
-  ]);
-  const done = new Map<string, number>();
-  for (const t of committed.responses)
-    for (const p of t.partitions) done.set(`${t.topic}:${p.partition}`, Number(p.offset));
-  const waiting = new Map<string, number>();
-  for (const t of ends)
-    for (const p of t.partitions) {
-      const key = `${t.topic}:${p.partition}`;
-      waiting.set(key, Math.max(0, Number(p.offset) - Math.max(0, done.get(key) ?? 0)));
-    }
-  return waiting;
-}
-
-interface KafkajsCluster {
-  findGroupCoordinator(o: { groupId: string }): Promise<{
-    offsetFetch(o: {
-      groupId: string;
-      topics: { topic: string; partitions: { partition: number }[] }[];
-    }): Promise<{
-      responses: { topic: string; partitions: { partition: number; offset: string }[] }[];
-    }>;
-  }>;
-  fetchTopicsOffset(
-    topics: { topic: string; partitions: { partition: number }[] }[],
-  ): Promise<{ topic: string; partitions: { partition: number; offset: string }[] }[]>;
-}
+  });
