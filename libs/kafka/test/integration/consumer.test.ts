@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { PedidoCriado } from "@shop/contracts";
 import { afterAll, describe, expect, it } from "vitest";
 import { uniqueName } from "../../../../harness/env.ts";
@@ -69,4 +70,64 @@ describe("startConsumer", () => {
       "committed",
     ]);
   }, 60_000);
+});
+
+describe("Issue 55: a rebalance deals the partitions with the most records waiting to different members (consumer/assigner.ts)", () => {
+  it("When a second member joins a group whose backlog sits on partitions 0 and 2, then each member holds one of them (kafkajs's round robin gave the first member both)", async () => {
+    const topic = uniqueName("backlog");
+    await createTopic(kafka, topic, 3);
+    // Ten records on partitions 0 and 2, none on 1: the group's lag, 10, 0, 10.
+    const producer = kafka.producer();
+    await producer.connect();
+    try {
+      await producer.send({
+        topic,
+        acks: -1,
+        messages: [0, 2].flatMap((partition) =>
+          Array.from({ length: 10 }, (_, i) => {
+            const pedidoId = partition * 100 + i + 1;
+            return {
+              partition,
+              key: String(pedidoId),
+              value: JSON.stringify(aPedidoCriado({ pedidoId })),
+            };
+          }),
+        ),
+      });
+    } finally {
+      await producer.disconnect();
+    }
+    const groupId = uniqueName("backlog-group");
+    // Each record waits (as payments' decision does) until the group rebalances: the backlog
+    // stays where it is, uncommitted, while the members join.
+    const member = () =>
+      startConsumer({
+        kafka,
+        groupId,
+        topics: [topic],
+        contract: PedidoCriado,
+        keyOf: (v) => String(v.pedidoId),
+        deadLetters: publicador,
+        log,
+        handle: async (_v, meta) => {
+          await sleep(60_000, undefined, { signal: meta.signal });
+        },
+      });
+    const first = await member();
+    const second = await member();
+    try {
+      const held = (c: RunningConsumer) => c.status().partitions[topic] ?? [];
+      await waitFor(
+        () =>
+          held(first).length > 0 &&
+          held(second).length > 0 &&
+          held(first).length + held(second).length === 3,
+        { timeoutMs: 30_000, what: "both members holding the topic's three partitions" },
+      );
+      const heavy = (c: RunningConsumer) => held(c).filter((p) => p === 0 || p === 2);
+      expect([heavy(first).length, heavy(second).length]).toEqual([1, 1]);
+    } finally {
+      await Promise.all([first.stop(), second.stop()]);
+    }
+  }, 90_000);
 });

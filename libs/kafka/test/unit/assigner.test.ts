@@ -24,7 +24,7 @@ describe("Issue 55: the partitions with the most waiting go to different members
     });
   });
 
-  it("When there are more members than partitions, then each partition has one member and the extra members none (spec rule 9)", () => {
+  it("Rule E9: when there are more members than partitions, then each partition has one member and the extra members none", () => {
     const plan = plain(assignByBacklog(["a", "b", "c", "d"], waiting(5, 0, 3)));
     expect(Object.values(plan).flat().sort()).toEqual([0, 1, 2]);
     expect(Object.values(plan).filter((ps) => ps.length === 0)).toHaveLength(1);
