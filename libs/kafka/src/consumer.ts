@@ -15,6 +15,7 @@ import { type MemberIdentity, memberIdentityInMemory } from "./consumer/member.t
 import { type RecordHandling, type RecordMeta, recordHandler } from "./consumer/record.ts";
 import { StuckPartitions } from "./consumer/stuck.ts";
 import { FETCH_WAIT_MS, HEARTBEAT_MS, SESSION_MS } from "./consumer/timings.ts";
+import { Turns } from "./consumer/turns.ts";
 import { countStuck, measureLag } from "./lag.ts";
 import type { Publisher } from "./publisher.ts";
 import { partitionTransactions } from "./transactions.ts";
@@ -59,9 +60,9 @@ export interface ConsumerOptions<T> {
    */
   transactional?: { transactionalId: string; timeoutMs?: number };
   /**
-   * How many of its partitions this consumer handles at once, one batch each (1 by
-   * default: one record at a time, in the order kafkajs fetched them). Order within a
-   * partition is kept whatever the number.
+   * How many records of its partitions this consumer handles at once, each of another
+   * partition (1 by default: one record at a time). The oldest record waiting goes first
+   * (consumer/turns.ts); order within a partition is kept whatever the number.
    */
   partitionsAtOnce?: number;
   /**
@@ -134,8 +135,9 @@ export function consumerConfig(
  * Its parts, one job a file, as kafkajs splits its own runner: consumer/record.ts (one
  * record: decode, contract, dead letter, handler), consumer/stuck.ts (the stuck-partition
  * policy), consumer/offsets.ts (in-order offsets and transaction commits),
- * consumer/batch.ts (the fetch loop: kafkajs's eachBatch) and consumer/group.ts (kafkajs's
- * events turned into state, events and metrics).
+ * consumer/batch.ts (the fetch loop: kafkajs's eachBatch), consumer/turns.ts (the oldest
+ * record first across the member's partitions) and consumer/group.ts (kafkajs's events
+ * turned into state, events and metrics).
  */
 export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<RunningConsumer> {
   const { kafka, groupId, topics, log } = options;
@@ -151,6 +153,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
     stuck,
     events,
     transactions,
+    turns: new Turns(options.partitionsAtOnce ?? 1),
     ...(options.autoCommitInterval ? { autoCommitInterval: options.autoCommitInterval } : {}),
   });
   let stopping = false;
@@ -207,6 +210,9 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
   };
 }
 
+/** Up to how many of a member's partitions kafkajs hands over at once: PARTICOES_EM_PARALELO's most. */
+const BATCHES_AT_ONCE = 64;
+
 /** One kafkajs consumer, connected, subscribed and running; `onCrash` when kafkajs gives up. */
 async function runKafkajsConsumer<T>(
   options: ConsumerOptions<T>,
@@ -236,7 +242,9 @@ async function runKafkajsConsumer<T>(
   await withRetries(() => consumer.subscribe({ topics, fromBeginning: true }));
   await consumer.run({
     autoCommit: !run.transactional,
-    partitionsConsumedConcurrently: options.partitionsAtOnce ?? 1,
+    // Every batch of a fetch at once, so that their records take turns, the oldest first
+    // (consumer/turns.ts); how many are handled at a time is partitionsAtOnce's.
+    partitionsConsumedConcurrently: BATCHES_AT_ONCE,
     ...(options.autoCommitInterval && !run.transactional
       ? { autoCommitInterval: options.autoCommitInterval }
       : {}),

@@ -5,12 +5,15 @@ import { BatchOffsets } from "./offsets.ts";
 import type { recordHandler } from "./record.ts";
 import type { StuckPartitions } from "./stuck.ts";
 import { HEARTBEAT_MS } from "./timings.ts";
+import type { Turns } from "./turns.ts";
 
 export interface BatchLoop {
   onRecord: ReturnType<typeof recordHandler>;
   stuck: StuckPartitions;
   events: ConsumerEvents;
   transactions: PartitionTransactions | null;
+  /** The member's turns at the handler, the oldest record first (consumer/turns.ts). */
+  turns: Turns;
   /** kafkajs's autoCommitInterval, which also paces a long batch's transactions. */
   autoCommitInterval?: number;
 }
@@ -55,7 +58,8 @@ export async function beatingWhile<R>(
 }
 
 /**
- * kafkajs's eachBatch: the batch's records one after the other, each handled until done
+ * kafkajs's eachBatch: the batch's records one after the other, each in its turn among the
+ * member's partitions (the oldest record first, consumer/turns.ts) and handled until done
  * (the stuck-partition policy), their offsets resolved in order, committed during a long
  * batch and at its end. Never a commit after an error, not even of finished work at a
  * rebalance: kafkajs reads offsets without require_stable (KIP-447), so a member could
@@ -67,13 +71,29 @@ export function eachBatchOf(loop: BatchLoop) {
     const { batch, heartbeat, commitOffsetsIfNecessary, isRunning, isStale } = payload;
     const tx = loop.transactions?.forPartition(batch.topic, batch.partition) ?? null;
     const offsets = new BatchOffsets(batch.topic, batch.partition, payload, tx, loop.events);
+    let holding = false;
+    const handOver = () => {
+      if (holding) loop.turns.release();
+      holding = false;
+    };
     try {
       for (const message of batch.messages) {
         if (!isRunning() || isStale()) break;
+        const writtenAt = Number(message.timestamp);
+        // Before its partition waits for older records of others, a transaction commits
+        // what it holds: it would stay open through their handling.
+        if (tx && holding && loop.turns.olderWaiting(writtenAt))
+          await offsets.commitTransaction(tx);
         const rebalance = new AbortController();
         const { signal } = rebalance;
-        const done = await beatingWhile(heartbeat, rebalance, () =>
-          loop.stuck.untilDone(
+        const done = await beatingWhile(heartbeat, rebalance, async () => {
+          // This record's turn is asked for before the one held is given back, so that it
+          // is among the records compared.
+          const turn = loop.turns.take(writtenAt, signal);
+          handOver();
+          await turn;
+          holding = true;
+          return loop.stuck.untilDone(
             batch.topic,
             batch.partition,
             message,
@@ -81,8 +101,8 @@ export function eachBatchOf(loop: BatchLoop) {
             () => loop.onRecord(batch.topic, batch.partition, message, tx, signal),
             tx !== null,
             signal,
-          ),
-        );
+          );
+        });
         // Let go at a rebalance: its error ends the batch as the heartbeat's would have
         // (uncommitted, a transaction aborted), and kafkajs rejoins the group.
         if (done === null && signal.aborted) throw signal.reason;
@@ -95,12 +115,14 @@ export function eachBatchOf(loop: BatchLoop) {
         else if (offsets.due(loop.autoCommitInterval)) await offsets.commitTransaction(tx);
         await heartbeat();
       }
+      handOver();
       // A stale batch (its partition revoked) is the rebalance case of the catch below:
       // aborted, never committed, for the same reason.
       if (tx && isStale()) await tx.abort();
       else if (tx) await offsets.commitTransaction(tx);
       await offsets.settle();
     } catch (error) {
+      handOver();
       await tx?.abort();
       throw error;
     }

@@ -8,6 +8,7 @@ import { beatingWhile } from "../../src/consumer/batch.ts";
 import { memberIdentityFile } from "../../src/consumer/member.ts";
 import { BatchOffsets } from "../../src/consumer/offsets.ts";
 import { StuckPartitions } from "../../src/consumer/stuck.ts";
+import { Turns } from "../../src/consumer/turns.ts";
 
 const quiet = createLogger("test", () => {});
 const message = (offset: string) => ({ offset }) as KafkaMessage;
@@ -182,6 +183,73 @@ describe("the member's heartbeat while a record is handled (beatingWhile)", () =
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe("Issue 55: the member's partitions take turns, the oldest record first (Turns)", () => {
+  /**
+   * Each partition's batch as eachBatchOf runs it: before each record, that record's turn
+   * is asked for, then the one held is given back; the handling takes a few event-loop
+   * turns. Returns the records' timestamps in the order they were handled.
+   */
+  async function handleAll(turns: Turns, partitions: number[][], busy = { now: 0, most: 0 }) {
+    const handled: number[] = [];
+    await Promise.all(
+      partitions.map(async (records) => {
+        let holding = false;
+        for (const at of records) {
+          const turn = turns.take(at);
+          if (holding) turns.release();
+          await turn;
+          holding = true;
+          busy.now++;
+          busy.most = Math.max(busy.most, busy.now);
+          handled.push(at);
+          await new Promise((r) => setTimeout(r, 2));
+          busy.now--;
+        }
+        if (holding) turns.release();
+      }),
+    );
+    return handled;
+  }
+
+  it("When three partitions' batches arrive together for one turn, then their records are handled oldest first, each partition in its own order", async () => {
+    const handled = await handleAll(new Turns(1), [
+      [10, 40, 70],
+      [20, 50],
+      [5, 30, 90],
+    ]);
+    expect(handled).toEqual([5, 10, 20, 30, 40, 50, 70, 90]);
+  });
+
+  it("When two turns are allowed, then two records are handled at a time, never more", async () => {
+    const busy = { now: 0, most: 0 };
+    const handled = await handleAll(
+      new Turns(2),
+      [
+        [1, 4],
+        [2, 5],
+        [3, 6],
+      ],
+      busy,
+    );
+    expect(busy.most).toBe(2);
+    expect([...handled].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it("When a waiting record's signal is aborted (a rebalance), then it rejects with the reason and the turn goes to the next record", async () => {
+    const turns = new Turns(1);
+    await turns.take(1);
+    const rebalance = new AbortController();
+    const letGo = turns.take(2, rebalance.signal);
+    const next = turns.take(3);
+    expect(turns.olderWaiting(3)).toBe(true);
+    rebalance.abort(new Error("REBALANCE_IN_PROGRESS"));
+    await expect(letGo).rejects.toThrow("REBALANCE_IN_PROGRESS");
+    expect(turns.olderWaiting(3)).toBe(false);
+    turns.release();
+    await next;
   });
 });
 
