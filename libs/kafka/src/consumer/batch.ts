@@ -123,6 +123,7 @@ export function eachBatchOf(loop: BatchLoop) {
       await offsets.settle();
     } catch (error) {
       handOver();
+      offsets.close();
       await tx?.abort();
       throw error;
     }

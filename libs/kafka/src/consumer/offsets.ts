@@ -11,6 +11,7 @@ export class BatchOffsets {
   private readonly inFlight: { offset: string; pending?: Promise<void>; done: boolean }[] = [];
   private readonly uncommitted: string[] = [];
   private lastCommit = Date.now();
+  private closed = false;
 
   constructor(
     private readonly topic: string,
@@ -20,17 +21,34 @@ export class BatchOffsets {
     private readonly events: ConsumerEvents,
   ) {}
 
-  /** A record handed over; `pending` is its pipelined step, if it has one. */
+  /**
+   * A record handed over; `pending` is its pipelined step, if it has one. Its offset is
+   * resolved as soon as that step and every earlier one are done, not when the next record
+   * is: a rebalance commits what is resolved (kafkajs does, at the heartbeat that tells
+   * it), and a decision published but resolved only after the next one was made again by
+   * the partition's next owner, once per rebalance (issue 55).
+   */
   add(offset: string, pending: Promise<void> | undefined): void {
     const p = { offset, pending, done: pending === undefined };
     pending?.then(
       () => {
         p.done = true;
+        this.resolveDone();
       },
       () => {}, // awaited in settle(), in order
     );
     this.inFlight.push(p);
-    while (this.inFlight[0]?.done) this.resolve((this.inFlight.shift() as typeof p).offset);
+    this.resolveDone();
+  }
+
+  /** The batch ended in an error: nothing more is resolved (its partition may have moved). */
+  close(): void {
+    this.closed = true;
+  }
+
+  private resolveDone(): void {
+    while (!this.closed && this.inFlight[0]?.done)
+      this.resolve((this.inFlight.shift() as (typeof this.inFlight)[number]).offset);
   }
 
   /** Whether a transaction has been open for `interval` ms or more. */
