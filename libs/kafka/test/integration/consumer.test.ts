@@ -99,7 +99,9 @@ describe("Issue 55: a rebalance deals the partitions with the most records waiti
     }
     const groupId = uniqueName("backlog-group");
     // Each record waits (as payments' decision does) until the group rebalances: the backlog
-    // stays where it is, uncommitted, while the members join.
+    // stays where it is, uncommitted, while the members join. `done` ends the waits, so that
+    // the members stop at once.
+    const done = new AbortController();
     const member = () =>
       startConsumer({
         kafka,
@@ -110,7 +112,8 @@ describe("Issue 55: a rebalance deals the partitions with the most records waiti
         deadLetters: publicador,
         log,
         handle: async (_v, meta) => {
-          await sleep(60_000, undefined, { signal: meta.signal });
+          const signals = meta.signal ? [meta.signal, done.signal] : [done.signal];
+          await sleep(60_000, undefined, { signal: AbortSignal.any(signals) });
         },
       });
     const first = await member();
@@ -127,7 +130,55 @@ describe("Issue 55: a rebalance deals the partitions with the most records waiti
       const heavy = (c: RunningConsumer) => held(c).filter((p) => p === 0 || p === 2);
       expect([heavy(first).length, heavy(second).length]).toEqual([1, 1]);
     } finally {
+      done.abort();
       await Promise.all([first.stop(), second.stop()]);
     }
   }, 90_000);
+});
+
+describe("Issue 55: one member's partitions take turns at the handler, the oldest record first (consumer/turns.ts)", () => {
+  it("When a member's three partitions hold records written in turn, then it handles them in the order they were written, not partition after partition", async () => {
+    const topic = uniqueName("oldest-first");
+    await createTopic(kafka, topic, 3);
+    // Nine records, written 10 ms apart in turn on partitions 0, 1, 2, 0, 1, ...: the
+    // pedidoId is the order of writing.
+    const base = Date.now() - 60_000;
+    const producer = kafka.producer();
+    await producer.connect();
+    try {
+      await producer.send({
+        topic,
+        acks: -1,
+        messages: Array.from({ length: 9 }, (_, i) => ({
+          partition: i % 3,
+          key: String(i + 1),
+          value: JSON.stringify(aPedidoCriado({ pedidoId: i + 1 })),
+          timestamp: String(base + i * 10),
+        })),
+      });
+    } finally {
+      await producer.disconnect();
+    }
+    const handled: number[] = [];
+    const member = await startConsumer({
+      kafka,
+      groupId: uniqueName("oldest-first-group"),
+      topics: [topic],
+      contract: PedidoCriado,
+      keyOf: (v) => String(v.pedidoId),
+      deadLetters: publicador,
+      log,
+      handle: async (v) => {
+        handled.push(v.pedidoId);
+        await sleep(20);
+      },
+    });
+    try {
+      await waitFor(() => handled.length >= 9, { timeoutMs: 30_000, what: "nine records handled" });
+      // kafkajs alone handed the batches over one partition after the other: 1, 4, 7, 2, ...
+      expect(handled).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    } finally {
+      await member.stop();
+    }
+  }, 60_000);
 });
