@@ -1,17 +1,60 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { PedidoCriado } from "@shop/contracts";
+import type { Message } from "kafkajs";
 import { afterAll, describe, expect, it } from "vitest";
 import { uniqueName } from "../../../../harness/env.ts";
 import { aPedidoCriado } from "../../../../test/helpers/fixtures.ts";
 import { createTopic, testKafka } from "../../../../test/helpers/kafka.ts";
 import { capturingLogger } from "../../../../test/helpers/shop.ts";
 import { waitFor } from "../../../../test/helpers/wait.ts";
-import { createPublisher, type RunningConsumer, startConsumer } from "../../src/index.ts";
+import {
+  type ConsumerOptions,
+  createPublisher,
+  type RunningConsumer,
+  startConsumer,
+} from "../../src/index.ts";
 
 const kafka = testKafka();
 const log = capturingLogger("consumer-test");
 const publicador = createPublisher(kafka, 5_000, log);
 let running: RunningConsumer | undefined;
+
+/** A PedidoCriado record of `pedidoId`, keyed by it. */
+const pedidoRecord = (pedidoId: number) => ({
+  key: String(pedidoId),
+  value: JSON.stringify(aPedidoCriado({ pedidoId })),
+});
+
+/** A new topic of three partitions holding `messages`, acknowledged by every replica. */
+async function topicWith(name: string, messages: Message[]): Promise<string> {
+  const topic = uniqueName(name);
+  await createTopic(kafka, topic, 3);
+  const producer = kafka.producer();
+  await producer.connect();
+  try {
+    await producer.send({ topic, acks: -1, messages });
+  } finally {
+    await producer.disconnect();
+  }
+  return topic;
+}
+
+/** A consumer of PedidoCriado records in `groupId`, each handled by `handle`. */
+const pedidosConsumer = (
+  groupId: string,
+  topic: string,
+  handle: ConsumerOptions<PedidoCriado>["handle"],
+) =>
+  startConsumer({
+    kafka,
+    groupId,
+    topics: [topic],
+    contract: PedidoCriado,
+    keyOf: (v) => String(v.pedidoId),
+    deadLetters: publicador,
+    log,
+    handle,
+  });
 
 afterAll(async () => {
   await running?.stop();
@@ -29,21 +72,12 @@ describe("startConsumer", () => {
     const handled: number[] = [];
     let presasNaSegunda: unknown[] = [];
     const eventos: string[] = [];
-    running = await startConsumer({
-      kafka,
-      groupId: uniqueName("crash-group"),
-      topics: [topic],
-      contract: PedidoCriado,
-      keyOf: (v) => String(v.pedidoId),
-      deadLetters: publicador,
-      log,
-      handle: async (v) => {
-        chamadas++;
-        // A TypeError is one of the errors kafkajs treats as unrecoverable: CRASH, restart false.
-        if (chamadas === 1) throw new TypeError("a bug met once");
-        presasNaSegunda = running?.status().stuck ?? [];
-        handled.push(v.pedidoId);
-      },
+    running = await pedidosConsumer(uniqueName("crash-group"), topic, async (v) => {
+      chamadas++;
+      // A TypeError is one of the errors kafkajs treats as unrecoverable: CRASH, restart false.
+      if (chamadas === 1) throw new TypeError("a bug met once");
+      presasNaSegunda = running?.status().stuck ?? [];
+      handled.push(v.pedidoId);
     });
 
     for (const nome of ["received", "retried", "handled", "acked", "committed"] as const)
@@ -74,47 +108,25 @@ describe("startConsumer", () => {
 
 describe("Issue 55: a rebalance deals the partitions with the most records waiting to different members (consumer/assigner.ts)", () => {
   it("When a second member joins a group whose backlog sits on partitions 0 and 2, then each member holds one of them (kafkajs's round robin gave the first member both)", async () => {
-    const topic = uniqueName("backlog");
-    await createTopic(kafka, topic, 3);
     // Ten records on partitions 0 and 2, none on 1: the group's lag, 10, 0, 10.
-    const producer = kafka.producer();
-    await producer.connect();
-    try {
-      await producer.send({
-        topic,
-        acks: -1,
-        messages: [0, 2].flatMap((partition) =>
-          Array.from({ length: 10 }, (_, i) => {
-            const pedidoId = partition * 100 + i + 1;
-            return {
-              partition,
-              key: String(pedidoId),
-              value: JSON.stringify(aPedidoCriado({ pedidoId })),
-            };
-          }),
-        ),
-      });
-    } finally {
-      await producer.disconnect();
-    }
+    const topic = await topicWith(
+      "backlog",
+      [0, 2].flatMap((partition) =>
+        Array.from({ length: 10 }, (_, i) => ({
+          partition,
+          ...pedidoRecord(partition * 100 + i + 1),
+        })),
+      ),
+    );
     const groupId = uniqueName("backlog-group");
     // Each record waits (as payments' decision does) until the group rebalances: the backlog
     // stays where it is, uncommitted, while the members join. `done` ends the waits, so that
     // the members stop at once.
     const done = new AbortController();
     const member = () =>
-      startConsumer({
-        kafka,
-        groupId,
-        topics: [topic],
-        contract: PedidoCriado,
-        keyOf: (v) => String(v.pedidoId),
-        deadLetters: publicador,
-        log,
-        handle: async (_v, meta) => {
-          const signals = meta.signal ? [meta.signal, done.signal] : [done.signal];
-          await sleep(60_000, undefined, { signal: AbortSignal.any(signals) });
-        },
+      pedidosConsumer(groupId, topic, async (_v, meta) => {
+        const signals = meta.signal ? [meta.signal, done.signal] : [done.signal];
+        await sleep(60_000, undefined, { signal: AbortSignal.any(signals) });
       });
     const first = await member();
     const second = await member();
@@ -138,40 +150,21 @@ describe("Issue 55: a rebalance deals the partitions with the most records waiti
 
 describe("Issue 55: one member's partitions take turns at the handler, the oldest record first (consumer/turns.ts)", () => {
   it("When a member's three partitions hold records written in turn, then it handles them in the order they were written, not partition after partition", async () => {
-    const topic = uniqueName("oldest-first");
-    await createTopic(kafka, topic, 3);
     // Nine records, written 10 ms apart in turn on partitions 0, 1, 2, 0, 1, ...: the
     // pedidoId is the order of writing.
     const base = Date.now() - 60_000;
-    const producer = kafka.producer();
-    await producer.connect();
-    try {
-      await producer.send({
-        topic,
-        acks: -1,
-        messages: Array.from({ length: 9 }, (_, i) => ({
-          partition: i % 3,
-          key: String(i + 1),
-          value: JSON.stringify(aPedidoCriado({ pedidoId: i + 1 })),
-          timestamp: String(base + i * 10),
-        })),
-      });
-    } finally {
-      await producer.disconnect();
-    }
+    const topic = await topicWith(
+      "oldest-first",
+      Array.from({ length: 9 }, (_, i) => ({
+        partition: i % 3,
+        ...pedidoRecord(i + 1),
+        timestamp: String(base + i * 10),
+      })),
+    );
     const handled: number[] = [];
-    const member = await startConsumer({
-      kafka,
-      groupId: uniqueName("oldest-first-group"),
-      topics: [topic],
-      contract: PedidoCriado,
-      keyOf: (v) => String(v.pedidoId),
-      deadLetters: publicador,
-      log,
-      handle: async (v) => {
-        handled.push(v.pedidoId);
-        await sleep(20);
-      },
+    const member = await pedidosConsumer(uniqueName("oldest-first-group"), topic, async (v) => {
+      handled.push(v.pedidoId);
+      await sleep(20);
     });
     try {
       await waitFor(() => handled.length >= 9, { timeoutMs: 30_000, what: "nine records handled" });
