@@ -61,10 +61,12 @@ export async function beatingWhile<R>(
  * kafkajs's eachBatch: the batch's records one after the other, each in its turn among the
  * member's partitions (the oldest record first, consumer/turns.ts) and handled until done
  * (the stuck-partition policy), their offsets resolved in order, committed during a long
- * batch and at its end. Never a commit after an error, not even of finished work at a
- * rebalance: kafkajs reads offsets without require_stable (KIP-447), so a member could
+ * batch and at its end. Never a commit of ours after an error, not even of finished work
+ * at a rebalance: kafkajs reads offsets without require_stable (KIP-447), so a member could
  * read its partition's offset before this commit is written and decide the same records
- * again.
+ * again. Without a transaction, kafkajs itself commits what is resolved when a heartbeat
+ * answers that the group is rebalancing, before this member rejoins it; BatchOffsets
+ * resolves each offset as soon as its record is done, so that commit includes it.
  */
 export function eachBatchOf(loop: BatchLoop) {
   return async (payload: EachBatchPayload): Promise<void> => {
