@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
 import { PedidoCriado } from "@shop/contracts";
 import type { Message } from "kafkajs";
@@ -126,7 +127,10 @@ describe("Issue 55: a rebalance deals the partitions with the most records waiti
     const member = () =>
       pedidosConsumer(groupId, topic, async (_v, meta) => {
         const signals = meta.signal ? [meta.signal, done.signal] : [done.signal];
-        await sleep(60_000, undefined, { signal: AbortSignal.any(signals) });
+        // Until the group rebalances (meta.signal) or the test ends (done): no time set.
+        const either = AbortSignal.any(signals);
+        if (!either.aborted) await once(either, "abort");
+        throw either.reason;
       });
     const first = await member();
     const second = await member();
