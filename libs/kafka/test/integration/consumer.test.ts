@@ -152,7 +152,7 @@ describe("Issue 55: a rebalance deals the partitions with the most records waiti
   }, 90_000);
 });
 
-describe("Issue 55: one member's partitions take turns at the handler, the oldest record first (consumer/turns.ts)", () => {
+describe("Rule E6, issue 55: one member's partitions take turns at the handler, one record at a time, the oldest first (consumer/turns.ts)", () => {
   it("When a member's three partitions hold records written in turn, then it handles them in the order they were written, not partition after partition", async () => {
     // Nine records, written 10 ms apart in turn on partitions 0, 1, 2, 0, 1, ...: the
     // pedidoId is the order of writing.
@@ -166,14 +166,20 @@ describe("Issue 55: one member's partitions take turns at the handler, the oldes
       })),
     );
     const handled: number[] = [];
+    // Records in the handler now, and the most there at once: one, though every batch is
+    // handed over at once.
+    const inHandler = { now: 0, most: 0 };
     const member = await pedidosConsumer(uniqueName("oldest-first-group"), topic, async (v) => {
+      inHandler.most = Math.max(inHandler.most, ++inHandler.now);
       handled.push(v.pedidoId);
       await sleep(20);
+      inHandler.now--;
     });
     try {
       await waitFor(() => handled.length >= 9, { timeoutMs: 30_000, what: "nine records handled" });
       // kafkajs alone handed the batches over one partition after the other: 1, 4, 7, 2, ...
       expect(handled).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      expect(inHandler.most).toBe(1);
     } finally {
       await member.stop();
     }

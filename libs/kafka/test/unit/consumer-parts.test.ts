@@ -186,7 +186,7 @@ describe("the member's heartbeat while a record is handled (beatingWhile)", () =
   });
 });
 
-describe("Issue 55: the member's partitions take turns, the oldest record first (Turns)", () => {
+describe("Rule E6, issue 55: the member's partitions take turns, the oldest record first (Turns)", () => {
   /**
    * Each partition's batch as eachBatchOf runs it: before each record, that record's turn
    * is asked for, then the one held is given back; the handling takes a few event-loop
