@@ -12,6 +12,7 @@ import { backlogAssigner } from "./consumer/assigner.ts";
 import { eachBatchOf } from "./consumer/batch.ts";
 import { type Membership, watchGroup } from "./consumer/group.ts";
 import { type MemberIdentity, memberIdentityInMemory } from "./consumer/member.ts";
+import { RebalanceNotice } from "./consumer/rebalance.ts";
 import { type RecordHandling, type RecordMeta, recordHandler } from "./consumer/record.ts";
 import { StuckPartitions } from "./consumer/stuck.ts";
 import { FETCH_WAIT_MS, HEARTBEAT_MS, SESSION_MS } from "./consumer/timings.ts";
@@ -136,8 +137,9 @@ export function consumerConfig(
  * record: decode, contract, dead letter, handler), consumer/stuck.ts (the stuck-partition
  * policy), consumer/offsets.ts (in-order offsets and transaction commits),
  * consumer/batch.ts (the fetch loop: kafkajs's eachBatch), consumer/turns.ts (the oldest
- * record first across the member's partitions) and consumer/group.ts (kafkajs's events
- * turned into state, events and metrics).
+ * record first across the member's partitions), consumer/rebalance.ts (a rebalance heard by
+ * one batch, told to all) and consumer/group.ts (kafkajs's events turned into state, events
+ * and metrics).
  */
 export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<RunningConsumer> {
   const { kafka, groupId, topics, log } = options;
@@ -148,12 +150,14 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
     ? partitionTransactions(kafka, { ...options.transactional, groupId, log })
     : null;
   const handling: RecordHandling<T> = { ...options, events };
+  const rebalance = new RebalanceNotice();
   const eachBatch = eachBatchOf({
     onRecord: recordHandler(handling),
     stuck,
     events,
     transactions,
     turns: new Turns(options.partitionsAtOnce ?? 1),
+    rebalance,
     ...(options.autoCommitInterval ? { autoCommitInterval: options.autoCommitInterval } : {}),
   });
   let stopping = false;
@@ -169,6 +173,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
         state,
         events,
         eachBatch,
+        rebalance,
         transactional: transactions !== null,
         onCrash: (crashed) => {
           if (!stopping) setTimeout(() => void replace(crashed), 1_000);
@@ -220,6 +225,8 @@ async function runKafkajsConsumer<T>(
     state: Membership;
     events: ConsumerEvents;
     eachBatch: EachBatchHandler;
+    /** Told by eachBatch of a rebalance; a new generation once the member joined again. */
+    rebalance: RebalanceNotice;
     /** With transactions the offsets are committed in them, never by kafkajs. */
     transactional: boolean;
     onCrash: (crashed: Consumer) => void;
@@ -234,8 +241,10 @@ async function runKafkajsConsumer<T>(
     ...(rejoinAs ? { rejoinAs } : {}),
   } as ConsumerConfig);
   watchGroup(consumer, run.state, run.events, log, () => run.onCrash(consumer));
-  if (identity)
-    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => identity.save(payload.memberId));
+  consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+    run.rebalance.joined();
+    identity?.save(payload.memberId);
+  });
   await consumer.connect();
   // Right after its topics were created, a broker of a cluster (one just restarted, say)
   // may not know them yet: UNKNOWN_TOPIC_OR_PARTITION is retried, not a failed start.

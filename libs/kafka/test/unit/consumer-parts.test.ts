@@ -7,6 +7,7 @@ import { describe, expect, it, vi } from "vitest";
 import { beatingWhile } from "../../src/consumer/batch.ts";
 import { memberIdentityFile } from "../../src/consumer/member.ts";
 import { BatchOffsets } from "../../src/consumer/offsets.ts";
+import { RebalanceNotice } from "../../src/consumer/rebalance.ts";
 import { StuckPartitions } from "../../src/consumer/stuck.ts";
 import { Turns } from "../../src/consumer/turns.ts";
 
@@ -144,7 +145,7 @@ describe("the member's heartbeat while a record is handled (beatingWhile)", () =
       const record = new Promise<string>((r) => {
         finish = r;
       });
-      const rebalance = new AbortController();
+      const rebalance = new RebalanceNotice();
       const done = beatingWhile(heartbeat, rebalance, () => record, 1000);
       await vi.advanceTimersByTimeAsync(3000);
       expect(beats).toBe(3);
@@ -164,7 +165,7 @@ describe("the member's heartbeat while a record is handled (beatingWhile)", () =
       const rebalancing = Object.assign(new Error("The group is rebalancing"), {
         type: "REBALANCE_IN_PROGRESS",
       });
-      const rebalance = new AbortController();
+      const rebalance = new RebalanceNotice();
       const record = new Promise<string>((_, reject) =>
         rebalance.signal.addEventListener("abort", () => reject(new Error("let go"))),
       );
@@ -180,6 +181,43 @@ describe("the member's heartbeat while a record is handled (beatingWhile)", () =
       await vi.advanceTimersByTimeAsync(1000);
       await outcome;
       expect(rebalance.signal.reason).toBe(rebalancing);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("Issue 55: when one of the member's batches hears of the rebalance and kafkajs answers the other's heartbeat without asking, then the record in the other's hands is let go too, and once the member joined again a new notice is clear", async () => {
+    vi.useFakeTimers();
+    try {
+      const rebalancing = Object.assign(new Error("The group is rebalancing"), {
+        type: "REBALANCE_IN_PROGRESS",
+      });
+      const rebalance = new RebalanceNotice();
+      const { signal } = rebalance;
+      // kafkajs sends one heartbeat request an interval for the whole member: the batch
+      // waiting for its turn asks first and hears the answer; the one handling a record is
+      // answered "done" without a request.
+      let asked = 0;
+      const waitingBatch = async () => {
+        asked++;
+        throw rebalancing;
+      };
+      const handlingBatch = async () => {};
+      const untilLetGo = () =>
+        new Promise<string>((_, reject) =>
+          signal.addEventListener("abort", () => reject(signal.reason), { once: true }),
+        );
+      const waiting = beatingWhile(waitingBatch, rebalance, untilLetGo, 500);
+      const handling = beatingWhile(handlingBatch, rebalance, untilLetGo, 500);
+      const outcomes = Promise.allSettled([waiting, handling]);
+      await vi.advanceTimersByTimeAsync(500);
+      const [a, b] = await outcomes;
+      expect(asked).toBe(1);
+      expect(a).toEqual({ status: "rejected", reason: rebalancing });
+      expect(b).toEqual({ status: "rejected", reason: rebalancing });
+      rebalance.joined();
+      expect(rebalance.signal.aborted).toBe(false);
+      expect(signal.aborted).toBe(true);
     } finally {
       vi.useRealTimers();
     }
