@@ -38,15 +38,18 @@ export function pagamentoPorts(deps: {
 /**
  * The AsyncAPI operation decidirPagamento: wait (a timer, so HTTP keeps answering), then
  * decide. With `signal` aborted during the wait (the record's partition may be moving at a
- * rebalance), it rejects and decides nothing: the partition's next owner will.
+ * rebalance), it rejects and decides nothing: the partition's next owner will. `waitedMs`:
+ * what this instance already waited for the same record before it let it go.
  */
 export async function decidePagamento(
   ports: PagamentoPorts,
   valor: number,
   signal?: AbortSignal,
+  waitedMs = 0,
 ): Promise<Decisao & { instancia: string }> {
+  const waitMs = ports.decisionWaitMs - waitedMs;
   // With no wait at all (benchmarks), no timer either: a 0 ms timer still costs about 1 ms.
-  if (ports.decisionWaitMs > 0) await wait(ports.decisionWaitMs, undefined, { signal });
+  if (waitMs > 0) await wait(waitMs, undefined, { signal });
   return { ...decide(toCents(valor)), instancia: ports.instancia };
 }
 
