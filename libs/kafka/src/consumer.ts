@@ -19,7 +19,7 @@ import { FETCH_WAIT_MS, HEARTBEAT_MS, SESSION_MS } from "./consumer/timings.ts";
 import { Turns } from "./consumer/turns.ts";
 import { countStuck, measureLag } from "./lag.ts";
 import type { Publisher } from "./publisher.ts";
-import { partitionTransactions } from "./transactions.ts";
+import { type PartitionTransactions, partitionTransactions } from "./transactions.ts";
 
 export type { Partitions } from "./consumer/group.ts";
 export { type MemberIdentity, memberIdentityFile } from "./consumer/member.ts";
@@ -174,7 +174,7 @@ export async function startConsumer<T>(options: ConsumerOptions<T>): Promise<Run
         events,
         eachBatch,
         rebalance,
-        transactional: transactions !== null,
+        transactions,
         onCrash: (crashed) => {
           if (!stopping) setTimeout(() => void replace(crashed), 1_000);
         },
@@ -227,8 +227,11 @@ async function runKafkajsConsumer<T>(
     eachBatch: EachBatchHandler;
     /** Told by eachBatch of a rebalance; a new generation once the member joined again. */
     rebalance: RebalanceNotice;
-    /** With transactions the offsets are committed in them, never by kafkajs. */
-    transactional: boolean;
+    /**
+     * With transactions the offsets are committed in them, never by kafkajs; they are told
+     * of each assignment.
+     */
+    transactions: PartitionTransactions | null;
     onCrash: (crashed: Consumer) => void;
   },
 ): Promise<Consumer> {
@@ -244,17 +247,18 @@ async function runKafkajsConsumer<T>(
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
     run.rebalance.joined();
     identity?.save(payload.memberId);
+    void run.transactions?.assigned(payload.memberAssignment);
   });
   await consumer.connect();
   // Right after its topics were created, a broker of a cluster (one just restarted, say)
   // may not know them yet: UNKNOWN_TOPIC_OR_PARTITION is retried, not a failed start.
   await withRetries(() => consumer.subscribe({ topics, fromBeginning: true }));
   await consumer.run({
-    autoCommit: !run.transactional,
+    autoCommit: run.transactions === null,
     // Every batch of a fetch at once, so that their records take turns, the oldest first
     // (consumer/turns.ts); how many are handled at a time is partitionsAtOnce's.
     partitionsConsumedConcurrently: BATCHES_AT_ONCE,
-    ...(options.autoCommitInterval && !run.transactional
+    ...(options.autoCommitInterval && run.transactions === null
       ? { autoCommitInterval: options.autoCommitInterval }
       : {}),
     eachBatchAutoResolve: false,

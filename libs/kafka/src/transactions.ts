@@ -17,6 +17,12 @@ import { type OutgoingRecord, traced } from "./publisher.ts";
 export interface PartitionTransactions {
   /** The open transaction's sender for one input partition (one is opened if none is). */
   forPartition(topic: string, partition: number): PartitionTransaction;
+  /**
+   * The member joined its group holding `assignment`: the producers of the partitions it no
+   * longer holds are dropped. The next owner's producer fenced them; kept, one would fail
+   * every write with "an old epoch" once its partition came back (issue 55).
+   */
+  assigned(assignment: Record<string, number[]>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -144,15 +150,28 @@ export function partitionTransactions(
     }
     return admin;
   };
+  const idOf = (topic: string, partition: number) =>
+    `${opts.transactionalId}-${topic}-${partition}`;
   return {
     forPartition: (topic, partition) =>
-      partitionTransaction(pool, `${opts.transactionalId}-${topic}-${partition}`, {
+      partitionTransaction(pool, idOf(topic, partition), {
         ...opts,
         topic,
         partition,
         stable: (next) =>
           untilStable(connected, { groupId: opts.groupId, topic, partition, next, log: opts.log }),
       }),
+    async assigned(assignment) {
+      const held = new Set(
+        Object.entries(assignment).flatMap(([topic, ps]) => ps.map((p) => idOf(topic, p))),
+      );
+      await Promise.all(
+        pool
+          .ids()
+          .filter((id) => !held.has(id))
+          .map(pool.drop),
+      );
+    },
     async close() {
       await Promise.all(pool.ids().map(pool.drop));
       const a = admin;

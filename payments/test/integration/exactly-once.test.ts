@@ -2,9 +2,16 @@ import { kafkaNames, pedidoTopics, REPLICATION_FACTOR } from "@shop/contracts";
 import { createKafka, createPublisher, ensureTopics } from "@shop/kafka";
 import { describe, expect, it } from "vitest";
 import { shopConfig } from "../../../harness/env.ts";
-import { committedOffsets, pedidoCriadoRecords, readTopic } from "../../../test/helpers/kafka.ts";
+import { metricSum } from "../../../harness/http.ts";
+import {
+  committedOffsets,
+  endOffsets,
+  pedidoCriadoRecords,
+  readTopic,
+} from "../../../test/helpers/kafka.ts";
 import {
   capturingLogger,
+  http,
   ServiceProcess,
   serviceEnv,
   uniquePrefix,
@@ -21,6 +28,10 @@ import { readConfig } from "../../src/config.ts";
 const shop = testShop("exactly-once");
 
 const brokers = shopConfig().kafka.brokers;
+
+interface Saude {
+  consumidor: { particoes: Record<string, number[]> } | null;
+}
 
 describe("Payments' delivery setting (ENTREGA)", () => {
   it("When ENTREGA is not set, then payments is at-least-once, as the spec says", () => {
@@ -93,4 +104,72 @@ describe("Payments' delivery setting (ENTREGA)", () => {
       await publisher.close();
     }
   }, 90_000);
+  it("Issue 55: when partitions move to a second instance (ENTREGA=exatamente-uma-vez) and back at its leave, then the first instance's transactions on them commit at once: the producers the second fenced are not used again", async () => {
+    const prefix = uniquePrefix("eos-back");
+    const names = kafkaNames(prefix);
+    const log = capturingLogger("test");
+    const kafka = createKafka(brokers, "eos-back-test", log);
+    await ensureTopics(kafka, pedidoTopics(names), REPLICATION_FACTOR);
+    const publisher = createPublisher(kafka, 5000, log);
+    const all = brokers.join(",");
+    const topic = names.topics.pedidosCriados;
+    let sent = 0;
+    /** `n` more orders on the three partitions, then every partition committed to its end. */
+    const decided = async (n: number) => {
+      await publisher.publishBatch(pedidoCriadoRecords(topic, sent + n).slice(sent));
+      sent += n;
+      const ends = await endOffsets(all, topic);
+      await waitFor(
+        async () => {
+          const committed = await committedOffsets(all, names.groups.pagamentos, topic);
+          return [...ends].every(([p, high]) => (committed.get(p) ?? -1) >= high);
+        },
+        { timeoutMs: 30_000, intervalMs: 100, what: `${sent} orders committed` },
+      );
+    };
+    const instance = (name: string) =>
+      ServiceProcess.start(
+        name,
+        "payments",
+        serviceEnv(prefix, {
+          INSTANCIA: name,
+          TEMPO_DECISAO_MS: "20",
+          ENTREGA: "exatamente-uma-vez",
+        }),
+      ).then(shop.own);
+    try {
+      // caixa-1 writes a transaction on each partition: a producer each.
+      const one = await instance("caixa-1");
+      await decided(12);
+      // caixa-2 is dealt some of them and writes there: its producers fence caixa-1's.
+      const two = await instance("caixa-2");
+      await waitFor(
+        async () => {
+          const held = (await http<Saude>("GET", `${two.url()}/saude`)).body.consumidor?.particoes;
+          return (held?.[topic]?.length ?? 0) > 0;
+        },
+        { timeoutMs: 30_000, what: "caixa-2 holding a partition" },
+      );
+      await decided(12);
+      const failedBefore = await metricSum(one.url(), "shop_messages_failed_total", {});
+      // caixa-2 leaves: caixa-1 holds every partition again and decides what comes.
+      await two.stop();
+      await waitFor(
+        async () => {
+          const held = (await http<Saude>("GET", `${one.url()}/saude`)).body.consumidor?.particoes;
+          return held?.[topic]?.length === 3;
+        },
+        { timeoutMs: 30_000, what: "caixa-1 holding every partition again" },
+      );
+      await decided(12);
+      // Not one write failed on a fenced producer ("an old epoch"), nor was retried.
+      expect(await metricSum(one.url(), "shop_messages_failed_total", {})).toBe(failedBefore);
+      expect(await metricSum(one.url(), "shop_consumer_retries_total", {})).toBe(0);
+      const results = await readTopic(all, names.topics.pagamentosResultados);
+      expect(new Set(results.map((r) => Number(r.value.pedidoId))).size).toBe(sent);
+      expect(results).toHaveLength(sent);
+    } finally {
+      await publisher.close();
+    }
+  }, 120_000);
 });
