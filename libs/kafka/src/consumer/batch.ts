@@ -2,7 +2,7 @@ import type { ConsumerEvents } from "@shop/service";
 import type { EachBatchPayload } from "kafkajs";
 import type { PartitionTransactions } from "../transactions.ts";
 import { BatchOffsets } from "./offsets.ts";
-import type { RebalanceNotice } from "./rebalance.ts";
+import type { Generation, RebalanceNotice } from "./rebalance.ts";
 import type { recordHandler } from "./record.ts";
 import type { StuckPartitions } from "./stuck.ts";
 import { HEARTBEAT_MS } from "./timings.ts";
@@ -30,7 +30,7 @@ const REJOIN = new Set([
 ]);
 
 /** Whether a heartbeat's error means "rejoin"; if so, the member's batches are told. */
-function heardRejoin(error: { type?: string }, rebalance: Pick<RebalanceNotice, "heard">): boolean {
+function heardRejoin(error: { type?: string }, rebalance: Pick<Generation, "heard">): boolean {
   if (!REJOIN.has(error?.type ?? "")) return false;
   rebalance.heard(error);
   return true;
@@ -41,15 +41,15 @@ function heardRejoin(error: { type?: string }, rebalance: Pick<RebalanceNotice, 
  * heartbeats only when eachBatch calls it, between records; payments' record takes 3 s, so
  * the group heard from a busy member every 3 s and learned of a rebalance (a member gone,
  * one joining) only after the record. Beside the record, the session never comes near its
- * end, and a rebalance is known within a second: the member's `rebalance` notice is told
- * then, with the heartbeat's error, so that a handler that has done nothing durable yet
+ * end, and a rebalance is known within a second: the member's batches of this generation
+ * are told then (`rebalance`), with the heartbeat's error, so that a handler that has done nothing durable yet
  * (payments, still waiting to decide) lets the record go instead of finishing it while
  * the whole group waits for this member (RecordMeta.signal, consumer/record.ts). Any other
  * error of that heartbeat is left to the heartbeat after the record.
  */
 export async function beatingWhile<R>(
   heartbeat: () => Promise<void>,
-  rebalance: Pick<RebalanceNotice, "heard">,
+  rebalance: Pick<Generation, "heard">,
   work: () => Promise<R>,
   everyMs = HEARTBEAT_MS,
 ): Promise<R> {
@@ -83,7 +83,8 @@ export function eachBatchOf(loop: BatchLoop) {
   return async (payload: EachBatchPayload): Promise<void> => {
     const { batch, heartbeat, commitOffsetsIfNecessary, isRunning, isStale } = payload;
     // This generation's notice, shared by the member's batches.
-    const { signal } = loop.rebalance;
+    const generation = loop.rebalance.current();
+    const { signal } = generation;
     const tx = loop.transactions?.forPartition(batch.topic, batch.partition) ?? null;
     const offsets = new BatchOffsets(batch.topic, batch.partition, payload, tx, loop.events);
     let holding = false;
@@ -100,7 +101,7 @@ export function eachBatchOf(loop: BatchLoop) {
         // what it holds: it would stay open through their handling.
         if (tx && holding && loop.turns.olderWaiting(writtenAt))
           await offsets.commitTransaction(tx);
-        const done = await beatingWhile(heartbeat, loop.rebalance, async () => {
+        const done = await beatingWhile(heartbeat, generation, async () => {
           // This record's turn is asked for before the one held is given back, so that it
           // is among the records compared.
           const turn = loop.turns.take(writtenAt, signal);
@@ -128,7 +129,7 @@ export function eachBatchOf(loop: BatchLoop) {
         if (!tx) await commitOffsetsIfNecessary();
         else if (offsets.due(loop.autoCommitInterval)) await offsets.commitTransaction(tx);
         await heartbeat().catch((error: { type?: string }) => {
-          heardRejoin(error, loop.rebalance);
+          heardRejoin(error, generation);
           throw error;
         });
       }
