@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, rmSync, statfsSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, statfsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -27,8 +27,9 @@ export const scratchDir = (): string => process.env.SHOP_SCRATCH_DIR || tmpdir()
 const NEEDED_BYTES = 4 * 1024 ** 3;
 
 /**
- * A test run's scratch folder in memory, /dev/shm/shop-<checkout id>, emptied of what an
- * earlier run left; null where /dev/shm is missing or has less than 4 GB free.
+ * A test run's scratch folder in memory, /dev/shm/shop-<checkout id>-<the run's pid>; null
+ * where /dev/shm is missing or has less than 4 GB free. What runs of this checkout that
+ * ended without deleting theirs (killed, say) left is deleted first (forgetEndedRuns).
  *
  * Why in memory: on a 2-core machine whose disk took a few hundred fsyncs a second, the
  * suite's own fsyncs (every SQLite commit of the services it starts, its RabbitMQ nodes'
@@ -37,6 +38,11 @@ const NEEDED_BYTES = 4 * 1024 ** 3;
  * alone (2026-12-01), and every request that waits for a commit waited that long. A test
  * kills processes, never the machine: what a process wrote survives its kill -9 in memory
  * as on disk, so every fault still proves what it proved. The benchmarks run on disk.
+ *
+ * Why one a run: every run of a checkout once shared one folder and emptied it at its start
+ * and end, so `npx vitest run --project unit` in a second terminal deleted the databases
+ * and brokers' data of a fault run in progress (its failover lab then waited 30 s for a
+ * cluster whose folders were gone).
  */
 export function inMemoryScratch(root = ROOT): string | null {
   const shm = "/dev/shm";
@@ -47,19 +53,43 @@ export function inMemoryScratch(root = ROOT): string | null {
   } catch {
     return null;
   }
+  forgetEndedRuns(root, shm);
   const dir = inMemoryScratchPath(root);
-  rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   // As /tmp: the RabbitMQ and PostgreSQL servers a test starts run as their own users.
   chmodSync(dir, 0o1777);
   return dir;
 }
 
-/** The folder inMemoryScratch makes for this checkout (and the end of a run deletes). */
-export const inMemoryScratchPath = (root = ROOT) => join("/dev/shm", `shop-${checkoutId(root)}`);
+/** The folder inMemoryScratch makes for this run of this checkout (and the run's end deletes). */
+export const inMemoryScratchPath = (root = ROOT, shm = "/dev/shm") =>
+  join(shm, `shop-${checkoutId(root)}-${process.pid}`);
 
 /** Deletes the run's in-memory scratch folder, if this run made one (the end of `npm test`). */
 export function forgetInMemoryScratch(root = ROOT): void {
   if (process.env.SHOP_SCRATCH_DIR === inMemoryScratchPath(root))
     rmSync(inMemoryScratchPath(root), { recursive: true, force: true });
+}
+
+/**
+ * Deletes, in `shm`, the scratch folders of this checkout's runs whose process has ended,
+ * and the one folder all its runs shared before; another run's, alive, is left alone.
+ */
+export function forgetEndedRuns(root: string, shm: string): void {
+  const prefix = `shop-${checkoutId(root)}`;
+  for (const name of readdirSync(shm)) {
+    const pid = name.startsWith(`${prefix}-`) ? Number(name.slice(prefix.length + 1)) : Number.NaN;
+    if (name === prefix || (Number.isInteger(pid) && !alive(pid)))
+      rmSync(join(shm, name), { recursive: true, force: true });
+  }
+}
+
+/** Whether a process runs (one of another user's answers EPERM: it runs). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
