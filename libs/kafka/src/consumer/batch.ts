@@ -29,11 +29,9 @@ const REJOIN = new Set([
   "FENCED_INSTANCE_ID",
 ]);
 
-/** Whether a heartbeat's error means "rejoin"; if so, the member's batches are told. */
-function heardRejoin(error: { type?: string }, rebalance: Pick<Generation, "heard">): boolean {
-  if (!REJOIN.has(error?.type ?? "")) return false;
-  rebalance.heard(error);
-  return true;
+/** A heartbeat's error that means "rejoin" is told to the member's batches of its generation. */
+function heardRejoin(error: { type?: string }, rebalance: Pick<Generation, "heard">): void {
+  if (REJOIN.has(error?.type ?? "")) rebalance.heard(error);
 }
 
 /**
@@ -42,10 +40,11 @@ function heardRejoin(error: { type?: string }, rebalance: Pick<Generation, "hear
  * the group heard from a busy member every 3 s and learned of a rebalance (a member gone,
  * one joining) only after the record. Beside the record, the session never comes near its
  * end, and a rebalance is known within a second: the member's batches of this generation
- * are told then (`rebalance`), with the heartbeat's error, so that a handler that has done nothing durable yet
- * (payments, still waiting to decide) lets the record go instead of finishing it while
- * the whole group waits for this member (RecordMeta.signal, consumer/record.ts). Any other
- * error of that heartbeat is left to the heartbeat after the record.
+ * are told then (`rebalance`), with the heartbeat's error, so that a handler that has done
+ * nothing durable yet (payments, still waiting to decide) lets the record go instead of
+ * finishing it while the whole group waits for this member (RecordMeta.signal,
+ * consumer/record.ts). Any other error of that heartbeat is left to the heartbeat after
+ * the record.
  */
 export async function beatingWhile<R>(
   heartbeat: () => Promise<void>,
