@@ -1,11 +1,37 @@
 import { PedidoCriado, pedidoKey } from "@shop/contracts";
-import { createTopicsWaiting, type OutgoingRecord } from "@shop/kafka";
+import { createTopicsWaiting, describePlatform, type OutgoingRecord } from "@shop/kafka";
 import { type Consumer, type EachMessagePayload, Kafka, logLevel } from "kafkajs";
 import { shopConfig, uniqueName } from "../../harness/env.ts";
 import { waitFor } from "./wait.ts";
 
 export function testKafka(clientId = uniqueName("test")): Kafka {
   return new Kafka({ clientId, brokers: shopConfig().kafka.brokers, logLevel: logLevel.ERROR });
+}
+
+/**
+ * Kafka's own view of a consumer group of `topic`: its state and each member's partitions
+ * of it, by the member's client id less a service's prefix (`payments-caixa-1`: caixa-1).
+ */
+export async function groupInKafka(
+  topic: string,
+  groupId: string,
+): Promise<{ estado: string; membros: Map<string, number[]> }> {
+  const admin = testKafka().admin();
+  await admin.connect();
+  try {
+    const [grupo] = (await describePlatform(admin, { [topic]: [groupId] })).grupos;
+    return {
+      estado: grupo?.estado ?? "",
+      membros: new Map(
+        (grupo?.membros ?? []).map((m) => [
+          m.clientId.replace(/^payments-/, ""),
+          m.particoes[topic] ?? [],
+        ]),
+      ),
+    };
+  } finally {
+    await admin.disconnect();
+  }
 }
 
 export async function createTopic(kafka: Kafka, topic: string, numPartitions = 3): Promise<void> {

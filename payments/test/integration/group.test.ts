@@ -1,8 +1,7 @@
 import type { Pedido } from "@shop/contracts";
-import { describePlatform } from "@shop/kafka";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { OrdersApi } from "../../../orders-api/src/server.ts";
-import { testKafka } from "../../../test/helpers/kafka.ts";
+import { groupInKafka } from "../../../test/helpers/kafka.ts";
 import { http, type ServiceProcess } from "../../../test/helpers/shop.ts";
 import { testShop } from "../../../test/helpers/test-shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
@@ -43,21 +42,7 @@ async function assignment(): Promise<Map<string, number[]>> {
 }
 
 /** Kafka's own view of the group: each member's client id and the partitions it holds. */
-async function membrosNoKafka(): Promise<Map<string, number[]>> {
-  const admin = testKafka().admin();
-  await admin.connect();
-  try {
-    const [grupo] = (await describePlatform(admin, { [topico]: [nomes.groups.pagamentos] })).grupos;
-    return new Map(
-      (grupo?.membros ?? []).map((m) => [
-        m.clientId.replace(/^payments-/, ""),
-        m.particoes[topico] ?? [],
-      ]),
-    );
-  } finally {
-    await admin.disconnect();
-  }
-}
+const membrosNoKafka = async () => (await groupInKafka(topico, nomes.groups.pagamentos)).membros;
 
 /** Waits until the group has settled: every partition held by exactly one live instance. */
 async function settled(): Promise<Map<string, number[]>> {

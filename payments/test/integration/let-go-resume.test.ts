@@ -1,9 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { PedidoCriado, pedidoKey } from "@shop/contracts";
-import { describePlatform } from "@shop/kafka";
 import { expect, it } from "vitest";
 import { shopConfig } from "../../../harness/env.ts";
-import { readTopic, testKafka } from "../../../test/helpers/kafka.ts";
+import { groupInKafka, readTopic, testKafka } from "../../../test/helpers/kafka.ts";
 import { testShop } from "../../../test/helpers/test-shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
 
@@ -22,24 +21,7 @@ const DECISION_MS = 3_000;
 const INTO_DECISION_MS = 900;
 
 /** Kafka's view of the payments group: its state and each instance's partitions. */
-async function group() {
-  const admin = testKafka().admin();
-  await admin.connect();
-  try {
-    const [g] = (await describePlatform(admin, { [topic]: [shop.names.groups.pagamentos] })).grupos;
-    return {
-      estado: g?.estado ?? "",
-      membros: new Map(
-        (g?.membros ?? []).map((m) => [
-          m.clientId.replace(/^payments-/, ""),
-          m.particoes[topic] ?? [],
-        ]),
-      ),
-    };
-  } finally {
-    await admin.disconnect();
-  }
-}
+const group = () => groupInKafka(topic, shop.names.groups.pagamentos);
 
 it("Issue 55: when the other payments instance leaves while one is 0.9 s into a 3 s decision, then the one that stays lets the record go, is dealt it back, and decides it within its 3 s and the rebalance's pause, not 3 s after the rebalance", async () => {
   await shop.ordersApi(); // the topics

@@ -1,8 +1,7 @@
 import type { Pedido } from "@shop/contracts";
-import { describePlatform } from "@shop/kafka";
 import { expect, it } from "vitest";
 import { shopConfig } from "../../../harness/env.ts";
-import { readTopic, testKafka } from "../../../test/helpers/kafka.ts";
+import { groupInKafka, readTopic } from "../../../test/helpers/kafka.ts";
 import { http } from "../../../test/helpers/shop.ts";
 import { testShop } from "../../../test/helpers/test-shop.ts";
 import { waitFor } from "../../../test/helpers/wait.ts";
@@ -21,17 +20,8 @@ const DECISION_MS = 15_000;
 
 /** Kafka's view of the payments group: its state and each member's partitions. */
 async function group() {
-  const admin = testKafka().admin();
-  await admin.connect();
-  try {
-    const [g] = (await describePlatform(admin, { [topic]: [shop.names.groups.pagamentos] })).grupos;
-    return {
-      estado: g?.estado ?? "",
-      membros: (g?.membros ?? []).map((m) => m.particoes[topic] ?? []),
-    };
-  } finally {
-    await admin.disconnect();
-  }
+  const g = await groupInKafka(topic, shop.names.groups.pagamentos);
+  return { estado: g.estado, membros: [...g.membros.values()] };
 }
 
 it("When a second payments instance joins while the first is in the middle of a 15 s decision, then the group rebalances within seconds, not after the decision, and the order let go is decided once", async () => {
