@@ -2,6 +2,7 @@ import { PedidoCriado, pedidoKey } from "@shop/contracts";
 import { createTopicsWaiting, describePlatform, type OutgoingRecord } from "@shop/kafka";
 import { type Consumer, type EachMessagePayload, Kafka, logLevel } from "kafkajs";
 import { shopConfig, uniqueName } from "../../harness/env.ts";
+import { withAdmin } from "../../harness/kafka.ts";
 import { waitFor } from "./wait.ts";
 
 export function testKafka(clientId = uniqueName("test")): Kafka {
@@ -12,13 +13,11 @@ export function testKafka(clientId = uniqueName("test")): Kafka {
  * Kafka's own view of a consumer group of `topic`: its state and each member's partitions
  * of it, by the member's client id less a service's prefix (`payments-caixa-1`: caixa-1).
  */
-export async function groupInKafka(
+export function groupInKafka(
   topic: string,
   groupId: string,
 ): Promise<{ estado: string; membros: Map<string, number[]> }> {
-  const admin = testKafka().admin();
-  await admin.connect();
-  try {
+  return withAdmin(shopConfig().kafka.brokers.join(","), async (admin) => {
     const [grupo] = (await describePlatform(admin, { [topic]: [groupId] })).grupos;
     return {
       estado: grupo?.estado ?? "",
@@ -29,9 +28,7 @@ export async function groupInKafka(
         ]),
       ),
     };
-  } finally {
-    await admin.disconnect();
-  }
+  });
 }
 
 export async function createTopic(kafka: Kafka, topic: string, numPartitions = 3): Promise<void> {

@@ -29,6 +29,16 @@ const shop = testShop("exactly-once");
 
 const brokers = shopConfig().kafka.brokers;
 
+/** The shop's topics under a prefix of their own, and a publisher to them (closed by the test). */
+async function freshTopics(name: string) {
+  const prefix = uniquePrefix(name);
+  const names = kafkaNames(prefix);
+  const log = capturingLogger("test");
+  const kafka = createKafka(brokers, `${name}-test`, log);
+  await ensureTopics(kafka, pedidoTopics(names), REPLICATION_FACTOR);
+  return { prefix, names, kafka, publisher: createPublisher(kafka, 5000, log) };
+}
+
 interface Saude {
   consumidor: { particoes: Record<string, number[]> } | null;
 }
@@ -41,12 +51,7 @@ describe("Payments' delivery setting (ENTREGA)", () => {
   });
 
   it("When ENTREGA=exatamente-uma-vez, then every result is written in a committed transaction with its record's offset, one per order", async () => {
-    const prefix = uniquePrefix("eos");
-    const names = kafkaNames(prefix);
-    const log = capturingLogger("test");
-    const kafka = createKafka(brokers, "eos-test", log);
-    await ensureTopics(kafka, pedidoTopics(names), REPLICATION_FACTOR);
-    const publisher = createPublisher(kafka, 5000, log);
+    const { prefix, names, kafka, publisher } = await freshTopics("eos");
     const total = 12;
     try {
       await publisher.publishBatch(
@@ -104,13 +109,9 @@ describe("Payments' delivery setting (ENTREGA)", () => {
       await publisher.close();
     }
   }, 90_000);
+
   it("Issue 55: when partitions move to a second instance (ENTREGA=exatamente-uma-vez) and back at its leave, then the first instance's transactions on them commit at once: the producers the second fenced are not used again", async () => {
-    const prefix = uniquePrefix("eos-back");
-    const names = kafkaNames(prefix);
-    const log = capturingLogger("test");
-    const kafka = createKafka(brokers, "eos-back-test", log);
-    await ensureTopics(kafka, pedidoTopics(names), REPLICATION_FACTOR);
-    const publisher = createPublisher(kafka, 5000, log);
+    const { prefix, names, publisher } = await freshTopics("eos-back");
     const all = brokers.join(",");
     const topic = names.topics.pedidosCriados;
     let sent = 0;

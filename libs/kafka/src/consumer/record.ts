@@ -30,9 +30,10 @@ export interface RecordMeta {
   send?: (records: OutgoingRecord[]) => Promise<void>;
   /**
    * Aborted when the member hears, while this record is in hand, that its group rebalances
-   * (a heartbeat of any of its batches: consumer/batch.ts, beatingWhile; consumer/rebalance.ts). A handler that has done nothing durable yet may then throw, and the
-   * record is left to its partition's next owner, unfinished and uncommitted, instead of
-   * being finished while the whole group waits for this member to rejoin.
+   * (a heartbeat of any of its batches: consumer/batch.ts, beatingWhile;
+   * consumer/rebalance.ts). A handler that has done nothing durable yet may then throw, and
+   * the record is left to its partition's next owner, unfinished and uncommitted, instead
+   * of being finished while the whole group waits for this member to rejoin.
    */
   signal?: AbortSignal;
 }
