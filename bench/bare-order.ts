@@ -87,8 +87,13 @@ export function perTurn<T, R>(flush: (units: T[]) => Promise<R[]> | R[]): (unit:
     });
 }
 
-/** Listens on a free port and prints it, as ServiceProcess waits to read. */
+/**
+ * Listens on a free port and prints it, as ServiceProcess waits to read. A SIGTERM ends the
+ * process by exit(), not by the signal: Node writes a --cpu-prof profile only at an exit
+ * (`npm run bench -- --profile` profiles the bare programs beside the services).
+ */
 export function listen(app: Express, what: string): void {
+  process.once("SIGTERM", () => process.exit(0));
   const server = app.listen(0, "127.0.0.1", () => {
     const address = server.address();
     console.log(
