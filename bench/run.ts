@@ -50,6 +50,8 @@ Measures the shop's cost against baselines run beside it (about 29 minutes on 2 
   --source     run the services from source instead of the bundles in dist/
   --base=<dir> with --only=cut: another checkout of the shop, before a change (npm ci and
               npm run build there); its orders API against this one's, in alternating pairs
+  --pairs=N   with --only=cut or prices: N pairs a step instead of 5 (3 with --quick): a
+              cut of a few percent needs more pairs than the ±10 % a pair moves by
   --help      this text`;
 
 /** The command line, read strictly: an unknown option is named, never ignored. */
@@ -62,6 +64,7 @@ function readArgs() {
         profile: { type: "boolean", default: false },
         source: { type: "boolean", default: false },
         base: { type: "string" },
+        pairs: { type: "string" },
         help: { type: "boolean", default: false },
       },
       strict: true,
@@ -88,6 +91,11 @@ for (const name of only ?? []) {
 }
 if (only?.includes("cut") && args.base === undefined) {
   console.error(`bench: --only=cut needs --base=<another checkout of the shop, built>\n${USAGE}`);
+  process.exit(2);
+}
+const pairs = args.pairs === undefined ? (quick ? 3 : 5) : Number(args.pairs);
+if (!Number.isInteger(pairs) || pairs < 1) {
+  console.error(`bench: --pairs takes a whole number of pairs, 1 or more (got "${args.pairs}")`);
   process.exit(2);
 }
 const log = (line: string) => console.log(line);
@@ -206,7 +214,7 @@ async function main() {
   if (wanted("prices")) {
     prices = await benchPrices({
       brokers,
-      pairs: quick ? 3 : 5,
+      pairs,
       seconds: quick ? 2 : 5,
       connections: 64,
       log,
@@ -218,7 +226,7 @@ async function main() {
     const cut = await benchCut({
       brokers,
       base: args.base,
-      pairs: quick ? 3 : 5,
+      pairs,
       seconds: 5,
       connections: 64,
       log,
