@@ -4,6 +4,7 @@ import {
   type Logger,
   MESSAGING,
   type ProducerSpan,
+  spansRecorded,
   startProducerSpan,
   traceHeader,
 } from "@shop/service";
@@ -77,18 +78,27 @@ export interface PublisherOptions {
   idempotent?: boolean;
 }
 
-/** One producer span per record, in the record's own trace (see OutgoingRecord). */
+/** No attributes: a span that is not recorded keeps none. */
+const NO_ATTRIBUTES = Object.freeze({});
+
+/**
+ * One producer span per record, in the record's own trace (see OutgoingRecord). While no
+ * span is recorded (spansRecorded), a span is only its traceparent: no attributes are built.
+ */
 export function traced<R extends OutgoingRecord>(records: R[]) {
+  const recorded = spansRecorded();
   const spans = records.map((r) =>
     startProducerSpan(
       `send ${r.topic}`,
-      {
-        [MESSAGING.system]: "kafka",
-        [MESSAGING.destination]: r.topic,
-        [MESSAGING.operationType]: "send",
-        [MESSAGING.operationName]: "send",
-        ...(r.key !== null ? { [MESSAGING.kafkaKey]: r.key.toString() } : {}),
-      },
+      recorded
+        ? {
+            [MESSAGING.system]: "kafka",
+            [MESSAGING.destination]: r.topic,
+            [MESSAGING.operationType]: "send",
+            [MESSAGING.operationName]: "send",
+            ...(r.key !== null ? { [MESSAGING.kafkaKey]: r.key.toString() } : {}),
+          }
+        : NO_ATTRIBUTES,
       r.parent,
     ),
   );
@@ -100,6 +110,7 @@ export function traced<R extends OutgoingRecord>(records: R[]) {
   return {
     sent,
     acked(acks: PublishAck[]) {
+      if (!recorded) return;
       acks.forEach((a, i) => {
         spans[i]?.end({
           [MESSAGING.partition]: String(a.partition),

@@ -7,6 +7,7 @@ import {
   propagation,
   ROOT_CONTEXT,
   type Span,
+  type SpanContext,
   SpanKind,
   SpanStatusCode,
   type TextMapGetter,
@@ -14,7 +15,7 @@ import {
   trace,
 } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { parseTraceParent, W3CTraceContextPropagator } from "@opentelemetry/core";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
   BatchSpanProcessor,
@@ -205,29 +206,49 @@ const traceparentIn = (ctx: Context): string | undefined => {
   return carrier.traceparent;
 };
 
+/** A span context as its W3C traceparent: what the propagator writes (version 00). */
+const traceparentOf = (span: SpanContext): string =>
+  `00-${span.traceId}-${span.spanId}-0${(span.traceFlags || TraceFlags.NONE).toString(16)}`;
+
 /** The traceparent of the work running now; an empty one (a new trace) when none. */
 export function currentTraceparent(): string {
   startTracing();
-  return traceparentIn(context.active()) ?? traceparentIn(newTrace()) ?? "";
+  const span = trace.getSpanContext(context.active());
+  return traceparentOf(span && isSpanContextValid(span) ? span : newSpanContext());
+}
+
+/**
+ * Whether spans are recorded now: only while an exporter is attached. Until then a span is
+ * only its ids, and the code that makes one takes the short way (`unrecordedChild`):
+ * OpenTelemetry's would build, per request and per record, a span, its contexts and its
+ * attributes for nothing to read (issue 57).
+ */
+export const spansRecorded = (): boolean => processors.length > 0;
+
+/**
+ * A span that is not recorded, as OpenTelemetry's tracer makes one when its sampler says
+ * NOT_RECORD: a new span id, in the trace of `parent` when it is a valid one, else in a new
+ * trace; not sampled.
+ */
+export function unrecordedChild(parent: SpanContext | null | undefined): SpanContext {
+  return {
+    traceId: parent && isSpanContextValid(parent) ? parent.traceId : ids.generateTraceId(),
+    spanId: ids.generateSpanId(),
+    traceFlags: TraceFlags.NONE,
+  };
 }
 
 /** The header to send onwards with a message: the current trace, when there is one. */
 export function traceHeader(): { traceparent?: string } {
   startTracing();
-  const traceparent = traceparentIn(context.active());
-  return traceparent ? { traceparent } : {};
+  const span = trace.getSpanContext(context.active());
+  return span && isSpanContextValid(span) ? { traceparent: traceparentOf(span) } : {};
 }
 
 const ids = new RandomIdGenerator();
 
 /** The start of a new trace: fresh ids, no span (nothing to record or export). */
-function newTrace(): Context {
-  return trace.setSpanContext(ROOT_CONTEXT, {
-    traceId: ids.generateTraceId(),
-    spanId: ids.generateSpanId(),
-    traceFlags: TraceFlags.NONE,
-  });
-}
+const newSpanContext = (): SpanContext => unrecordedChild(null);
 
 /** The parent carried by a message's traceparent (bytes or text); the root when none. */
 const headerGetter: TextMapGetter<Record<string, unknown>> = {
@@ -262,6 +283,10 @@ export function startProducerSpan(
   attributes: Attributes,
   parent?: string,
 ): ProducerSpan {
+  if (!spansRecorded()) {
+    const of = parent ? parseTraceParent(parent) : trace.getSpanContext(context.active());
+    return { traceparent: traceparentOf(unrecordedChild(of)), end: () => {} };
+  }
   const parentContext = parent ? parentFrom({ traceparent: parent }) : context.active();
   const span = tracer().startSpan(name, { kind: SpanKind.PRODUCER, attributes }, parentContext);
   return {
@@ -320,6 +345,14 @@ export const traceHttp: RequestHandler = (req, res, next) => {
     const traceparent = traceparentIn(context.active());
     if (traceparent) res.setHeader("traceparent", traceparent);
     next();
+    return;
+  }
+  if (!spansRecorded()) {
+    startTracing();
+    const header = req.headers.traceparent;
+    const span = unrecordedChild(typeof header === "string" ? parseTraceParent(header) : null);
+    res.setHeader("traceparent", traceparentOf(span));
+    context.with(trace.setSpanContext(ROOT_CONTEXT, span), next);
     return;
   }
   const parent = parentFrom(req.headers);
