@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { OutboxQueue } from "../../src/store/sqlite.ts";
 import type { OutboxRow } from "../../src/store.ts";
+import { OutboxQueue } from "../../src/store/sqlite.ts";
 
 const row = (id: number): OutboxRow => ({
   id,
