@@ -83,8 +83,6 @@ function prepareStatements(db: Database) {
 interface Sqlite {
   db: Database;
   q: ReturnType<typeof prepareStatements>;
-  /** The outbox rows this process committed, as the relay is handed them (OutboxQueue). */
-  outbox: OutboxQueue;
   /** One transaction of its own (BEGIN IMMEDIATE … COMMIT). */
   inTransaction: <T>(work: () => T) => T;
   /** The work joins this turn's transaction (group commit: one fsync for the turn). */
@@ -103,17 +101,14 @@ interface Sqlite {
  */
 export function openSqliteStore(path: string): PedidoStore {
   const db = openDatabase(path, MIGRATIONS);
-  const outbox = new OutboxQueue();
   // One transaction wrapper for every unit of work: db.transaction() builds a new function
   // (and its BEGIN/COMMIT statements) on each call, a measurable share of a request's CPU.
   const transaction = db.transaction((work: () => unknown) => work());
-  const inTransaction = <T>(work: () => T): T =>
-    outbox.committing(() => transaction.immediate(work) as T);
+  const inTransaction = <T>(work: () => T): T => transaction.immediate(work) as T;
   const markTransaction = transactionWithoutFsync(db);
   const s: Sqlite = {
     db,
     q: prepareStatements(db),
-    outbox,
     inTransaction,
     commit: groupCommit(inTransaction),
     markTransaction,
@@ -132,7 +127,10 @@ export function openSqliteStore(path: string): PedidoStore {
     steps: async (pedidoId) =>
       timeline(s.q.steps.all(pedidoId).map(stepOf), s.q.confirmed.get(pedidoId)),
     // One process, one relay: the rows are its own while it works on them.
-    claimOutbox: (limit, work) => claimOutbox(s, claim, limit, work),
+    claimOutbox: async (limit, work) => {
+      const rows = s.q.pendingOutbox.all(limit);
+      if (rows.length > 0) await work(rows, claim);
+    },
     onOutboxMarked: () => {},
     setAsideRows: async () => s.q.setAsideRows.all(),
     outboxState: async () => outboxState(s),
@@ -168,99 +166,9 @@ function savePedido(s: Sqlite, pedido: Omit<Pedido, "id">, { key, outboxOf }: Sa
   const entry = outboxOf?.(saved);
   if (entry) {
     const { topic, key: recordKey, value, traceparent } = entry;
-    const row = s.q.insertOutbox.run(
-      saved.id,
-      topic,
-      recordKey,
-      value,
-      saved.criadoEm,
-      traceparent,
-    );
-    s.outbox.staged.push({
-      id: Number(row.lastInsertRowid),
-      pedido_id: saved.id,
-      topico: topic,
-      chave: recordKey,
-      valor: value,
-      criado_em: saved.criadoEm,
-      traceparent,
-    });
+    s.q.insertOutbox.run(saved.id, topic, recordKey, value, saved.criadoEm, traceparent);
   }
   return saved;
-}
-
-/**
- * The pending outbox rows, as this process committed them (issue 57). The relay used to
- * read back, each round, the rows its own process had written a moment before; it is now
- * handed them from memory, in id order, as the order's transaction committed them. The table
- * stays the truth: until a read of it found every pending row (fewer than a round's limit,
- * at start and after a round that left rows unmarked: Kafka away, a row set aside), the
- * rows come from the table, and what memory held meanwhile is dropped, for the table has it.
- */
-export class OutboxQueue {
-  /** The rows of the transaction being committed: the queue's once it commits. */
-  staged: OutboxRow[] = [];
-  private committed: OutboxRow[] = [];
-  /** Every pending row is in `committed`: a read of the table found them all since the last doubt. */
-  private complete = false;
-  /** Past this, memory is dropped and the table read again: a queue no relay takes from. */
-  static readonly MOST = 10_000;
-
-  /** Runs a transaction: its staged rows join the queue if it commits, and are dropped if not. */
-  committing<T>(transaction: () => T): T {
-    this.staged = [];
-    try {
-      const result = transaction();
-      for (const row of this.staged) this.committed.push(row);
-      if (this.committed.length > OutboxQueue.MOST) this.doubt();
-      return result;
-    } finally {
-      this.staged = [];
-    }
-  }
-
-  /** Up to `limit` pending rows, oldest first: from memory when it holds them all, else `read`. */
-  take(limit: number, read: (limit: number) => OutboxRow[]): OutboxRow[] {
-    if (this.complete) return this.committed.splice(0, limit);
-    const rows = read(limit);
-    // The table has every row memory held (one connection: a commit is never half seen).
-    this.committed = [];
-    this.complete = rows.length < limit;
-    return rows;
-  }
-
-  /** Some rows may be pending that memory does not hold: the next round reads the table. */
-  doubt(): void {
-    this.complete = false;
-    this.committed = [];
-  }
-}
-
-/** A relay's round: rows from the queue (or the table); any left unmarked puts the queue in doubt. */
-async function claimOutbox(
-  s: Sqlite,
-  claim: OutboxClaim,
-  limit: number,
-  work: (rows: OutboxRow[], claim: OutboxClaim) => Promise<void>,
-): Promise<void> {
-  const rows = s.outbox.take(limit, (n) => s.q.pendingOutbox.all(n));
-  if (rows.length === 0) return;
-  let marked = 0;
-  const counting: OutboxClaim = {
-    markSent: async (sent) => {
-      await claim.markSent(sent);
-      marked += sent.length;
-    },
-    setAside: async (row, reason) => {
-      await claim.setAside(row, reason);
-      marked++;
-    },
-  };
-  try {
-    await work(rows, counting);
-  } finally {
-    if (marked < rows.length) s.outbox.doubt();
-  }
 }
 
 /** `decide` reads the order and says what to write; in the caller's transaction. */
