@@ -309,7 +309,7 @@ async function main() {
   }
   if (wanted("scale-out"))
     rows.push(
-      ...(await benchScaleOut({ seconds, connections: 64, brokers, trials: quick ? 1 : 3, log })),
+      ...(await benchScaleOut({ seconds, connections: 64, brokers, trials: quick ? 1 : 5, log })),
     );
   if (wanted("replay"))
     rows.push(

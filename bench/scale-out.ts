@@ -45,7 +45,7 @@ async function loadAll(urls: string[], seconds: number, connections: number) {
 
 type Measured = Awaited<ReturnType<typeof measure>>;
 
-/** One setup under load after a warm-up (the pools' connections open): rate and CPU per order. */
+/** One setup under load after a warm-up: rate and CPU per order. */
 async function measure(
   label: string,
   apis: ServiceProcess[],
@@ -53,7 +53,8 @@ async function measure(
 ) {
   const urls = apis.map((a) => a.url());
   const postgres = opts.withPostgres ? rootsOf(pidsOf(POSTGRES)) : [];
-  await loadAll(urls, 2, opts.connections);
+  // Unmeasured: the pools' connections open, and the new processes' code compiled.
+  await loadAll(urls, 5, opts.connections);
   opts.log(`scale-out: ${label}, ${opts.connections} connections, ${opts.seconds} s...`);
   const cpu = measureCpu({
     "orders APIs": apis.map((a) => a.child.pid as number),
@@ -71,7 +72,10 @@ async function measure(
  * SQLite file, in the same run, on the same Kafka: requests per second and all CPU per
  * order (the APIs, Kafka, and PostgreSQL's server when it is used). `trials` runs, each
  * measuring the one on SQLite and then the two on PostgreSQL (issue 49: one run read 1.75
- * to 2.87 from one half hour to the next), the row the median of their ratios.
+ * to 2.87 from one half hour to the next), the row the median of their ratios. Each run
+ * starts from empty databases and new processes (issue 57): on one database, every run
+ * found the dead rows the runs before it left, and the full run's three rose run after run
+ * (2.40, 2.52, 2.81).
  */
 export async function benchScaleOut(opts: {
   seconds: number;
@@ -85,32 +89,47 @@ export async function benchScaleOut(opts: {
     ...serviceEnv(prefix, extra),
     KAFKA_BROKERS: opts.brokers,
   });
-  const started: ServiceProcess[] = [];
-  const database = await tempOrdersDatabase("bench");
+  /** One run's services on empty databases, stopped and dropped after `work`. */
+  const onFreshDatabases = async <T>(
+    t: number,
+    work: (single: ServiceProcess, two: ServiceProcess[]) => Promise<T>,
+  ): Promise<T> => {
+    const database = await tempOrdersDatabase(`bench${t}`);
+    const started: ServiceProcess[] = [];
+    try {
+      const start = async (name: string, extra: Record<string, string>) => {
+        const p = await ServiceProcess.start(name, "orders-api", env(extra));
+        started.push(p);
+        return p;
+      };
+      const single = await start("orders-api", { DB_PATH: tempDb(`scale-out-${t}`) });
+      const two = [
+        await start("orders-api-1", { DATABASE_URL: database.url }),
+        await start("orders-api-2", { DATABASE_URL: database.url }),
+      ];
+      return await work(single, two);
+    } finally {
+      await Promise.all(started.map((p) => p.stop()));
+      await database.drop();
+    }
+  };
   try {
-    const single = await ServiceProcess.start(
-      "orders-api",
-      "orders-api",
-      env({ DB_PATH: tempDb("scale-out") }),
-    );
-    const two = [
-      await ServiceProcess.start("orders-api-1", "orders-api", env({ DATABASE_URL: database.url })),
-      await ServiceProcess.start("orders-api-2", "orders-api", env({ DATABASE_URL: database.url })),
-    ];
-    started.push(single, ...two);
     const trials = opts.trials ?? 1;
     const measured: { one: Measured; both: Measured }[] = [];
     for (let t = 1; t <= trials; t++) {
       const of = trials > 1 ? ` (run ${t}/${trials})` : "";
-      const one = await measure(`one orders API on SQLite${of}`, [single], {
-        ...opts,
-        withPostgres: false,
-      });
-      const both = await measure(`two orders APIs on PostgreSQL${of}`, two, {
-        ...opts,
-        withPostgres: true,
-      });
-      measured.push({ one, both });
+      measured.push(
+        await onFreshDatabases(t, async (single, two) => ({
+          one: await measure(`one orders API on SQLite${of}`, [single], {
+            ...opts,
+            withPostgres: false,
+          }),
+          both: await measure(`two orders APIs on PostgreSQL${of}`, two, {
+            ...opts,
+            withPostgres: true,
+          }),
+        })),
+      );
     }
     const runs = measured.map(({ one, both }) => ({
       cpuMs: both.cpuMs,
@@ -135,8 +154,6 @@ export async function benchScaleOut(opts: {
       },
     ];
   } finally {
-    await Promise.all(started.map((p) => p.stop()));
-    await database.drop();
     await deleteTopics(opts.brokers, prefix);
   }
 }
