@@ -9,7 +9,7 @@ import type { Pedido } from "./domain/pedido.ts";
  *  - PostgreSQL (store/postgres.ts), when DATABASE_URL is set: several orders API
  *    instances share it (issue 37).
  * Two implementations rather than a query builder: each keeps its SQL plain and in its
- * own dialect (SQLite's synchronous group commit, PostgreSQL's row locks and SKIP LOCKED),
+ * own dialect (SQLite's synchronous group commit, PostgreSQL's row locks and advisory locks),
  * and the shared suite holds them to the same behaviour. SQL only: the rules that decide
  * what to write are the use cases' (src/pedidos.ts).
  */
@@ -37,8 +37,9 @@ export interface PedidoStore {
    * Claims up to `limit` pending outbox rows, oldest first, for `work`, which publishes
    * them and marks them (sent, or set aside) through `claim`. No other relay gets them
    * while `work` runs; rows `work` leaves unmarked are pending again after it.
-   * PostgreSQL claims with FOR UPDATE SKIP LOCKED: several relays share the outbox, each
-   * row published by one, and a relay that dies releases its rows with its connection.
+   * On PostgreSQL each instance's relay takes the rows its instance wrote, with no
+   * transaction open while `work` publishes them; the rows of an instance that died are
+   * taken by the first relay to take its lock.
    */
   claimOutbox(
     limit: number,
@@ -334,4 +335,8 @@ export const MIGRATIONS: readonly Migration[] = [
   same(`ALTER TABLE outbox ADD COLUMN particao INTEGER;
    ALTER TABLE outbox ADD COLUMN deslocamento TEXT;
    CREATE INDEX outbox_confirmado ON outbox (pedido_id) WHERE particao IS NOT NULL;`),
+  // The instance that wrote the row, whose relay publishes it (PostgreSQL, issue 57: no
+  // row lock held across the publish); a dead instance's rows are taken by another's
+  // relay (store/postgres.ts, adoptOrphans). SQLite's one process leaves it empty.
+  same("ALTER TABLE outbox ADD COLUMN instancia TEXT"),
 ];

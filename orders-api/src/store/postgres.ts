@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { batchPerTurn, inCallersContext } from "@shop/service";
 import type pg from "pg";
 import type { Pedido } from "../domain/pedido.ts";
@@ -59,8 +60,8 @@ const SAVE_PEDIDOS = `WITH novos AS (
     INSERT INTO idempotencia (chave, impressao, pedido_id, criada_em)
     SELECT chave, impressao, id, criado_em FROM novos WHERE chave IS NOT NULL
   )
-  INSERT INTO outbox (pedido_id, topico, chave, valor, criado_em, traceparent)
-  SELECT id, topico, registro_chave, valor, criado_em, traceparent FROM novos
+  INSERT INTO outbox (pedido_id, topico, chave, valor, criado_em, traceparent, instancia)
+  SELECT id, topico, registro_chave, valor, criado_em, traceparent, $2 FROM novos
   WHERE topico IS NOT NULL ORDER BY id`;
 const PEDIDO_BY_ID = `${SELECT_PEDIDO} WHERE id = $1`;
 const PEDIDO_FOR_UPDATE = `${SELECT_PEDIDO} WHERE id = $1 FOR UPDATE`;
@@ -73,9 +74,31 @@ const INSERT_STEPS = `INSERT INTO historico (pedido_id, etapa, em, detalhes)
 const STEPS = "SELECT etapa, em, detalhes FROM historico WHERE pedido_id = $1 ORDER BY id";
 const CONFIRMED =
   "SELECT topico, particao, deslocamento, enviado_em FROM outbox WHERE pedido_id = $1 AND particao IS NOT NULL";
-/** Rows another relay holds are skipped, not waited for: each relay takes the next ones. */
-const CLAIM_OUTBOX = `SELECT id, pedido_id, topico, chave, valor, criado_em, traceparent FROM outbox
-  WHERE enviado_em IS NULL AND posta_de_lado_em IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`;
+/**
+ * The pending rows this instance wrote, oldest first: no other relay publishes them while
+ * this instance lives (it holds its instance lock), so they are read without a lock and
+ * published outside any transaction (issue 57).
+ */
+const OWN_PENDING = `SELECT id, pedido_id, topico, chave, valor, criado_em, traceparent FROM outbox
+  WHERE instancia = $1 AND enviado_em IS NULL AND posta_de_lado_em IS NULL ORDER BY id LIMIT $2`;
+/** The instances, other than this one, with rows pending ('' for rows written before instancia). */
+const OTHERS_PENDING = `SELECT DISTINCT COALESCE(instancia, '') AS instancia FROM outbox
+  WHERE enviado_em IS NULL AND posta_de_lado_em IS NULL AND instancia IS DISTINCT FROM $1`;
+/**
+ * The advisory locks of the instances (PostgreSQL's two-key form, in a key space of their
+ * own): an instance holds its own for its whole life, on its LISTEN connection, so that
+ * the lock is free exactly when its connection is gone: the instance died, or lost the
+ * server.
+ */
+const INSTANCE_LOCKS = 57_057;
+const LOCK_INSTANCE = "SELECT pg_advisory_lock($1, hashtext($2))";
+/** A dead instance's lock, taken for one transaction: held by a live one, it is refused. */
+const TRY_INSTANCE = "SELECT pg_try_advisory_xact_lock($1, hashtext($2)) AS free";
+/** A dead instance's pending rows become this one's. */
+const ADOPT_ROWS = `UPDATE outbox SET instancia = $1
+  WHERE COALESCE(instancia, '') = $2 AND enviado_em IS NULL AND posta_de_lado_em IS NULL`;
+/** How often a relay looks for a dead instance's rows, at most (they are taken within a second). */
+const ADOPT_EVERY_MS = 500;
 /**
  * The relay's marks in one statement (one round trip where there were two): the rows sent,
  * each with where Kafka wrote it (the timeline's "evento-confirmado"), the NOTIFY every
@@ -137,13 +160,18 @@ function asStoreError(error: unknown): unknown {
 interface Postgres {
   pool: pg.Pool;
   marks: ReturnType<typeof listenForMarks>;
+  /** This instance, for the life of the process: the outbox rows it writes carry it. */
+  instancia: string;
+  /** When this instance's relay last looked for a dead instance's rows. */
+  adoptedAt: number;
 }
 
 /**
  * The orders database on PostgreSQL (DATABASE_URL): a pool of connections, one transaction
  * per unit of work, the same schema and migration history as SQLite's (store.ts). Several
  * orders API instances share it: a key is unique in the database, an order's result is
- * applied under its row lock, and the outbox's rows are claimed with SKIP LOCKED. Each
+ * applied under its row lock, and each instance's relay publishes the outbox rows its
+ * instance wrote, taking over those of an instance that died (claimOutbox). Each
  * method of the PedidoStore is one of the functions below.
  */
 export async function openPostgresStore(url: string): Promise<PedidoStore> {
@@ -161,7 +189,13 @@ export async function openPostgresStore(url: string): Promise<PedidoStore> {
   // query opens another or fails as StoreUnavailable.
   pool.on("error", () => {});
   await inTransaction(pool, migrate);
-  const p: Postgres = { pool, marks: listenForMarks(driver, url) };
+  const instancia = randomUUID();
+  const p: Postgres = {
+    pool,
+    marks: listenForMarks(driver, url, instancia),
+    instancia,
+    adoptedAt: 0,
+  };
   const save = batchedSaves(p);
   const inTurn = oneAtATimePerPedido();
   return {
@@ -179,7 +213,7 @@ export async function openPostgresStore(url: string): Promise<PedidoStore> {
       ]);
       return timeline(rows.map(stepOf), confirmed[0]);
     },
-    claimOutbox: (limit, work) => inTransaction(pool, (c) => claimOutbox(c, limit, work)),
+    claimOutbox: (limit, work) => claimOutbox(p, limit, work),
     onOutboxMarked: (listener) => p.marks.add(listener),
     setAsideRows: () => query<SetAsideRow>(pool, SET_ASIDE_ROWS),
     outboxState: async () => {
@@ -373,7 +407,7 @@ async function saveTogether(p: Postgres, batch: SaveRequest[]): Promise<Pedido[]
   await p.pool.query({
     name: "save_pedidos",
     text: SAVE_PEDIDOS,
-    values: [JSON.stringify(records)],
+    values: [JSON.stringify(records), p.instancia],
   });
   return saved;
 }
@@ -422,23 +456,47 @@ async function insertSteps(
   });
 }
 
-/** Pending rows no other relay holds, for `work`, in this transaction (SKIP LOCKED). */
+/**
+ * The relay's round on PostgreSQL (issue 57): the pending rows this instance wrote, for
+ * `work`, with no transaction open while it publishes them, and no lock written per row.
+ * Each instance's relay publishes its own instance's rows; an instance that died leaves its
+ * rows to the first relay that takes its lock (adoptOrphans).
+ */
 async function claimOutbox(
-  c: pg.PoolClient,
+  p: Postgres,
   limit: number,
   work: (rows: OutboxRow[], claim: OutboxClaim) => Promise<void>,
 ): Promise<void> {
-  const claimQuery = { name: "claim_outbox", text: CLAIM_OUTBOX, values: [limit] };
-  const rows = (await c.query<OutboxRow>(claimQuery)).rows;
+  if (Date.now() - p.adoptedAt >= ADOPT_EVERY_MS) {
+    p.adoptedAt = Date.now();
+    await adoptOrphans(p);
+  }
+  const own = { name: "own_pending", text: OWN_PENDING, values: [p.instancia, limit] };
+  const rows = (await asStoreErrors(() => p.pool.query<OutboxRow>(own))).rows;
   if (rows.length === 0) return;
   await work(rows, {
-    markSent: (sent) => markSent(c, sent),
-    setAside: (row, reason) => setAside(c, row, reason),
+    markSent: (sent) => asStoreErrors(() => markSent(p.pool, sent)),
+    setAside: (row, reason) => inTransaction(p.pool, (c) => setAside(c, row, reason)),
   });
 }
 
+/**
+ * The rows of instances that died (their lock is free) become this instance's: each such
+ * instance's lock is taken for the one transaction that moves its rows, so that two relays
+ * never both take them, and a live instance's rows are never taken.
+ */
+async function adoptOrphans(p: Postgres): Promise<void> {
+  const others = await query<{ instancia: string }>(p.pool, OTHERS_PENDING, [p.instancia]);
+  for (const { instancia: other } of others) {
+    await inTransaction(p.pool, async (c) => {
+      const [lock] = (await c.query<{ free: boolean }>(TRY_INSTANCE, [INSTANCE_LOCKS, other])).rows;
+      if (lock?.free) await c.query(ADOPT_ROWS, [p.instancia, other]);
+    });
+  }
+}
+
 /** The relay's rows acknowledged by Kafka: sent, where Kafka wrote them, announced to every instance at commit. */
-async function markSent(c: pg.PoolClient, rows: SentRow[]): Promise<void> {
+async function markSent(c: pg.Pool, rows: SentRow[]): Promise<void> {
   const marked: OutboxMarked = { sent: rows.map((r) => r.pedidoId), setAside: [] };
   await c.query({
     name: "mark_sent",
@@ -472,12 +530,14 @@ const announceMarks = (c: pg.PoolClient, marked: OutboxMarked) =>
   c.query("SELECT pg_notify($1, $2)", [MARKED_CHANNEL, JSON.stringify(marked)]);
 
 /**
- * One connection that LISTENs for the relays' marks and hands each to the listeners.
- * Lost (PostgreSQL restarted), it connects again a second later; a mark announced
+ * One connection that LISTENs for the relays' marks and hands each to the listeners, and
+ * holds this instance's lock (INSTANCE_LOCKS) for as long as it lives. Lost (PostgreSQL
+ * restarted), it connects again a second later and takes the lock again; a mark announced
  * meanwhile is missed, and its request answers as not acknowledged in time (its event is
- * published all the same).
+ * published all the same). While it is lost, another relay may take this instance's rows
+ * and publish them too: the consumers are idempotent (at least once).
  */
-function listenForMarks(driver: Driver, url: string) {
+function listenForMarks(driver: Driver, url: string, instancia: string) {
   const listeners = new Set<(marked: OutboxMarked) => void>();
   let client: pg.Client | null = null;
   let closed = false;
@@ -503,6 +563,7 @@ function listenForMarks(driver: Driver, url: string) {
     });
     c.connect()
       .then(() => c.query(`LISTEN ${MARKED_CHANNEL}`))
+      .then(() => c.query(LOCK_INSTANCE, [INSTANCE_LOCKS, instancia]))
       .catch(() => {
         c.end().catch(() => {});
         if (client === c) again();

@@ -2,8 +2,9 @@ import { MAX_CENTS } from "@shop/contracts";
 import type { Publisher } from "@shop/kafka";
 import { createLogger } from "@shop/service";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freshOrdersStore, TEST_STORE } from "../../../harness/orders-store.ts";
+import { freshOrdersStore, queryOrdersDb, TEST_STORE } from "../../../harness/orders-store.ts";
 import { aStoredPedido } from "../../../test/helpers/fixtures.ts";
+import { waitFor } from "../../../test/helpers/wait.ts";
 import type { Pedido } from "../../src/domain/pedido.ts";
 import { startOutboxRelay } from "../../src/messaging/outbox-relay.ts";
 import { openStore } from "../../src/store/open.ts";
@@ -245,7 +246,7 @@ describe(`The orders store (${TEST_STORE})`, () => {
       expect((await store.outboxState()).pendentes).toBe(0);
     });
 
-    it("When two relays claim at once (two instances), then each row goes to one of them (FOR UPDATE SKIP LOCKED)", async () => {
+    it("Issue 57: when two instances run, then each relay takes its own instance's rows, with no transaction open while it publishes; a dead instance's rows go to the other's relay", async () => {
       const entry = (p: Pedido) => ({
         topic: "t",
         key: String(p.id),
@@ -253,39 +254,67 @@ describe(`The orders store (${TEST_STORE})`, () => {
         traceparent: "",
       });
       const other = await openStore(settings());
+      let otherClosed = false;
       try {
-        for (let i = 0; i < 6; i++) await store.savePedido(novo(), { outboxOf: entry });
-        const taken: number[][] = [[], []];
+        const mine: number[] = [];
+        const theirs: number[] = [];
+        for (let i = 0; i < 3; i++) {
+          mine.push((await store.savePedido(novo(), { outboxOf: entry })).id);
+          theirs.push((await other.savePedido(novo(), { outboxOf: entry })).id);
+        }
+        // The first relay holds its rows (publishing, say) while the second claims: no
+        // transaction is open meanwhile, and the second takes only its own instance's rows.
         let release: () => void = () => {};
         const held = new Promise<void>((r) => {
           release = r;
         });
-        // The first relay holds its three rows (publishing, say) while the second claims.
-        const first = store.claimOutbox(3, async (rows, claim) => {
-          taken[0] = rows.map((r) => r.id);
+        const taken: number[][] = [[], []];
+        const first = store.claimOutbox(10, async (rows, claim) => {
+          taken[0] = rows.map((r) => r.pedido_id);
           await held;
           await markAll(claim, rows, 0, "0");
         });
         while (taken[0]?.length === 0) await new Promise((r) => setTimeout(r, 10));
+        const open = await queryOrdersDb<{ n: number }>(
+          settings().databaseUrl as string,
+          "SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'",
+        );
+        expect(open[0]?.n).toBe(0);
         await other.claimOutbox(10, async (rows, claim) => {
-          taken[1] = rows.map((r) => r.id);
+          taken[1] = rows.map((r) => r.pedido_id);
           await markAll(claim, rows, 0, "0");
         });
         release();
         await first;
-        expect(taken[0]).toHaveLength(3);
-        expect(taken[1]).toHaveLength(3);
-        expect(taken[0]?.filter((id) => taken[1]?.includes(id))).toEqual([]);
+        expect(taken).toEqual([mine, theirs]);
+
+        // The other instance dies with rows pending: its lock goes with its connection, and
+        // this instance's relay takes its rows at its next round.
+        const orphan = (await other.savePedido(novo(), { outboxOf: entry })).id;
+        await other.close();
+        otherClosed = true;
+        let adopted: number[] = [];
+        await waitFor(
+          async () => {
+            await store.claimOutbox(10, async (rows, claim) => {
+              adopted = rows.map((r) => r.pedido_id);
+              await markAll(claim, rows, 0, "0");
+            });
+            return adopted.includes(orphan);
+          },
+          { what: "the dead instance's row taken by the live one's relay" },
+        );
         expect((await store.outboxState()).pendentes).toBe(0);
       } finally {
-        await other.close();
+        if (!otherClosed) await other.close();
       }
     });
 
     it("When another instance's relay announces a row before this instance's request waits for it, then the wait ends at once", async () => {
-      // Under load an instance's event loop can run late: between an order's commit and its
-      // request's waitUntilSent, the other instance's relay claimed, published, marked and
-      // announced the row. The scale-out bench met it (5 to 15 answers 500 in 32,000).
+      // A mark can come before its request waits: the request's event loop ran late, or the
+      // row was published by another instance's relay (one that took the rows of a dead
+      // instance, or of one whose connection to PostgreSQL was lost for a moment).
+      const gone = await openStore(settings());
       const other = await openStore(settings());
       const relay = startOutboxRelay({
         store,
@@ -297,15 +326,26 @@ describe(`The orders store (${TEST_STORE})`, () => {
         pollMs: 60_000,
       });
       try {
-        const pedido = await store.savePedido(novo(), {
+        const pedido = await gone.savePedido(novo(), {
           outboxOf: (p) => ({ topic: "t", key: String(p.id), value: "{}", traceparent: "" }),
         });
+        await gone.close();
         const announced = new Promise<void>((resolve) =>
           store.onOutboxMarked(({ sent }) => {
             if (sent.includes(pedido.id)) resolve();
           }),
         );
-        await other.claimOutbox(10, (rows, claim) => markAll(claim, rows, 0, "7"));
+        await waitFor(
+          async () => {
+            let marked = false;
+            await other.claimOutbox(10, async (rows, claim) => {
+              await markAll(claim, rows, 0, "7");
+              marked = rows.some((r) => r.pedido_id === pedido.id);
+            });
+            return marked;
+          },
+          { what: "the other instance's relay to take and mark the row" },
+        );
         await announced;
         const started = Date.now();
         await relay.waitUntilSent(pedido.id, 3000);
