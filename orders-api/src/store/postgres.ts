@@ -166,6 +166,12 @@ interface Postgres {
   adoptedAt: number;
 }
 
+/** This process as an instance of the orders API on the database: a new id, its lock, its LISTEN. */
+function instanceOn(driver: Driver, url: string, pool: pg.Pool): Postgres {
+  const instancia = randomUUID();
+  return { pool, marks: listenForMarks(driver, url, instancia), instancia, adoptedAt: 0 };
+}
+
 /**
  * The orders database on PostgreSQL (DATABASE_URL): a pool of connections, one transaction
  * per unit of work, the same schema and migration history as SQLite's (store.ts). Several
@@ -189,13 +195,7 @@ export async function openPostgresStore(url: string): Promise<PedidoStore> {
   // query opens another or fails as StoreUnavailable.
   pool.on("error", () => {});
   await inTransaction(pool, migrate);
-  const instancia = randomUUID();
-  const p: Postgres = {
-    pool,
-    marks: listenForMarks(driver, url, instancia),
-    instancia,
-    adoptedAt: 0,
-  };
+  const p = instanceOn(driver, url, pool);
   const save = batchedSaves(p);
   const inTurn = oneAtATimePerPedido();
   return {
