@@ -491,6 +491,22 @@ export function costRows({ rows, bareCpuMs, twoHopP99, prices }: CostInputs): Co
         `${f(medianOf(scaleOutRuns, "cpuMs"))} ms ÷ ${f(medianOf(scaleOutRuns, "baselineCpuMs"))} ms; ${Math.round(scaleOut.value)} ÷ ${Math.round(scaleOut.baselineValue)} req/s`,
       ),
     });
+  // Issue 57: the same two instances against two lean twins on PostgreSQL
+  // (bench/bare-postgres-orders.ts), same run: what the shop's promises cost there. An anchor.
+  const scaleOutTwinRuns = runsWith(rows, "scale-out", "cpuMs", "twinCpuMs");
+  if (scaleOutTwinRuns.length > 0)
+    out.push({
+      row: "scale-out ÷ its lean twin on PostgreSQL",
+      ratioOf:
+        "all CPU per order of the two orders APIs on PostgreSQL ÷ two lean twins' on another database of the same server (one INSERT and one produce request a turn, nothing else), same run",
+      goal: null,
+      better: "lower",
+      unit: "×",
+      ...fromRuns(
+        scaleOutTwinRuns.map((t) => (t.cpuMs as number) / (t.twinCpuMs as number)),
+        `${f(medianOf(scaleOutTwinRuns, "cpuMs"))} ms ÷ ${f(medianOf(scaleOutTwinRuns, "twinCpuMs"))} ms`,
+      ),
+    });
   return out;
 }
 

@@ -1,6 +1,9 @@
+import { join } from "node:path";
+import { kafkaNames } from "@shop/contracts";
 import autocannon from "autocannon";
 import { serviceEnv, tempDb, uniquePrefix } from "../harness/env.ts";
 import { ServiceProcess } from "../harness/process.ts";
+import { ROOT } from "../infra/config.ts";
 import { tempOrdersDatabase } from "../infra/postgres.ts";
 import type { Row } from "./intake.ts";
 import {
@@ -89,16 +92,33 @@ export async function benchScaleOut(opts: {
     ...serviceEnv(prefix, extra),
     KAFKA_BROKERS: opts.brokers,
   });
-  /** One run's services on empty databases, stopped and dropped after `work`. */
+  /**
+   * One run's programs on empty databases, stopped and dropped after `work`: one orders API
+   * on SQLite, two on one PostgreSQL database, and two of the lean twin on another.
+   */
   const onFreshDatabases = async <T>(
     t: number,
-    work: (single: ServiceProcess, two: ServiceProcess[]) => Promise<T>,
+    work: (single: ServiceProcess, two: ServiceProcess[], twins: ServiceProcess[]) => Promise<T>,
   ): Promise<T> => {
     const database = await tempOrdersDatabase(`bench${t}`);
+    const twinDatabase = await tempOrdersDatabase(`twin${t}`);
     const started: ServiceProcess[] = [];
     try {
       const start = async (name: string, extra: Record<string, string>) => {
         const p = await ServiceProcess.start(name, "orders-api", env(extra));
+        started.push(p);
+        return p;
+      };
+      const twin = async (name: string) => {
+        const p = await ServiceProcess.startScript(
+          name,
+          join(ROOT, "bench/bare-postgres-orders.ts"),
+          {
+            KAFKA_BROKERS: opts.brokers,
+            TOPIC_PEDIDOS: kafkaNames(prefix).topics.pedidosCriados,
+            DATABASE_URL: twinDatabase.url,
+          },
+        );
         started.push(p);
         return p;
       };
@@ -107,19 +127,21 @@ export async function benchScaleOut(opts: {
         await start("orders-api-1", { DATABASE_URL: database.url }),
         await start("orders-api-2", { DATABASE_URL: database.url }),
       ];
-      return await work(single, two);
+      const twins = [await twin("lean twin 1"), await twin("lean twin 2")];
+      return await work(single, two, twins);
     } finally {
       await Promise.all(started.map((p) => p.stop()));
       await database.drop();
+      await twinDatabase.drop();
     }
   };
   try {
     const trials = opts.trials ?? 1;
-    const measured: { one: Measured; both: Measured }[] = [];
+    const measured: { one: Measured; both: Measured; twins: Measured }[] = [];
     for (let t = 1; t <= trials; t++) {
       const of = trials > 1 ? ` (run ${t}/${trials})` : "";
       measured.push(
-        await onFreshDatabases(t, async (single, two) => ({
+        await onFreshDatabases(t, async (single, two, twins) => ({
           one: await measure(`one orders API on SQLite${of}`, [single], {
             ...opts,
             withPostgres: false,
@@ -128,28 +150,37 @@ export async function benchScaleOut(opts: {
             ...opts,
             withPostgres: true,
           }),
+          twins: await measure(`two lean twins on PostgreSQL${of}`, twins, {
+            ...opts,
+            withPostgres: true,
+          }),
         })),
       );
     }
-    const runs = measured.map(({ one, both }) => ({
+    const runs = measured.map(({ one, both, twins }) => ({
       cpuMs: both.cpuMs,
       baselineCpuMs: one.cpuMs,
+      twinCpuMs: twins.cpuMs,
       rps: both.rps,
       baselineRps: one.rps,
     }));
     // The middle run's figures are the ones printed in full.
-    const { one, both } = measured[Math.ceil(trials / 2) - 1] as (typeof measured)[number];
+    const { one, both, twins } = measured[Math.ceil(trials / 2) - 1] as (typeof measured)[number];
     return [
       {
         id: "scale-out",
         benchmark: "scale-out intake: 2 instances on PostgreSQL vs 1 on SQLite",
         measured: `${Math.round(both.rps)} req/s, p99 ${both.p99} ms, errors ${both.errors}; ${both.text}${trials > 1 ? ` (run ${Math.ceil(trials / 2)} of ${trials} shown)` : ""}`,
-        baseline: `one on SQLite ${Math.round(one.rps)} req/s, p99 ${one.p99} ms, errors ${one.errors}; ${one.text}`,
+        baseline: `one on SQLite ${Math.round(one.rps)} req/s, p99 ${one.p99} ms, errors ${one.errors}; ${one.text}; two lean twins on PostgreSQL ${Math.round(twins.rps)} req/s, errors ${twins.errors}; ${twins.text}`,
         value: medianOf(runs, "rps"),
         baselineValue: medianOf(runs, "baselineRps"),
         ratio: medianOf(runs, "rps") / medianOf(runs, "baselineRps"),
         unit: "req/s",
-        extra: { cpuMs: medianOf(runs, "cpuMs"), baselineCpuMs: medianOf(runs, "baselineCpuMs") },
+        extra: {
+          cpuMs: medianOf(runs, "cpuMs"),
+          baselineCpuMs: medianOf(runs, "baselineCpuMs"),
+          twinCpuMs: medianOf(runs, "twinCpuMs"),
+        },
         trials: runs,
       },
     ];

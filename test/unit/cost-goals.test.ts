@@ -122,9 +122,9 @@ const rows: Row[] = [
     },
   ]),
   row("scale-out", { cpuMs: 1.5, baselineCpuMs: 0.3 }, 1100, 0.3, [
-    { cpuMs: 1.5, baselineCpuMs: 0.3 },
-    { cpuMs: 1.3, baselineCpuMs: 0.3 },
-    { cpuMs: 1.6, baselineCpuMs: 0.4 },
+    { cpuMs: 1.5, baselineCpuMs: 0.3, twinCpuMs: 0.5 },
+    { cpuMs: 1.3, baselineCpuMs: 0.3, twinCpuMs: 0.65 },
+    { cpuMs: 1.6, baselineCpuMs: 0.4, twinCpuMs: 0.4 },
   ]),
 ];
 
@@ -155,6 +155,11 @@ describe("Benchmark cost ratios and their goals", () => {
     expect(scaleOut?.value).toBeCloseTo(1.3 / 0.3); // the median of 5, 4.33 and 4
     expect(scaleOut?.goal).toBe(2);
     expect(met(scaleOut as never)).toBe(false); // 4.33 > 2, the runs within 25 % of each other
+    // Issue 57: and against its lean twin on PostgreSQL, run by run: an anchor, no goal.
+    const againstTwin = byRow("scale-out ÷ its lean twin on PostgreSQL");
+    expect(againstTwin?.runs).toEqual([1.5 / 0.5, 1.3 / 0.65, 1.6 / 0.4]);
+    expect(againstTwin?.value).toBeCloseTo(3); // the median of 3, 2 and 4
+    expect(againstTwin?.goal).toBeNull();
   });
 
   it("When the broker and the latency rows have runs, then each run is divided by its own bare run and the median kept", () => {
