@@ -37,9 +37,9 @@ export interface PedidoStore {
    * Claims up to `limit` pending outbox rows, oldest first, for `work`, which publishes
    * them and marks them (sent, or set aside) through `claim`. No other relay gets them
    * while `work` runs; rows `work` leaves unmarked are pending again after it.
-   * On PostgreSQL each instance's relay takes the rows its instance wrote, with no
-   * transaction open while `work` publishes them; the rows of an instance that died are
-   * taken by the first relay to take its lock.
+   * On PostgreSQL one relay of all the instances publishes, the one that owns the outbox
+   * (an advisory lock held by its connection), with no transaction open while `work`
+   * publishes; the others claim nothing until its instance dies.
    */
   claimOutbox(
     limit: number,
@@ -51,6 +51,11 @@ export interface PedidoStore {
    * it (PostgreSQL's LISTEN/NOTIFY; with SQLite the only relay is this process's own).
    */
   onOutboxMarked(listener: (marked: OutboxMarked) => void): void;
+  /**
+   * Tells `listener` when another instance wrote outbox rows, for this instance's relay to
+   * publish them now if it owns the outbox (PostgreSQL; SQLite's only writer is its relay's).
+   */
+  onOutboxWaiting(listener: () => void): void;
   /** The rows set aside, oldest first. */
   setAsideRows(): Promise<SetAsideRow[]>;
   outboxState(): Promise<{ pendentes: number; maisAntigoEm: string | null }>;
@@ -335,8 +340,4 @@ export const MIGRATIONS: readonly Migration[] = [
   same(`ALTER TABLE outbox ADD COLUMN particao INTEGER;
    ALTER TABLE outbox ADD COLUMN deslocamento TEXT;
    CREATE INDEX outbox_confirmado ON outbox (pedido_id) WHERE particao IS NOT NULL;`),
-  // The instance that wrote the row, whose relay publishes it (PostgreSQL, issue 57: no
-  // row lock held across the publish); a dead instance's rows are taken by another's
-  // relay (store/postgres.ts, adoptOrphans). SQLite's one process leaves it empty.
-  same("ALTER TABLE outbox ADD COLUMN instancia TEXT"),
 ];

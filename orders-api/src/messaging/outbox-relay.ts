@@ -51,6 +51,8 @@ interface Relay extends Required<RelayOptions> {
   running: boolean;
   /** Ends the current pause early (a new row, or stop). */
   wakeUp: (() => void) | null;
+  /** A wake that came during a round: the pause after it is skipped (a row written meanwhile). */
+  woken: boolean;
   /** The last round failed: the next one that succeeds says Kafka is back. */
   failing: boolean;
 }
@@ -81,6 +83,7 @@ export function startOutboxRelay(options: RelayOptions): OutboxRelay {
     early: new Map(),
     running: true,
     wakeUp: null,
+    woken: false,
     failing: false,
   };
   // Rows another instance's relay published: its request here learns it too.
@@ -88,11 +91,13 @@ export function startOutboxRelay(options: RelayOptions): OutboxRelay {
     for (const pedidoId of sent) settle(relay, pedidoId);
     for (const [pedidoId, reason] of setAside) settle(relay, pedidoId, refusal(reason));
   });
+  // Rows another instance wrote: this relay publishes them now, if it owns the outbox.
+  relay.store.onOutboxWaiting(() => wake(relay));
   const stopMeasuring = measureOutbox(relay.store);
   const done = relayLoop(relay);
   return {
     waitUntilSent: (pedidoId, timeoutMs) => waitUntilSent(relay, pedidoId, timeoutMs),
-    wake: () => relay.wakeUp?.(),
+    wake: () => wake(relay),
     async stop() {
       relay.running = false;
       relay.wakeUp?.();
@@ -261,8 +266,18 @@ function waitUntilSent(relay: Relay, pedidoId: number, timeoutMs: number): Promi
   });
 }
 
+/** A new row is there: the pause ends now, or, in the middle of a round, the next is skipped. */
+function wake(relay: Relay): void {
+  if (relay.wakeUp) relay.wakeUp();
+  else relay.woken = true;
+}
+
 /** Waits `ms`, or less when woken (a new row, or stop). */
 function pause(relay: Relay, ms: number): Promise<void> {
+  if (relay.woken) {
+    relay.woken = false;
+    return Promise.resolve();
+  }
   return new Promise<void>((resolve) => {
     const timer = setTimeout(done, ms);
     function done() {

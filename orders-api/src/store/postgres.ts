@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { batchPerTurn, inCallersContext } from "@shop/service";
 import type pg from "pg";
 import type { Pedido } from "../domain/pedido.ts";
@@ -60,8 +59,8 @@ const SAVE_PEDIDOS = `WITH novos AS (
     INSERT INTO idempotencia (chave, impressao, pedido_id, criada_em)
     SELECT chave, impressao, id, criado_em FROM novos WHERE chave IS NOT NULL
   )
-  INSERT INTO outbox (pedido_id, topico, chave, valor, criado_em, traceparent, instancia)
-  SELECT id, topico, registro_chave, valor, criado_em, traceparent, $2 FROM novos
+  INSERT INTO outbox (pedido_id, topico, chave, valor, criado_em, traceparent)
+  SELECT id, topico, registro_chave, valor, criado_em, traceparent FROM novos
   WHERE topico IS NOT NULL ORDER BY id`;
 const PEDIDO_BY_ID = `${SELECT_PEDIDO} WHERE id = $1`;
 const PEDIDO_FOR_UPDATE = `${SELECT_PEDIDO} WHERE id = $1 FOR UPDATE`;
@@ -75,30 +74,23 @@ const STEPS = "SELECT etapa, em, detalhes FROM historico WHERE pedido_id = $1 OR
 const CONFIRMED =
   "SELECT topico, particao, deslocamento, enviado_em FROM outbox WHERE pedido_id = $1 AND particao IS NOT NULL";
 /**
- * The pending rows this instance wrote, oldest first: no other relay publishes them while
- * this instance lives (it holds its instance lock), so they are read without a lock and
- * published outside any transaction (issue 57).
+ * The pending rows, oldest first, read by the relay that owns the outbox (OUTBOX_OWNER):
+ * no other relay publishes while it lives, so they are read without a lock and published
+ * with no transaction open (issue 57).
  */
-const OWN_PENDING = `SELECT id, pedido_id, topico, chave, valor, criado_em, traceparent FROM outbox
-  WHERE instancia = $1 AND enviado_em IS NULL AND posta_de_lado_em IS NULL ORDER BY id LIMIT $2`;
-/** The instances, other than this one, with rows pending ('' for rows written before instancia). */
-const OTHERS_PENDING = `SELECT DISTINCT COALESCE(instancia, '') AS instancia FROM outbox
-  WHERE enviado_em IS NULL AND posta_de_lado_em IS NULL AND instancia IS DISTINCT FROM $1`;
+const PENDING = `SELECT id, pedido_id, topico, chave, valor, criado_em, traceparent FROM outbox
+  WHERE enviado_em IS NULL AND posta_de_lado_em IS NULL ORDER BY id LIMIT $1`;
 /**
- * The advisory locks of the instances (PostgreSQL's two-key form, in a key space of their
- * own): an instance holds its own for its whole life, on its LISTEN connection, so that
- * the lock is free exactly when its connection is gone: the instance died, or lost the
- * server.
+ * The outbox's owner: one relay of all the instances publishes, the one whose LISTEN
+ * connection holds this advisory lock (PostgreSQL's two-key form, a key space of its own).
+ * The lock is free exactly when that connection is gone: its instance died, or lost the
+ * server. The others try it at most every OWN_EVERY_MS.
  */
-const INSTANCE_LOCKS = 57_057;
-const LOCK_INSTANCE = "SELECT pg_advisory_lock($1, hashtext($2))";
-/** A dead instance's lock, taken for one transaction: held by a live one, it is refused. */
-const TRY_INSTANCE = "SELECT pg_try_advisory_xact_lock($1, hashtext($2)) AS free";
-/** A dead instance's pending rows become this one's. */
-const ADOPT_ROWS = `UPDATE outbox SET instancia = $1
-  WHERE COALESCE(instancia, '') = $2 AND enviado_em IS NULL AND posta_de_lado_em IS NULL`;
-/** How often a relay looks for a dead instance's rows, at most (they are taken within a second). */
-const ADOPT_EVERY_MS = 500;
+const OUTBOX_OWNER = [57_057, 1] as const;
+const TRY_OWN = "SELECT pg_try_advisory_lock($1, $2) AS owner";
+const OWN_EVERY_MS = 500;
+/** The channel on which an instance that does not own the outbox says it wrote rows to it. */
+const WAITING_CHANNEL = "outbox_pendente";
 /**
  * The relay's marks in one statement (one round trip where there were two): the rows sent,
  * each with where Kafka wrote it (the timeline's "evento-confirmado"), the NOTIFY every
@@ -160,24 +152,14 @@ function asStoreError(error: unknown): unknown {
 interface Postgres {
   pool: pg.Pool;
   marks: ReturnType<typeof listenForMarks>;
-  /** This instance, for the life of the process: the outbox rows it writes carry it. */
-  instancia: string;
-  /** When this instance's relay last looked for a dead instance's rows. */
-  adoptedAt: number;
-}
-
-/** This process as an instance of the orders API on the database: a new id, its lock, its LISTEN. */
-function instanceOn(driver: Driver, url: string, pool: pg.Pool): Postgres {
-  const instancia = randomUUID();
-  return { pool, marks: listenForMarks(driver, url, instancia), instancia, adoptedAt: 0 };
 }
 
 /**
  * The orders database on PostgreSQL (DATABASE_URL): a pool of connections, one transaction
  * per unit of work, the same schema and migration history as SQLite's (store.ts). Several
  * orders API instances share it: a key is unique in the database, an order's result is
- * applied under its row lock, and each instance's relay publishes the outbox rows its
- * instance wrote, taking over those of an instance that died (claimOutbox). Each
+ * applied under its row lock, and one relay at a time publishes the outbox, the one that
+ * owns it (claimOutbox). Each
  * method of the PedidoStore is one of the functions below.
  */
 export async function openPostgresStore(url: string): Promise<PedidoStore> {
@@ -195,7 +177,7 @@ export async function openPostgresStore(url: string): Promise<PedidoStore> {
   // query opens another or fails as StoreUnavailable.
   pool.on("error", () => {});
   await inTransaction(pool, migrate);
-  const p = instanceOn(driver, url, pool);
+  const p: Postgres = { pool, marks: listenForMarks(driver, url) };
   const save = batchedSaves(p);
   const inTurn = oneAtATimePerPedido();
   return {
@@ -215,6 +197,7 @@ export async function openPostgresStore(url: string): Promise<PedidoStore> {
     },
     claimOutbox: (limit, work) => claimOutbox(p, limit, work),
     onOutboxMarked: (listener) => p.marks.add(listener),
+    onOutboxWaiting: (listener) => p.marks.onWaiting(listener),
     setAsideRows: () => query<SetAsideRow>(pool, SET_ASIDE_ROWS),
     outboxState: async () => {
       const [e] = await query<{ pendentes: number; maisAntigoEm: string | null }>(
@@ -407,8 +390,12 @@ async function saveTogether(p: Postgres, batch: SaveRequest[]): Promise<Pedido[]
   await p.pool.query({
     name: "save_pedidos",
     text: SAVE_PEDIDOS,
-    values: [JSON.stringify(records), p.instancia],
+    values: [JSON.stringify(records)],
   });
+  // The relay that owns the outbox is another instance's: it is told, and publishes now
+  // rather than at its next poll.
+  if (!p.marks.owner() && records.some((r) => r.topico !== null))
+    await p.pool.query("SELECT pg_notify($1, '')", [WAITING_CHANNEL]);
   return saved;
 }
 
@@ -457,42 +444,25 @@ async function insertSteps(
 }
 
 /**
- * The relay's round on PostgreSQL (issue 57): the pending rows this instance wrote, for
- * `work`, with no transaction open while it publishes them, and no lock written per row.
- * Each instance's relay publishes its own instance's rows; an instance that died leaves its
- * rows to the first relay that takes its lock (adoptOrphans).
+ * The relay's round on PostgreSQL (issue 57): when this instance's relay owns the outbox
+ * (OUTBOX_OWNER), the pending rows of every instance, for `work`, with no transaction open
+ * while it publishes them and no lock written per row; else nothing. One relay publishes
+ * at a time, in batches as large as one relay of SQLite makes; when its instance dies, the
+ * first relay to take the lock after it publishes what it left.
  */
 async function claimOutbox(
   p: Postgres,
   limit: number,
   work: (rows: OutboxRow[], claim: OutboxClaim) => Promise<void>,
 ): Promise<void> {
-  if (Date.now() - p.adoptedAt >= ADOPT_EVERY_MS) {
-    p.adoptedAt = Date.now();
-    await adoptOrphans(p);
-  }
-  const own = { name: "own_pending", text: OWN_PENDING, values: [p.instancia, limit] };
-  const rows = (await asStoreErrors(() => p.pool.query<OutboxRow>(own))).rows;
+  if (!(await p.marks.own())) return;
+  const pending = { name: "pending_outbox", text: PENDING, values: [limit] };
+  const rows = (await asStoreErrors(() => p.pool.query<OutboxRow>(pending))).rows;
   if (rows.length === 0) return;
   await work(rows, {
     markSent: (sent) => asStoreErrors(() => markSent(p.pool, sent)),
     setAside: (row, reason) => inTransaction(p.pool, (c) => setAside(c, row, reason)),
   });
-}
-
-/**
- * The rows of instances that died (their lock is free) become this instance's: each such
- * instance's lock is taken for the one transaction that moves its rows, so that two relays
- * never both take them, and a live instance's rows are never taken.
- */
-async function adoptOrphans(p: Postgres): Promise<void> {
-  const others = await query<{ instancia: string }>(p.pool, OTHERS_PENDING, [p.instancia]);
-  for (const { instancia: other } of others) {
-    await inTransaction(p.pool, async (c) => {
-      const [lock] = (await c.query<{ free: boolean }>(TRY_INSTANCE, [INSTANCE_LOCKS, other])).rows;
-      if (lock?.free) await c.query(ADOPT_ROWS, [p.instancia, other]);
-    });
-  }
 }
 
 /** The relay's rows acknowledged by Kafka: sent, where Kafka wrote them, announced to every instance at commit. */
@@ -530,20 +500,25 @@ const announceMarks = (c: pg.PoolClient, marked: OutboxMarked) =>
   c.query("SELECT pg_notify($1, $2)", [MARKED_CHANNEL, JSON.stringify(marked)]);
 
 /**
- * One connection that LISTENs for the relays' marks and hands each to the listeners, and
- * holds this instance's lock (INSTANCE_LOCKS) for as long as it lives. Lost (PostgreSQL
- * restarted), it connects again a second later and takes the lock again; a mark announced
- * meanwhile is missed, and its request answers as not acknowledged in time (its event is
- * published all the same). While it is lost, another relay may take this instance's rows
- * and publish them too: the consumers are idempotent (at least once).
+ * One connection that LISTENs for the relays' marks and hands each to the listeners, hears
+ * when other instances wrote rows (WAITING_CHANNEL), and holds the outbox's ownership
+ * (OUTBOX_OWNER) once it took it (`own`, tried at most every OWN_EVERY_MS), for as long
+ * as it lives. Lost (PostgreSQL restarted), it connects again a second later, without the
+ * ownership; a mark announced meanwhile is missed, and its request answers as not
+ * acknowledged in time (its event is published all the same). An owner that lost its connection in the middle of a publish may see another
+ * relay publish the same rows: the consumers are idempotent (at least once).
  */
-function listenForMarks(driver: Driver, url: string, instancia: string) {
+function listenForMarks(driver: Driver, url: string) {
   const listeners = new Set<(marked: OutboxMarked) => void>();
+  const waiting = new Set<() => void>();
+  let owner = false;
+  let triedAt = 0;
   let client: pg.Client | null = null;
   let closed = false;
   let retry: NodeJS.Timeout | null = null;
   const again = () => {
     client = null;
+    owner = false;
     if (!closed) retry = setTimeout(connect, 1000);
   };
   function connect() {
@@ -553,6 +528,7 @@ function listenForMarks(driver: Driver, url: string, instancia: string) {
     });
     client = c;
     c.on("notification", (n) => {
+      if (n.channel === WAITING_CHANNEL) for (const l of waiting) l();
       if (n.channel !== MARKED_CHANNEL || !n.payload) return;
       const marked = JSON.parse(n.payload) as OutboxMarked;
       for (const l of listeners) l(marked);
@@ -562,8 +538,7 @@ function listenForMarks(driver: Driver, url: string, instancia: string) {
       if (client === c) again();
     });
     c.connect()
-      .then(() => c.query(`LISTEN ${MARKED_CHANNEL}`))
-      .then(() => c.query(LOCK_INSTANCE, [INSTANCE_LOCKS, instancia]))
+      .then(() => c.query(`LISTEN ${MARKED_CHANNEL}; LISTEN ${WAITING_CHANNEL}`))
       .catch(() => {
         c.end().catch(() => {});
         if (client === c) again();
@@ -573,6 +548,18 @@ function listenForMarks(driver: Driver, url: string, instancia: string) {
   return {
     add: (listener: (marked: OutboxMarked) => void) => {
       listeners.add(listener);
+    },
+    onWaiting: (listener: () => void) => {
+      waiting.add(listener);
+    },
+    owner: () => owner,
+    async own(): Promise<boolean> {
+      const c = client;
+      if (owner || !c || Date.now() - triedAt < OWN_EVERY_MS) return owner;
+      triedAt = Date.now();
+      const [row] = (await c.query<{ owner: boolean }>(TRY_OWN, [...OUTBOX_OWNER])).rows;
+      owner = client === c && row?.owner === true;
+      return owner;
     },
     async close() {
       closed = true;

@@ -132,6 +132,7 @@ export function openSqliteStore(path: string): PedidoStore {
       if (rows.length > 0) await work(rows, claim);
     },
     onOutboxMarked: () => {},
+    onOutboxWaiting: () => {},
     setAsideRows: async () => s.q.setAsideRows.all(),
     outboxState: async () => outboxState(s),
     findKey: async (key) => findKey(s, key),
