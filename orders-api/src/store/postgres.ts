@@ -159,8 +159,7 @@ interface Postgres {
  * per unit of work, the same schema and migration history as SQLite's (store.ts). Several
  * orders API instances share it: a key is unique in the database, an order's result is
  * applied under its row lock, and one relay at a time publishes the outbox, the one that
- * owns it (claimOutbox). Each
- * method of the PedidoStore is one of the functions below.
+ * owns it (claimOutbox). Each method of the PedidoStore is one of the functions below.
  */
 export async function openPostgresStore(url: string): Promise<PedidoStore> {
   // Loaded here, not at the top: the build bundles this file into the orders API, where a
@@ -505,8 +504,9 @@ const announceMarks = (c: pg.PoolClient, marked: OutboxMarked) =>
  * (OUTBOX_OWNER) once it took it (`own`, tried at most every OWN_EVERY_MS), for as long
  * as it lives. Lost (PostgreSQL restarted), it connects again a second later, without the
  * ownership; a mark announced meanwhile is missed, and its request answers as not
- * acknowledged in time (its event is published all the same). An owner that lost its connection in the middle of a publish may see another
- * relay publish the same rows: the consumers are idempotent (at least once).
+ * acknowledged in time (its event is published all the same). An owner that lost its
+ * connection in the middle of a publish may see another relay publish the same rows: the
+ * consumers are idempotent (at least once).
  */
 function listenForMarks(driver: Driver, url: string) {
   const listeners = new Set<(marked: OutboxMarked) => void>();
