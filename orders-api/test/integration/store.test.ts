@@ -350,6 +350,21 @@ describe(`The orders store (${TEST_STORE})`, () => {
         pollMs: 60_000,
       });
       try {
+        // A new store LISTENs once its connection is up: until then a mark is not heard.
+        let heard = false;
+        mine.onOutboxMarked(() => {
+          heard = true;
+        });
+        await waitFor(
+          async () => {
+            await mine.savePedido(novo(), {
+              outboxOf: (p) => ({ topic: "t", key: String(p.id), value: "{}", traceparent: "" }),
+            });
+            await store.claimOutbox(100, (rows, claim) => markAll(claim, rows, 0, "0"));
+            return heard;
+          },
+          { what: "the new store to hear the owner's marks" },
+        );
         const pedido = await mine.savePedido(novo(), {
           outboxOf: (p) => ({ topic: "t", key: String(p.id), value: "{}", traceparent: "" }),
         });
