@@ -176,7 +176,7 @@ export async function openPostgresStore(url: string): Promise<PedidoStore> {
   // query opens another or fails as StoreUnavailable.
   pool.on("error", () => {});
   await inTransaction(pool, migrate);
-  const p: Postgres = { pool, marks: listenForMarks(driver, url) };
+  const p: Postgres = { pool, marks: await listening(driver, url) };
   const save = batchedSaves(p);
   const inTurn = oneAtATimePerPedido();
   return {
@@ -499,6 +499,37 @@ const announceMarks = (c: pg.PoolClient, marked: OutboxMarked) =>
   c.query("SELECT pg_notify($1, $2)", [MARKED_CHANNEL, JSON.stringify(marked)]);
 
 /**
+ * The LISTEN connection, once it listens (or after WITHIN_MS.connect, and it goes on
+ * trying): the relay that owns the outbox may be another instance's, and this instance's
+ * requests learn that their rows were published from its marks, which a store not yet
+ * listening would miss.
+ */
+async function listening(driver: Driver, url: string) {
+  const marks = listenForMarks(driver, url);
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    marks.listening,
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, WITHIN_MS.connect);
+    }),
+  ]);
+  clearTimeout(timer);
+  return marks;
+}
+
+/** A notification to the listeners of its channel: rows marked, or rows waiting. */
+function hear(
+  n: pg.Notification,
+  listeners: Set<(marked: OutboxMarked) => void>,
+  waiting: Set<() => void>,
+) {
+  if (n.channel === WAITING_CHANNEL) for (const l of waiting) l();
+  if (n.channel !== MARKED_CHANNEL || !n.payload) return;
+  const marked = JSON.parse(n.payload) as OutboxMarked;
+  for (const l of listeners) l(marked);
+}
+
+/**
  * One connection that LISTENs for the relays' marks and hands each to the listeners, hears
  * when other instances wrote rows (WAITING_CHANNEL), and holds the outbox's ownership
  * (OUTBOX_OWNER) once it took it (`own`, tried at most every OWN_EVERY_MS), for as long
@@ -513,6 +544,10 @@ function listenForMarks(driver: Driver, url: string) {
   const waiting = new Set<() => void>();
   let owner = false;
   let triedAt = 0;
+  let listened: () => void = () => {};
+  const listening = new Promise<void>((resolve) => {
+    listened = resolve;
+  });
   let client: pg.Client | null = null;
   let closed = false;
   let retry: NodeJS.Timeout | null = null;
@@ -527,18 +562,14 @@ function listenForMarks(driver: Driver, url: string) {
       connectionTimeoutMillis: WITHIN_MS.connect,
     });
     client = c;
-    c.on("notification", (n) => {
-      if (n.channel === WAITING_CHANNEL) for (const l of waiting) l();
-      if (n.channel !== MARKED_CHANNEL || !n.payload) return;
-      const marked = JSON.parse(n.payload) as OutboxMarked;
-      for (const l of listeners) l(marked);
-    });
+    c.on("notification", (n) => hear(n, listeners, waiting));
     c.on("error", () => {
       c.end().catch(() => {});
       if (client === c) again();
     });
     c.connect()
       .then(() => c.query(`LISTEN ${MARKED_CHANNEL}; LISTEN ${WAITING_CHANNEL}`))
+      .then(() => listened())
       .catch(() => {
         c.end().catch(() => {});
         if (client === c) again();
@@ -549,9 +580,8 @@ function listenForMarks(driver: Driver, url: string) {
     add: (listener: (marked: OutboxMarked) => void) => {
       listeners.add(listener);
     },
-    onWaiting: (listener: () => void) => {
-      waiting.add(listener);
-    },
+    listening,
+    onWaiting: (listener: () => void) => waiting.add(listener),
     owner: () => owner,
     async own(): Promise<boolean> {
       const c = client;
