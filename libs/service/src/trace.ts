@@ -192,12 +192,16 @@ const tracer = () => {
 
 // --- Context -------------------------------------------------------------------------
 
+/** The span of the work running now, when it has a valid one. */
+function activeSpanContext(): SpanContext | undefined {
+  const span = trace.getSpanContext(context.active());
+  return span && isSpanContextValid(span) ? span : undefined;
+}
+
 /** The context of the work running now, if any. */
 export function currentContext(): TraceContext | undefined {
-  const span = trace.getSpanContext(context.active());
-  return span && isSpanContextValid(span)
-    ? { traceId: span.traceId, spanId: span.spanId }
-    : undefined;
+  const span = activeSpanContext();
+  return span ? { traceId: span.traceId, spanId: span.spanId } : undefined;
 }
 
 const traceparentIn = (ctx: Context): string | undefined => {
@@ -213,8 +217,7 @@ const traceparentOf = (span: SpanContext): string =>
 /** The traceparent of the work running now; an empty one (a new trace) when none. */
 export function currentTraceparent(): string {
   startTracing();
-  const span = trace.getSpanContext(context.active());
-  return traceparentOf(span && isSpanContextValid(span) ? span : newSpanContext());
+  return traceparentOf(activeSpanContext() ?? newSpanContext());
 }
 
 /**
@@ -241,8 +244,8 @@ export function unrecordedChild(parent: SpanContext | null | undefined): SpanCon
 /** The header to send onwards with a message: the current trace, when there is one. */
 export function traceHeader(): { traceparent?: string } {
   startTracing();
-  const span = trace.getSpanContext(context.active());
-  return span && isSpanContextValid(span) ? { traceparent: traceparentOf(span) } : {};
+  const span = activeSpanContext();
+  return span ? { traceparent: traceparentOf(span) } : {};
 }
 
 const ids = new RandomIdGenerator();
