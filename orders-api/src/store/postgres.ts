@@ -1,4 +1,4 @@
-import { batchPerTurn, inCallersContext } from "@shop/service";
+import { batchPerTurn, inCallersContext, withTimeLimit } from "@shop/service";
 import type pg from "pg";
 import type { Pedido } from "../domain/pedido.ts";
 import {
@@ -506,14 +506,8 @@ const announceMarks = (c: pg.PoolClient, marked: OutboxMarked) =>
  */
 async function listening(driver: Driver, url: string) {
   const marks = listenForMarks(driver, url);
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    marks.listening,
-    new Promise((resolve) => {
-      timer = setTimeout(resolve, WITHIN_MS.connect);
-    }),
-  ]);
-  clearTimeout(timer);
+  const notYet = () => new Error("not listening yet: the connection goes on trying");
+  await withTimeLimit(marks.listening, WITHIN_MS.connect, notYet).catch(() => {});
   return marks;
 }
 
